@@ -1,0 +1,41 @@
+// Package msg defines the messages trawl's processes exchange over NATS and
+// their binary encoding, the subjects they travel on, and the routing of a
+// host to its frontier shard.
+//
+// # Messages
+//
+//   - LinkBatch (crawler -> frontier, JetStream subject <prefix>.links.<shard>):
+//     the links one fetched page yielded that belong to one shard.
+//   - Outcome (crawler -> frontier, JetStream <prefix>.done.<shard>): the result
+//     of one lease: status, timings, Retry-After, redirect target, and for a
+//     robots.txt lease the first 500 KiB of the body.
+//   - LeaseRequest / LeaseReply (core NATS request/reply on <prefix>.work, a
+//     queue group across shards): a crawler asks for up to N leases; one
+//     frontier answers with leases whose hosts may be fetched now.
+//   - Status (JSON, request/reply on <prefix>.status, every shard answers):
+//     progress counters for `frontier status` and the one-command crawl.
+//
+// # Encoding (version 1)
+//
+// Every binary message starts with two bytes, the format version (1) and the
+// message type, followed by the fields in declaration order:
+//
+//	uvarint  unsigned integers and durations (nanoseconds), lengths, counts
+//	varint   signed integers and times (Unix nanoseconds, 0 = zero time)
+//	byte     booleans (0 or 1) and small enums
+//	bytes    uvarint length, then the bytes (strings too)
+//
+// A decoder rejects an unknown version or type, a length or count past the
+// limits below or past the end of the input, a boolean other than 0 or 1,
+// and trailing bytes, with an error wrapping one of the sentinel errors in
+// errors.go. Decoding never panics and allocates at most in proportion to
+// its input (fuzzed by FuzzDecode).
+//
+// Adding a field means a new version: decoders keep accepting the versions
+// they know, so a frontier can be upgraded before its crawlers.
+//
+// # Caveats
+//
+// Messages are plain values; nothing here is safe for concurrent mutation.
+// Decoded strings copy the input, so the caller may reuse its buffer.
+package msg

@@ -1,0 +1,260 @@
+package msg
+
+import (
+	"fmt"
+	"time"
+)
+
+// Link is one outlink as the crawler found it. URL is absolute (resolved
+// against the page) but not canonicalized: the frontier computes the key
+// itself so that a faulty crawler cannot poison its filter.
+type Link struct {
+	URL      string
+	Kind     uint8 // a parser.Kind: 1 navigation, 2 embed, 3 redirect, 4 canonical
+	NoFollow bool
+}
+
+// MaxKind is the largest link kind the decoder accepts.
+const MaxKind = 4
+
+// LinkBatch is the links of one fetched page that belong to one shard.
+//
+// Layout (v1, type 1): Source bytes, Depth uvarint, count uvarint, then per
+// link: URL bytes, Kind byte, NoFollow byte.
+type LinkBatch struct {
+	Source string // the page the links were found on
+	Depth  uint32 // the depth of Source; its links are at Depth+1
+	Links  []Link
+}
+
+// AppendBinary appends the encoding of m to b.
+func (m *LinkBatch) AppendBinary(b []byte) ([]byte, error) {
+	if len(m.Links) > MaxLinks {
+		return b, fmt.Errorf("%w: %d links (limit %d)", ErrTooLarge, len(m.Links), MaxLinks)
+	}
+	e := header(b, TypeLinkBatch)
+	e.str(m.Source)
+	e.uint(uint64(m.Depth))
+	e.uint(uint64(len(m.Links)))
+	for _, l := range m.Links {
+		e.str(l.URL)
+		e.b = append(e.b, l.Kind)
+		e.bool(l.NoFollow)
+	}
+	return e.b, nil
+}
+
+// MarshalBinary encodes m.
+func (m *LinkBatch) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// UnmarshalBinary decodes a link batch, replacing m's contents.
+func (m *LinkBatch) UnmarshalBinary(b []byte) error {
+	d := newDecoder(b, TypeLinkBatch)
+	src := d.str("source")
+	depth := d.u32("depth")
+	n := d.count("links", MaxLinks, 3)
+	var links []Link
+	if n > 0 {
+		links = make([]Link, n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		links[i].URL = d.str("link.url")
+		links[i].Kind = d.byte("link.kind")
+		if k := links[i].Kind; d.err == nil && (k == 0 || k > MaxKind) {
+			d.fail(fmt.Errorf("%w: link kind %d", ErrMalformed, k), "link.kind")
+		}
+		links[i].NoFollow = d.bool("link.nofollow")
+	}
+	if err := d.finish(); err != nil {
+		return err
+	}
+	*m = LinkBatch{Source: src, Depth: depth, Links: links}
+	return nil
+}
+
+// Timings break down one fetch. Zero means not measured (a reused
+// connection has no DNS or connect time).
+type Timings struct {
+	DNS, Connect, TLS, FirstByte, Total time.Duration
+}
+
+// Outcome is the result of one lease, published once per lease.
+//
+// Layout (v1, type 2): LeaseID uvarint, Shard uvarint, URL bytes, Robots
+// byte, Status uvarint, Error bytes, FetchedAt varint, Timings (5 uvarints),
+// RetryAfter uvarint, Bytes uvarint, ContentType bytes, Truncated byte,
+// Redirect bytes, LinksFound uvarint, Body bytes.
+type Outcome struct {
+	LeaseID     uint64
+	Shard       uint32 // the shard that issued the lease
+	URL         string
+	Robots      bool   // a robots.txt lease
+	Status      int    // HTTP status; 0 when no response was received
+	Error       string // why the fetch failed (no response, or a truncated body)
+	FetchedAt   time.Time
+	Timings     Timings
+	RetryAfter  time.Duration // from a 429 or 503 response; 0 when absent
+	Bytes       int64         // body bytes read
+	ContentType string
+	Truncated   bool   // the body hit the size cap
+	Redirect    string // the resolved Location of a 3xx response
+	LinksFound  uint32
+	Body        []byte // robots leases only: the first 500 KiB of robots.txt
+}
+
+// AppendBinary appends the encoding of m to b.
+func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
+	if len(m.Body) > MaxBodyLen {
+		return b, fmt.Errorf("%w: body of %d bytes (limit %d)", ErrTooLarge, len(m.Body), MaxBodyLen)
+	}
+	if m.Status < 0 || m.Bytes < 0 {
+		return b, fmt.Errorf("%w: negative status or byte count", ErrMalformed)
+	}
+	e := header(b, TypeOutcome)
+	e.uint(m.LeaseID)
+	e.uint(uint64(m.Shard))
+	e.str(m.URL)
+	e.bool(m.Robots)
+	e.uint(uint64(m.Status))
+	e.str(m.Error)
+	e.time(m.FetchedAt)
+	for _, d := range [...]time.Duration{m.Timings.DNS, m.Timings.Connect, m.Timings.TLS, m.Timings.FirstByte, m.Timings.Total} {
+		e.dur(d)
+	}
+	e.dur(m.RetryAfter)
+	e.uint(uint64(m.Bytes))
+	e.str(m.ContentType)
+	e.bool(m.Truncated)
+	e.str(m.Redirect)
+	e.uint(uint64(m.LinksFound))
+	e.bytes(m.Body)
+	return e.b, nil
+}
+
+// MarshalBinary encodes m.
+func (m *Outcome) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// UnmarshalBinary decodes an outcome, replacing m's contents.
+func (m *Outcome) UnmarshalBinary(b []byte) error {
+	d := newDecoder(b, TypeOutcome)
+	var o Outcome
+	o.LeaseID = d.uint("lease_id")
+	o.Shard = d.u32("shard")
+	o.URL = d.str("url")
+	o.Robots = d.bool("robots")
+	o.Status = int(d.limited("status", 999))
+	o.Error = d.str("error")
+	o.FetchedAt = d.time("fetched_at")
+	o.Timings.DNS = d.dur("timings.dns")
+	o.Timings.Connect = d.dur("timings.connect")
+	o.Timings.TLS = d.dur("timings.tls")
+	o.Timings.FirstByte = d.dur("timings.first_byte")
+	o.Timings.Total = d.dur("timings.total")
+	o.RetryAfter = d.dur("retry_after")
+	o.Bytes = int64(d.limited("bytes", 1<<62))
+	o.ContentType = d.str("content_type")
+	o.Truncated = d.bool("truncated")
+	o.Redirect = d.str("redirect")
+	o.LinksFound = d.u32("links_found")
+	o.Body = d.bytes("body", MaxBodyLen)
+	if err := d.finish(); err != nil {
+		return err
+	}
+	*m = o
+	return nil
+}
+
+// LeaseRequest asks for up to Max leases.
+//
+// Layout (v1, type 3): Crawler bytes, Max uvarint.
+type LeaseRequest struct {
+	Crawler string // an identifier of the asking process, for logs and status
+	Max     uint32
+}
+
+// AppendBinary appends the encoding of m to b.
+func (m *LeaseRequest) AppendBinary(b []byte) ([]byte, error) {
+	e := header(b, TypeLeaseRequest)
+	e.str(m.Crawler)
+	e.uint(uint64(m.Max))
+	return e.b, nil
+}
+
+// MarshalBinary encodes m.
+func (m *LeaseRequest) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// UnmarshalBinary decodes a lease request, replacing m's contents.
+func (m *LeaseRequest) UnmarshalBinary(b []byte) error {
+	d := newDecoder(b, TypeLeaseRequest)
+	c := d.str("crawler")
+	n := d.u32("max")
+	if err := d.finish(); err != nil {
+		return err
+	}
+	*m = LeaseRequest{Crawler: c, Max: n}
+	return nil
+}
+
+// Lease is the right to fetch one URL until Deadline. An Outcome must name
+// its ID and Shard; one that arrives after the deadline is ignored, because
+// the URL has gone back to its host queue by then.
+type Lease struct {
+	ID       uint64
+	URL      string // the canonical URL to fetch (for a robots lease, the robots.txt URL)
+	Depth    uint32
+	Robots   bool // fetch robots.txt (following up to 5 redirects) and return its body
+	Deadline time.Time
+}
+
+// LeaseReply carries the leases one frontier shard granted.
+//
+// Layout (v1, type 4): Shard uvarint, count uvarint, then per lease: ID
+// uvarint, URL bytes, Depth uvarint, Robots byte, Deadline varint.
+type LeaseReply struct {
+	Shard  uint32
+	Leases []Lease
+}
+
+// AppendBinary appends the encoding of m to b.
+func (m *LeaseReply) AppendBinary(b []byte) ([]byte, error) {
+	if len(m.Leases) > MaxLeases {
+		return b, fmt.Errorf("%w: %d leases (limit %d)", ErrTooLarge, len(m.Leases), MaxLeases)
+	}
+	e := header(b, TypeLeaseReply)
+	e.uint(uint64(m.Shard))
+	e.uint(uint64(len(m.Leases)))
+	for _, l := range m.Leases {
+		e.uint(l.ID)
+		e.str(l.URL)
+		e.uint(uint64(l.Depth))
+		e.bool(l.Robots)
+		e.time(l.Deadline)
+	}
+	return e.b, nil
+}
+
+// MarshalBinary encodes m.
+func (m *LeaseReply) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// UnmarshalBinary decodes a lease reply, replacing m's contents.
+func (m *LeaseReply) UnmarshalBinary(b []byte) error {
+	d := newDecoder(b, TypeLeaseReply)
+	shard := d.u32("shard")
+	n := d.count("leases", MaxLeases, 5)
+	var ls []Lease
+	if n > 0 {
+		ls = make([]Lease, n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		ls[i].ID = d.uint("lease.id")
+		ls[i].URL = d.str("lease.url")
+		ls[i].Depth = d.u32("lease.depth")
+		ls[i].Robots = d.bool("lease.robots")
+		ls[i].Deadline = d.time("lease.deadline")
+	}
+	if err := d.finish(); err != nil {
+		return err
+	}
+	*m = LeaseReply{Shard: shard, Leases: ls}
+	return nil
+}

@@ -1,0 +1,220 @@
+package msg
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// binaryMessage is what every binary message type implements.
+type binaryMessage interface {
+	MarshalBinary() ([]byte, error)
+	UnmarshalBinary([]byte) error
+}
+
+func samples() []binaryMessage {
+	t0 := time.Date(2026, 12, 2, 17, 0, 0, 123, time.UTC)
+	return []binaryMessage{
+		&LinkBatch{},
+		&LinkBatch{Source: "https://example.com/a", Depth: 3, Links: []Link{
+			{URL: "https://example.com/b", Kind: 1},
+			{URL: "https://cdn.example.com/x.png", Kind: 2, NoFollow: true},
+			{URL: "https://example.com/ünïcode?q=1#f", Kind: 4},
+		}},
+		&Outcome{},
+		&Outcome{LeaseID: 1<<63 + 5, Shard: 7, URL: "https://example.com/robots.txt", Robots: true, Status: 200,
+			FetchedAt: t0, Timings: Timings{DNS: 1, Connect: 2, TLS: 3, FirstByte: 4, Total: 5 * time.Second},
+			RetryAfter: 30 * time.Second, Bytes: 1234, ContentType: "text/plain", Truncated: true,
+			Redirect: "https://example.com/", LinksFound: 9, Body: []byte("User-agent: *\nDisallow: /x\n")},
+		&Outcome{LeaseID: 2, URL: "http://h.test/", Error: "dial tcp: connection refused"},
+		&LeaseRequest{Crawler: "host-1/42", Max: 64},
+		&LeaseReply{Shard: 1, Leases: []Lease{
+			{ID: 10, URL: "https://a.test/", Depth: 0, Robots: true, Deadline: t0},
+			{ID: 11, URL: "https://a.test/p", Depth: 2},
+		}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, m := range samples() {
+		b, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%T: marshal: %v", m, err)
+		}
+		got := reflect.New(reflect.TypeOf(m).Elem()).Interface().(binaryMessage)
+		if err := got.UnmarshalBinary(b); err != nil {
+			t.Fatalf("%T: unmarshal: %v", m, err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("%T round trip:\n got %+v\nwant %+v", m, got, m)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	good, _ := (&LinkBatch{Source: "s", Links: []Link{{URL: "u", Kind: 1}}}).MarshalBinary()
+	tests := []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"empty", nil, ErrTruncated},
+		{"one byte", []byte{1}, ErrTruncated},
+		{"unknown version", append([]byte{9}, good[1:]...), ErrVersion},
+		{"wrong type", append([]byte{1, byte(TypeOutcome)}, good[2:]...), ErrType},
+		{"truncated", good[:len(good)-1], ErrTruncated},
+		{"trailing", append(append([]byte{}, good...), 0), ErrMalformed},
+		{"bad bool", append(append([]byte{}, good[:len(good)-1]...), 2), ErrMalformed},
+		{"bad kind", func() []byte { b := append([]byte{}, good...); b[len(b)-2] = 9; return b }(), ErrMalformed},
+		{"huge count", []byte{1, 1, 0, 0, 0xff, 0xff, 0x03}, ErrTruncated},
+		{"count over limit", []byte{1, 1, 0, 0, 0xff, 0xff, 0xff, 0x0f}, ErrTooLarge},
+		{"overlong varint", []byte{1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, ErrMalformed},
+	}
+	for _, tt := range tests {
+		var m LinkBatch
+		err := m.UnmarshalBinary(tt.in)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: err = %v, want %v", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestEncodeLimits(t *testing.T) {
+	if _, err := (&LinkBatch{Links: make([]Link, MaxLinks+1)}).MarshalBinary(); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("too many links: err = %v, want ErrTooLarge", err)
+	}
+	if _, err := (&Outcome{Body: make([]byte, MaxBodyLen+1)}).MarshalBinary(); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("body too large: err = %v, want ErrTooLarge", err)
+	}
+	if _, err := (&Outcome{Status: -1}).MarshalBinary(); !errors.Is(err, ErrMalformed) {
+		t.Errorf("negative status: err = %v, want ErrMalformed", err)
+	}
+}
+
+func TestDecodeCopiesInput(t *testing.T) {
+	b, _ := (&LinkBatch{Source: "https://a.test/", Links: []Link{{URL: "https://a.test/x", Kind: 1}}}).MarshalBinary()
+	var m LinkBatch
+	if err := m.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = 'Z'
+	}
+	if m.Source != "https://a.test/" || m.Links[0].URL != "https://a.test/x" {
+		t.Fatalf("decoded strings alias the input buffer: %+v", m)
+	}
+}
+
+func TestShardOf(t *testing.T) {
+	counts := make([]int, 4)
+	for i := 0; i < 4000; i++ {
+		s := ShardOf("h"+string(rune('a'+i%26))+".test:"+string(rune('0'+i%10))+string(rune('0'+i/10%10))+string(rune('0'+i/100%10)), 4)
+		if s < 0 || s >= 4 {
+			t.Fatalf("ShardOf out of range: %d", s)
+		}
+		counts[s]++
+	}
+	for s, c := range counts {
+		if c < 800 || c > 1200 {
+			t.Errorf("shard %d got %d of 4000 hosts; the hash spreads badly: %v", s, c, counts)
+		}
+	}
+	if ShardOf("example.com", 1) != 0 || ShardOf("example.com", 0) != 0 {
+		t.Error("a single shard must own every host")
+	}
+	if a, b := ShardOf("example.com", 16), ShardOf("example.com", 16); a != b {
+		t.Error("ShardOf is not deterministic")
+	}
+}
+
+func TestSubjects(t *testing.T) {
+	s := NewSubjects("")
+	if got := s.Links(3); got != "trawl.links.3" {
+		t.Errorf("Links(3) = %q", got)
+	}
+	if got := NewSubjects("x").Done(0); got != "x.done.0" {
+		t.Errorf("Done(0) = %q", got)
+	}
+}
+
+func TestStatusJSON(t *testing.T) {
+	in := &Status{Shard: 1, Shards: 2, Queued: 5, Rejected: map[string]uint64{"depth": 2}, Audit: AuditStatus{Rate: 0.01, Low: 0.005, High: 0.02}}
+	b, err := MarshalStatus(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := UnmarshalStatus(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("status round trip:\n got %+v\nwant %+v", out, in)
+	}
+	if _, err := UnmarshalStatus([]byte(`{"version":99}`)); !errors.Is(err, ErrVersion) {
+		t.Errorf("future status version: err = %v", err)
+	}
+	if _, err := UnmarshalStatus([]byte(`{`)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("garbage status: err = %v", err)
+	}
+}
+
+// FuzzDecode feeds arbitrary bytes to every decoder: no panic, and whatever
+// decodes re-encodes to the same bytes.
+func FuzzDecode(f *testing.F) {
+	for _, m := range samples() {
+		b, _ := m.MarshalBinary()
+		f.Add(b)
+	}
+	f.Add([]byte{1, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, m := range []binaryMessage{&LinkBatch{}, &Outcome{}, &LeaseRequest{}, &LeaseReply{}} {
+			if err := m.UnmarshalBinary(b); err != nil {
+				continue
+			}
+			again, err := m.MarshalBinary()
+			if err != nil {
+				t.Fatalf("%T decoded but does not re-encode: %v", m, err)
+			}
+			// Encodings are canonical except for times, whose zero value is
+			// written as 0 and non-zero values keep their nanoseconds; so
+			// compare decoded values instead of bytes.
+			m2 := reflect.New(reflect.TypeOf(m).Elem()).Interface().(binaryMessage)
+			if err := m2.UnmarshalBinary(again); err != nil {
+				t.Fatalf("%T re-encoding does not decode: %v", m, err)
+			}
+			if !reflect.DeepEqual(m, m2) {
+				t.Fatalf("%T round trip differs:\n%+v\n%+v", m, m, m2)
+			}
+			// Varints may arrive non-minimal; the encoder writes them
+			// minimal, so a re-encoding is never longer than its input.
+			if len(again) > len(b) {
+				t.Fatalf("%T re-encoding grew from %d to %d bytes", m, len(b), len(again))
+			}
+		}
+	})
+}
+
+func BenchmarkLinkBatch(b *testing.B) {
+	m := &LinkBatch{Source: "https://www.example.com/news/2026/12/02/some-article-title.html", Depth: 3}
+	for i := 0; i < 100; i++ {
+		m.Links = append(m.Links, Link{URL: "https://www.example.com/news/2026/12/02/another-article-" + string(rune('a'+i%26)) + ".html", Kind: 1})
+	}
+	enc, _ := m.MarshalBinary()
+	b.SetBytes(int64(len(enc)))
+	b.Run("encode", func(b *testing.B) {
+		buf := make([]byte, 0, len(enc))
+		for b.Loop() {
+			buf, _ = m.AppendBinary(buf[:0])
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		var out LinkBatch
+		for b.Loop() {
+			if err := out.UnmarshalBinary(enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*len(m.Links))/b.Elapsed().Seconds(), "links/s")
+	})
+}

@@ -1,0 +1,62 @@
+package msg
+
+import (
+	"strconv"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// DefaultPrefix and DefaultStream are the subject prefix and JetStream stream
+// name used when the configuration names none.
+const (
+	DefaultPrefix = "trawl"
+	DefaultStream = "TRAWL"
+)
+
+// Subjects names the NATS subjects of one crawl. The zero value is not
+// usable; build one with NewSubjects.
+type Subjects struct{ Prefix string }
+
+// NewSubjects returns the subjects under prefix ("" means DefaultPrefix).
+func NewSubjects(prefix string) Subjects {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return Subjects{Prefix: prefix}
+}
+
+// Links is the JetStream subject of shard's link batches.
+func (s Subjects) Links(shard int) string { return s.Prefix + ".links." + strconv.Itoa(shard) }
+
+// Done is the JetStream subject of shard's outcomes.
+func (s Subjects) Done(shard int) string { return s.Prefix + ".done." + strconv.Itoa(shard) }
+
+// Dead is where shard moves messages it could not decode.
+func (s Subjects) Dead(shard int) string { return s.Prefix + ".dead." + strconv.Itoa(shard) }
+
+// StreamSubjects are the subjects the JetStream stream captures.
+func (s Subjects) StreamSubjects() []string {
+	return []string{s.Prefix + ".links.*", s.Prefix + ".done.*", s.Prefix + ".dead.*"}
+}
+
+// Work is the request/reply subject for leases (queue group WorkQueue).
+func (s Subjects) Work() string { return s.Prefix + ".work" }
+
+// WorkQueue is the queue group every frontier's Work subscription joins.
+func (s Subjects) WorkQueue() string { return s.Prefix + "-frontiers" }
+
+// Status is the subject every frontier answers status requests on.
+func (s Subjects) Status() string { return s.Prefix + ".status" }
+
+// Control is shard's subject for operator requests (explain).
+func (s Subjects) Control(shard int) string { return s.Prefix + ".control." + strconv.Itoa(shard) }
+
+// ShardOf returns the shard that owns host: xxhash64(host) mod shards. host
+// is the host[:port] of a canonical URL (lowercase, default port removed).
+// shards must be at least 1.
+func ShardOf(host string, shards int) int {
+	if shards <= 1 {
+		return 0
+	}
+	return int(xxhash.Sum64String(host) % uint64(shards))
+}

@@ -1,0 +1,258 @@
+package msg
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Version is the format version written by this package.
+const Version = 1
+
+// Type identifies a binary message.
+type Type uint8
+
+// Message types (the second byte of every binary message).
+const (
+	TypeLinkBatch    Type = 1
+	TypeOutcome      Type = 2
+	TypeLeaseRequest Type = 3
+	TypeLeaseReply   Type = 4
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeLinkBatch:
+		return "link-batch"
+	case TypeOutcome:
+		return "outcome"
+	case TypeLeaseRequest:
+		return "lease-request"
+	case TypeLeaseReply:
+		return "lease-reply"
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+// Limits enforced by the decoders.
+const (
+	MaxURLLen    = 64 << 10  // a URL or other string field
+	MaxLinks     = 100_000   // links in one batch
+	MaxLeases    = 10_000    // leases in one reply
+	MaxBodyLen   = 1 << 20   // the robots.txt body of an outcome
+	MaxMessage   = 16 << 20  // a whole message
+	maxStringLen = MaxURLLen // strings other than URLs share the URL limit
+)
+
+// PeekType reports the version and type of a binary message without decoding
+// it.
+func PeekType(b []byte) (Type, error) {
+	if len(b) < 2 {
+		return 0, fmt.Errorf("%w: %d bytes, need a 2-byte header", ErrTruncated, len(b))
+	}
+	if b[0] != Version {
+		return 0, fmt.Errorf("%w: %d", ErrVersion, b[0])
+	}
+	return Type(b[1]), nil
+}
+
+// encoder appends fields to a buffer.
+type encoder struct{ b []byte }
+
+func header(b []byte, t Type) encoder { return encoder{append(b, Version, byte(t))} }
+
+func (e *encoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) bool(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+func (e *encoder) str(s string) { e.uint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) bytes(p []byte) {
+	e.uint(uint64(len(p)))
+	e.b = append(e.b, p...)
+}
+func (e *encoder) dur(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	e.uint(uint64(d))
+}
+func (e *encoder) time(t time.Time) {
+	if t.IsZero() {
+		e.int(0)
+		return
+	}
+	e.int(t.UnixNano())
+}
+
+// decoder reads fields; the first error sticks and later reads return zero
+// values, so a decode function checks d.err once at the end.
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func newDecoder(b []byte, want Type) *decoder {
+	d := &decoder{b: b}
+	if len(b) > MaxMessage {
+		d.err = fmt.Errorf("%w: message of %d bytes (limit %d)", ErrTooLarge, len(b), MaxMessage)
+		return d
+	}
+	t, err := PeekType(b)
+	if err != nil {
+		d.err = err
+		return d
+	}
+	if t != want {
+		d.err = fmt.Errorf("%w: got %v, want %v", ErrType, t, want)
+		return d
+	}
+	d.off = 2
+	return d
+}
+
+func (d *decoder) fail(err error, field string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w (field %s at byte %d)", err, field, d.off)
+	}
+}
+
+func (d *decoder) uint(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		if n == 0 {
+			d.fail(ErrTruncated, field)
+		} else {
+			d.fail(ErrMalformed, field)
+		}
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) int(field string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		if n == 0 {
+			d.fail(ErrTruncated, field)
+		} else {
+			d.fail(ErrMalformed, field)
+		}
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// limited reads a uvarint that must not exceed max.
+func (d *decoder) limited(field string, max uint64) uint64 {
+	v := d.uint(field)
+	if v > max {
+		d.fail(fmt.Errorf("%w: %d > %d", ErrTooLarge, v, max), field)
+		return 0
+	}
+	return v
+}
+
+func (d *decoder) u32(field string) uint32 { return uint32(d.limited(field, 1<<32-1)) }
+
+func (d *decoder) bool(field string) bool {
+	if d.err != nil {
+		return false
+	}
+	if d.off >= len(d.b) {
+		d.fail(ErrTruncated, field)
+		return false
+	}
+	c := d.b[d.off]
+	if c > 1 {
+		d.fail(fmt.Errorf("%w: boolean byte %d", ErrMalformed, c), field)
+		return false
+	}
+	d.off++
+	return c == 1
+}
+
+func (d *decoder) byte(field string) byte {
+	if d.err != nil {
+		return 0
+	}
+	if d.off >= len(d.b) {
+		d.fail(ErrTruncated, field)
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+func (d *decoder) raw(field string, max int) []byte {
+	n := d.limited(field, uint64(max))
+	if d.err != nil {
+		return nil
+	}
+	if uint64(len(d.b)-d.off) < n {
+		d.fail(ErrTruncated, field)
+		return nil
+	}
+	p := d.b[d.off : d.off+int(n)]
+	d.off += int(n)
+	return p
+}
+
+func (d *decoder) str(field string) string { return string(d.raw(field, maxStringLen)) }
+
+func (d *decoder) bytes(field string, max int) []byte {
+	p := d.raw(field, max)
+	if len(p) == 0 {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
+func (d *decoder) dur(field string) time.Duration {
+	v := d.limited(field, 1<<63-1)
+	return time.Duration(v)
+}
+
+func (d *decoder) time(field string) time.Time {
+	v := d.int(field)
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, v).UTC()
+}
+
+// count reads a collection length and checks that the remaining input could
+// hold that many elements of at least minSize bytes each, so a forged count
+// cannot make the decoder allocate more than the message justifies.
+func (d *decoder) count(field string, max uint64, minSize int) int {
+	n := d.limited(field, max)
+	if d.err != nil {
+		return 0
+	}
+	if n*uint64(minSize) > uint64(len(d.b)-d.off) {
+		d.fail(ErrTruncated, field)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) finish() error {
+	if d.err == nil && d.off != len(d.b) {
+		d.err = fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(d.b)-d.off)
+	}
+	return d.err
+}
