@@ -1,0 +1,203 @@
+package config
+
+import (
+	"time"
+)
+
+// Config is the whole configuration. The yaml tags are the key paths.
+type Config struct {
+	// DataDir holds the frontier's bbolt files and, in standalone mode, the
+	// embedded NATS server's JetStream store.
+	DataDir    string     `yaml:"data_dir"`
+	Log        Log        `yaml:"log"`
+	NATS       NATS       `yaml:"nats"`
+	Frontier   Frontier   `yaml:"frontier"`
+	Politeness Politeness `yaml:"politeness"`
+	Robots     Robots     `yaml:"robots"`
+	Scope      Scope      `yaml:"scope"`
+	Audit      Audit      `yaml:"audit"`
+	Crawler    Crawler    `yaml:"crawler"`
+	Crawl      Crawl      `yaml:"crawl"`
+
+	origins map[string]string // key path -> where its value came from
+}
+
+// Log chooses the log handler of a main.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// NATS is how a process reaches the others.
+type NATS struct {
+	// URL of the NATS server(s), comma-separated. Empty in the one-command
+	// crawl means: start an embedded server.
+	URL     string `yaml:"url"`
+	Creds   string `yaml:"creds"`    // a .creds file (JWT + nkey)
+	TLSCA   string `yaml:"tls_ca"`   // CA bundle to verify the server
+	TLSCert string `yaml:"tls_cert"` // client certificate (mutual TLS)
+	TLSKey  string `yaml:"tls_key"`
+	Stream  string `yaml:"stream"` // JetStream stream name
+	Prefix  string `yaml:"prefix"` // subject prefix
+	// Expose makes the embedded server of a one-command crawl listen on this
+	// address so that other crawler processes can join ("" = loopback,
+	// random port, not advertised).
+	Expose   string `yaml:"expose"`
+	Replicas int    `yaml:"replicas"` // stream replicas (clustered NATS)
+}
+
+// Frontier configures one frontier shard.
+type Frontier struct {
+	Shard  int `yaml:"shard"`  // this process's shard, 0..shards-1
+	Shards int `yaml:"shards"` // fixed for the life of a crawl; stored in the state file
+	// DataFile is the shard's bbolt file; empty means
+	// <data_dir>/frontier-<shard>-of-<shards>.db.
+	DataFile           string        `yaml:"data_file"`
+	Filter             Filter        `yaml:"filter"`
+	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
+	LeaseTimeout       time.Duration `yaml:"lease_timeout"`
+	MaxInflightPerHost int           `yaml:"max_inflight_per_host"`
+	MaxLeasesPerReply  int           `yaml:"max_leases_per_reply"`
+	// CommitInterval bounds how long admitted links wait to be group-committed.
+	CommitInterval time.Duration `yaml:"commit_interval"`
+	MetricsAddr    string        `yaml:"metrics_addr"` // Prometheus and status page; "" disables
+}
+
+// Filter sizes the Bloom filter. Fixed for the life of a crawl.
+type Filter struct {
+	Capacity uint64  `yaml:"capacity"`
+	FP       float64 `yaml:"fp"`
+	Layout   string  `yaml:"layout"` // standard or blocked
+}
+
+// Politeness decides how often a host is fetched.
+type Politeness struct {
+	MinDelay      time.Duration `yaml:"min_delay"`
+	MaxCrawlDelay time.Duration `yaml:"max_crawl_delay"` // cap on robots Crawl-delay
+	DelayFactor   float64       `yaml:"delay_factor"`    // x last response time
+	BackoffBase   time.Duration `yaml:"backoff_base"`    // first back-off after 429/503
+	BackoffMax    time.Duration `yaml:"backoff_max"`
+	ErrorStreak   int           `yaml:"error_streak"` // consecutive failures that pause a host
+	ErrorPause    time.Duration `yaml:"error_pause"`
+	MaxRetries    int           `yaml:"max_retries"` // attempts for a URL that fails transiently
+}
+
+// Robots configures robots.txt handling.
+type Robots struct {
+	TTL  time.Duration `yaml:"ttl"`
+	Obey bool          `yaml:"obey"`
+}
+
+// Scope decides which discovered URLs are admitted.
+type Scope struct {
+	// SeedHostsOnly admits only URLs on the seeds' hosts (and their
+	// subdomains) besides AllowedDomains.
+	SeedHostsOnly       bool     `yaml:"seed_hosts_only"`
+	AllowedDomains      []string `yaml:"allowed_domains"` // host suffixes; empty = any
+	BlockedDomains      []string `yaml:"blocked_domains"`
+	Include             []string `yaml:"include"` // regular expressions; empty = all
+	Exclude             []string `yaml:"exclude"`
+	MaxDepth            int      `yaml:"max_depth"`          // 0 = unlimited
+	MaxPagesPerHost     int      `yaml:"max_pages_per_host"` // 0 = unlimited
+	MaxURLLength        int      `yaml:"max_url_length"`
+	MaxRepeatedSegments int      `yaml:"max_repeated_segments"` // 0 = off
+	MaxLinksPerPage     int      `yaml:"max_links_per_page"`
+	RespectNofollow     bool     `yaml:"respect_nofollow"`
+	FollowEmbeds        bool     `yaml:"follow_embeds"` // queue img/script/stylesheet URLs too
+	Canonical           string   `yaml:"canonical"`     // aggressive canonicalization rules, comma-separated
+}
+
+// Audit configures the exact ground-truth sample beside the filter.
+type Audit struct {
+	// Fraction of the key space kept exactly (1/64 by default).
+	Fraction float64 `yaml:"fraction"`
+	// Rescue enqueues a sampled URL the filter wrongly called seen.
+	Rescue bool `yaml:"rescue"`
+}
+
+// Crawler configures a fetch worker.
+type Crawler struct {
+	Workers              int               `yaml:"workers"` // concurrent fetches
+	LeaseBatch           int               `yaml:"lease_batch"`
+	UserAgent            string            `yaml:"user_agent"`
+	MaxBody              ByteSize          `yaml:"max_body"`
+	FetchTimeout         time.Duration     `yaml:"fetch_timeout"`
+	ConnectTimeout       time.Duration     `yaml:"connect_timeout"`
+	TLSTimeout           time.Duration     `yaml:"tls_timeout"`
+	HeaderTimeout        time.Duration     `yaml:"header_timeout"`
+	IdlePerHost          int               `yaml:"idle_per_host"`
+	IdleTotal            int               `yaml:"idle_total"`
+	DNSCacheTTL          time.Duration     `yaml:"dns_cache_ttl"`
+	Resolve              map[string]string `yaml:"resolve"` // "host:port" -> "ip:port", like curl --resolve
+	AllowPrivateNetworks bool              `yaml:"allow_private_networks"`
+	FetchLog             string            `yaml:"fetch_log"` // JSON-lines log path; "" = off
+	WARCDir              string            `yaml:"warc_dir"`  // "" = no WARC output
+	WARCMaxSize          ByteSize          `yaml:"warc_max_size"`
+	MetricsAddr          string            `yaml:"metrics_addr"` // "" disables
+}
+
+// Crawl configures the one-command crawl (crawler SEED_URL...).
+type Crawl struct {
+	Seeds       []string      `yaml:"seeds"`
+	MaxPages    int64         `yaml:"max_pages"`    // 0 = unlimited
+	MaxDuration time.Duration `yaml:"max_duration"` // 0 = unlimited
+	SummaryJSON string        `yaml:"summary_json"`
+	Progress    time.Duration `yaml:"progress"` // progress line / log interval
+}
+
+// DefaultUserAgent names trawl and where to read about it; the robots
+// product token derived from it is "trawl".
+const DefaultUserAgent = "trawl/0.1 (+https://github.com/trawlhq/trawl)"
+
+// Default returns the configuration every layer starts from.
+func Default() Config {
+	return Config{
+		DataDir: "./trawl-data",
+		Log:     Log{Level: "info", Format: "text"},
+		NATS:    NATS{Stream: "TRAWL", Prefix: "trawl", Replicas: 1},
+		Frontier: Frontier{
+			Shards:             1,
+			Filter:             Filter{Capacity: 1_000_000_000, FP: 0.01, Layout: "standard"},
+			CheckpointInterval: 30 * time.Second,
+			LeaseTimeout:       2 * time.Minute,
+			MaxInflightPerHost: 1,
+			MaxLeasesPerReply:  64,
+			CommitInterval:     50 * time.Millisecond,
+			MetricsAddr:        "127.0.0.1:9464",
+		},
+		Politeness: Politeness{
+			MinDelay:      time.Second,
+			MaxCrawlDelay: 30 * time.Second,
+			DelayFactor:   2,
+			BackoffBase:   5 * time.Second,
+			BackoffMax:    10 * time.Minute,
+			ErrorStreak:   10,
+			ErrorPause:    10 * time.Minute,
+			MaxRetries:    3,
+		},
+		Robots: Robots{TTL: 24 * time.Hour, Obey: true},
+		Scope: Scope{
+			SeedHostsOnly:       true,
+			MaxURLLength:        2048,
+			MaxRepeatedSegments: 3,
+			MaxLinksPerPage:     10_000,
+			RespectNofollow:     true,
+		},
+		Audit: Audit{Fraction: 1.0 / 64},
+		Crawler: Crawler{
+			Workers:        64,
+			LeaseBatch:     16,
+			UserAgent:      DefaultUserAgent,
+			MaxBody:        10 << 20,
+			FetchTimeout:   30 * time.Second,
+			ConnectTimeout: 10 * time.Second,
+			TLSTimeout:     10 * time.Second,
+			HeaderTimeout:  15 * time.Second,
+			IdlePerHost:    2,
+			IdleTotal:      1024,
+			DNSCacheTTL:    5 * time.Minute,
+			WARCMaxSize:    1 << 30,
+		},
+		Crawl: Crawl{Progress: time.Second},
+	}
+}

@@ -1,0 +1,213 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// FieldError is one invalid key.
+type FieldError struct {
+	Path   string // the key path, e.g. frontier.filter.fp
+	Origin string // where the value came from: "file.yaml:12", "env TRAWL_X", "flag"; "" for a default
+	Msg    string
+}
+
+func (e FieldError) Error() string {
+	if e.Origin != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Path, e.Msg, e.Origin)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+// Errors is every invalid key Validate found.
+type Errors []FieldError
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = "  " + e.Error()
+	}
+	return fmt.Sprintf("config: %d invalid field(s):\n%s", len(es), strings.Join(lines, "\n"))
+}
+
+// Checker validates values that need another package (parser rules, for
+// example) without making this package import it.
+type Checker func(c *Config) []FieldError
+
+// Validate reports every invalid field at once (an Errors), or nil. extra
+// checks run after the built-in ones.
+func (c *Config) Validate(extra ...Checker) error {
+	v := validator{c: c}
+	c.validate(&v)
+	for _, chk := range extra {
+		for _, e := range chk(c) {
+			v.add(e.Path, "%s", e.Msg)
+		}
+	}
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return v.errs
+}
+
+type validator struct {
+	c    *Config
+	errs Errors
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.errs = append(v.errs, FieldError{Path: path, Origin: v.c.Origin(path), Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) check(ok bool, path, format string, args ...any) {
+	if !ok {
+		v.add(path, format, args...)
+	}
+}
+
+func (v *validator) positive(d time.Duration, path string) {
+	v.check(d > 0, path, "must be a positive duration, got %v", d)
+}
+
+func (v *validator) nonNegative(d time.Duration, path string) {
+	v.check(d >= 0, path, "must not be negative, got %v", d)
+}
+
+func (v *validator) between(n, lo, hi int64, path string) {
+	v.check(n >= lo && n <= hi, path, "must be between %d and %d, got %d", lo, hi, n)
+}
+
+func (v *validator) oneOf(s, path string, allowed ...string) {
+	for _, a := range allowed {
+		if s == a {
+			return
+		}
+	}
+	v.add(path, "must be one of %s, got %q", strings.Join(allowed, ", "), s)
+}
+
+func (v *validator) addr(s, path string) {
+	if s == "" {
+		return
+	}
+	if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
+		v.add(path, "must be host:port (e.g. 127.0.0.1:9464), got %q", s)
+	}
+}
+
+// natsToken matches a NATS subject token or stream name.
+var natsToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func (c *Config) validate(v *validator) {
+	v.check(c.DataDir != "", "data_dir", "must not be empty")
+	v.oneOf(c.Log.Level, "log.level", "debug", "info", "warn", "error")
+	v.oneOf(c.Log.Format, "log.format", "text", "json")
+
+	n := c.NATS
+	v.check(natsToken.MatchString(n.Stream), "nats.stream", "must be letters, digits, '-' or '_', got %q", n.Stream)
+	v.check(natsToken.MatchString(n.Prefix), "nats.prefix", "must be one subject token (letters, digits, '-' or '_'), got %q", n.Prefix)
+	v.between(int64(n.Replicas), 1, 5, "nats.replicas")
+	v.check((n.TLSCert == "") == (n.TLSKey == ""), "nats.tls_cert", "tls_cert and tls_key go together")
+	if n.Expose != "" {
+		v.addr(n.Expose, "nats.expose")
+	}
+	for _, u := range strings.Split(n.URL, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		if p, err := url.Parse(u); err != nil || p.Host == "" {
+			v.add("nats.url", "must be nats://host:port[,...], got %q", u)
+		}
+	}
+
+	f := c.Frontier
+	v.between(int64(f.Shards), 1, 1024, "frontier.shards")
+	v.check(f.Shard >= 0 && f.Shard < max(f.Shards, 1), "frontier.shard", "must be in [0, shards=%d), got %d", f.Shards, f.Shard)
+	v.check(f.Filter.Capacity > 0, "frontier.filter.capacity", "must be at least 1")
+	v.check(f.Filter.FP > 0 && f.Filter.FP < 1, "frontier.filter.fp", "must be in (0, 1), got %v", f.Filter.FP)
+	v.oneOf(f.Filter.Layout, "frontier.filter.layout", "standard", "blocked")
+	v.positive(f.CheckpointInterval, "frontier.checkpoint_interval")
+	v.check(f.LeaseTimeout >= time.Second, "frontier.lease_timeout", "must be at least 1s, got %v", f.LeaseTimeout)
+	v.between(int64(f.MaxInflightPerHost), 1, 1000, "frontier.max_inflight_per_host")
+	v.between(int64(f.MaxLeasesPerReply), 1, 10_000, "frontier.max_leases_per_reply")
+	v.check(f.CommitInterval > 0 && f.CommitInterval <= 10*time.Second, "frontier.commit_interval", "must be in (0, 10s], got %v", f.CommitInterval)
+	v.addr(f.MetricsAddr, "frontier.metrics_addr")
+
+	p := c.Politeness
+	v.nonNegative(p.MinDelay, "politeness.min_delay")
+	v.nonNegative(p.MaxCrawlDelay, "politeness.max_crawl_delay")
+	v.check(p.DelayFactor >= 0 && p.DelayFactor <= 1000, "politeness.delay_factor", "must be in [0, 1000], got %v", p.DelayFactor)
+	v.positive(p.BackoffBase, "politeness.backoff_base")
+	v.check(p.BackoffMax >= p.BackoffBase, "politeness.backoff_max", "must be at least backoff_base (%v), got %v", p.BackoffBase, p.BackoffMax)
+	v.between(int64(p.ErrorStreak), 1, 1_000_000, "politeness.error_streak")
+	v.nonNegative(p.ErrorPause, "politeness.error_pause")
+	v.between(int64(p.MaxRetries), 0, 100, "politeness.max_retries")
+
+	v.positive(c.Robots.TTL, "robots.ttl")
+
+	s := c.Scope
+	for i, d := range s.AllowedDomains {
+		v.check(validDomain(d), "scope.allowed_domains", "entry %d: %q is not a host name or suffix", i, d)
+	}
+	for i, d := range s.BlockedDomains {
+		v.check(validDomain(d), "scope.blocked_domains", "entry %d: %q is not a host name or suffix", i, d)
+	}
+	for i, re := range s.Include {
+		if _, err := regexp.Compile(re); err != nil {
+			v.add("scope.include", "entry %d: %v", i, err)
+		}
+	}
+	for i, re := range s.Exclude {
+		if _, err := regexp.Compile(re); err != nil {
+			v.add("scope.exclude", "entry %d: %v", i, err)
+		}
+	}
+	v.between(int64(s.MaxDepth), 0, 1_000_000, "scope.max_depth")
+	v.check(s.MaxPagesPerHost >= 0, "scope.max_pages_per_host", "must not be negative")
+	v.between(int64(s.MaxURLLength), 16, 64<<10, "scope.max_url_length")
+	v.between(int64(s.MaxRepeatedSegments), 0, 1000, "scope.max_repeated_segments")
+	v.between(int64(s.MaxLinksPerPage), 1, 100_000, "scope.max_links_per_page")
+
+	v.check(c.Audit.Fraction > 0 && c.Audit.Fraction <= 1, "audit.fraction", "must be in (0, 1], got %v", c.Audit.Fraction)
+
+	w := c.Crawler
+	v.between(int64(w.Workers), 1, 100_000, "crawler.workers")
+	v.between(int64(w.LeaseBatch), 1, 10_000, "crawler.lease_batch")
+	v.check(strings.TrimSpace(w.UserAgent) != "", "crawler.user_agent", "must not be empty")
+	v.check(w.MaxBody >= 1<<10, "crawler.max_body", "must be at least 1KiB, got %v", w.MaxBody)
+	v.positive(w.FetchTimeout, "crawler.fetch_timeout")
+	v.positive(w.ConnectTimeout, "crawler.connect_timeout")
+	v.positive(w.TLSTimeout, "crawler.tls_timeout")
+	v.positive(w.HeaderTimeout, "crawler.header_timeout")
+	v.check(w.IdlePerHost >= 0, "crawler.idle_per_host", "must not be negative")
+	v.check(w.IdleTotal >= 0, "crawler.idle_total", "must not be negative")
+	v.nonNegative(w.DNSCacheTTL, "crawler.dns_cache_ttl")
+	for from, to := range w.Resolve {
+		if _, _, err := net.SplitHostPort(from); err != nil {
+			v.add("crawler.resolve", "key %q must be host:port", from)
+		}
+		if h, _, err := net.SplitHostPort(to); err != nil || net.ParseIP(h) == nil {
+			v.add("crawler.resolve", "value for %q must be ip:port, got %q", from, to)
+		}
+	}
+	v.check(w.WARCMaxSize >= 1<<20, "crawler.warc_max_size", "must be at least 1MiB, got %v", w.WARCMaxSize)
+	v.addr(w.MetricsAddr, "crawler.metrics_addr")
+
+	cr := c.Crawl
+	for i, s := range cr.Seeds {
+		if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.add("crawl.seeds", "entry %d: %q is not an absolute http(s) URL", i, s)
+		}
+	}
+	v.check(cr.MaxPages >= 0, "crawl.max_pages", "must not be negative")
+	v.nonNegative(cr.MaxDuration, "crawl.max_duration")
+	v.positive(cr.Progress, "crawl.progress")
+}
+
+var domainRE = regexp.MustCompile(`^\.?([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0-9])?\.?$`)
+
+func validDomain(d string) bool { return domainRE.MatchString(strings.ToLower(d)) }
