@@ -1,0 +1,165 @@
+package parser
+
+import "strings"
+
+// canonicalFast computes the key of the URLs that make up nearly all links
+// on real pages (ASCII, lowercase "http://" or "https://", a plain DNS host,
+// no userinfo, no dot segments) in one pass without the WHATWG parser. It
+// reports ok=false for anything unusual, and the caller falls back to
+// canonicalFull; when ok it returns exactly what canonicalFull would
+// (FuzzCanonicalFastFull holds the two paths together).
+func canonicalFast(raw string) (key string, ok bool) {
+	var rest string
+	var defPort string
+	switch {
+	case strings.HasPrefix(raw, "http://"):
+		rest, defPort = raw[7:], "80"
+	case strings.HasPrefix(raw, "https://"):
+		rest, defPort = raw[8:], "443"
+	default:
+		return "", false
+	}
+	schemeLen := len(raw) - len(rest)
+
+	// Host: labels of [A-Za-z0-9-], none empty, none starting "xn--" (IDNA
+	// validation), the last starting with a letter (otherwise WHATWG may
+	// read the host as an IPv4 number).
+	i, labelStart, upper := 0, 0, false
+	for ; i < len(rest); i++ {
+		c := rest[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c == '.':
+			if i == labelStart || isACE(rest[labelStart:i]) {
+				return "", false
+			}
+			labelStart = i + 1
+		case c == ':' || c == '/' || c == '?' || c == '#':
+			goto hostDone
+		default:
+			return "", false
+		}
+	}
+hostDone:
+	if i == labelStart || isACE(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
+		return "", false
+	}
+	host := rest[:i]
+	rest = rest[i:]
+
+	// Port: digits, no leading zero, at most 65535; the default is dropped.
+	port, portDropped := "", false
+	if len(rest) > 0 && rest[0] == ':' {
+		j := 1
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		port = rest[1:j]
+		if len(port) == 0 || len(port) > 5 || port[0] == '0' || (len(port) == 5 && port > "65535") {
+			return "", false
+		}
+		if j < len(rest) && rest[j] != '/' && rest[j] != '?' && rest[j] != '#' {
+			return "", false
+		}
+		if port == defPort {
+			port, portDropped = "", true
+		}
+		rest = rest[j:]
+	}
+
+	// Path and query up to the fragment. A first pass decides whether the
+	// input is already a key (the common case: return it without copying).
+	if h := strings.IndexByte(rest, '#'); h >= 0 {
+		rest = rest[:h]
+	}
+	clean := !upper && !portDropped && len(rest) > 0 && rest[0] == '/' && rest[len(rest)-1] != '?'
+	inQuery := false
+	segStart := 0
+	for j := 0; j < len(rest); j++ {
+		c := rest[j]
+		if !inQuery {
+			switch c {
+			case '/', '?':
+				if dotSegment(rest[segStart:j]) {
+					return "", false
+				}
+				segStart = j + 1
+				if c == '?' {
+					inQuery = true
+				}
+				continue
+			case '\\':
+				return "", false
+			}
+		}
+		switch {
+		case c <= 0x20 || c >= 0x7f:
+			return "", false // spaces and C0 (stripped at the ends), tab/CR/LF, non-ASCII
+		case c == '%':
+			if j+2 >= len(rest) || !isHex(rest[j+1]) || !isHex(rest[j+2]) {
+				clean = false
+				continue
+			}
+			d := unhex(rest[j+1])<<4 | unhex(rest[j+2])
+			if d == '.' && !inQuery {
+				return "", false // %2E may spell a dot segment
+			}
+			if isUnreserved(d) || rest[j+1] >= 'a' || rest[j+2] >= 'a' {
+				clean = false
+			}
+			j += 2
+		case mustEscape(c) || (inQuery && c == '\''):
+			clean = false
+		}
+	}
+	if !inQuery && dotSegment(rest[segStart:]) {
+		return "", false
+	}
+	if clean {
+		return raw[:len(raw)-len(rawFragment(raw))], true
+	}
+
+	var b strings.Builder
+	b.Grow(len(raw) + 8)
+	b.WriteString(raw[:schemeLen])
+	if upper {
+		for k := 0; k < len(host); k++ {
+			c := host[k]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+		}
+	} else {
+		b.WriteString(host)
+	}
+	if port != "" {
+		b.WriteByte(':')
+		b.WriteString(port)
+	}
+	if len(rest) == 0 || rest[0] != '/' {
+		b.WriteByte('/')
+	}
+	normalizeRest(&b, rest)
+	return b.String(), true
+}
+
+// rawFragment returns the "#..." suffix of raw, or "".
+func rawFragment(raw string) string {
+	if h := strings.IndexByte(raw, '#'); h >= 0 {
+		return raw[h:]
+	}
+	return ""
+}
+
+// dotSegment reports whether seg is "." or "..".
+func dotSegment(seg string) bool { return seg == "." || seg == ".." }
+
+// isACE reports whether label starts with the IDNA ACE prefix "xn--".
+func isACE(label string) bool {
+	return len(label) >= 4 && (label[0]|0x20) == 'x' && (label[1]|0x20) == 'n' && label[2] == '-' && label[3] == '-'
+}
+
+func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
