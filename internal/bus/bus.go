@@ -1,0 +1,225 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// DefaultConnectTimeout bounds Connect when ctx has no deadline.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Connect dials the NATS servers of cfg.URL with cfg's credentials and TLS
+// files. name identifies the connection in server monitoring. It reconnects
+// forever once connected; log (nil = discard) hears about outages.
+func Connect(ctx context.Context, cfg config.NATS, name string, log *slog.Logger) (*nats.Conn, error) {
+	if strings.TrimSpace(cfg.URL) == "" {
+		return nil, errors.New("bus: no NATS URL configured (nats.url / --nats)")
+	}
+	return connect(ctx, cfg.URL, name, log, options(cfg)...)
+}
+
+func options(cfg config.NATS) []nats.Option {
+	var opts []nats.Option
+	if cfg.Creds != "" {
+		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	}
+	if cfg.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(cfg.TLSCA))
+	}
+	if cfg.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
+	}
+	return opts
+}
+
+func connect(ctx context.Context, url, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	timeout := DefaultConnectTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	opts := append([]nats.Option{
+		nats.Name(name),
+		nats.Timeout(timeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectBufSize(64 << 20),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrl()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+			subj := ""
+			if s != nil {
+				subj = s.Subject
+			}
+			log.Error("nats async error", "subject", subj, "err", err)
+		}),
+	}, extra...)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: connect %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+// EnsureStream creates the crawl's stream, or updates it to the wanted
+// configuration if it exists.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg config.NATS) (jetstream.Stream, error) {
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
+	subj := msg.NewSubjects(cfg.Prefix)
+	replicas := cfg.Replicas
+	if replicas < 1 {
+		replicas = 1
+	}
+	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        streamName(cfg),
+		Description: "trawl links and fetch outcomes",
+		Subjects:    subj.StreamSubjects(),
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.WorkQueuePolicy,
+		Replicas:    replicas,
+		MaxMsgSize:  msg.MaxMessage,
+		Duplicates:  2 * time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", streamName(cfg), err)
+	}
+	return s, nil
+}
+
+func streamName(cfg config.NATS) string {
+	if cfg.Stream == "" {
+		return msg.DefaultStream
+	}
+	return cfg.Stream
+}
+
+func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultConnectTimeout)
+}
+
+// EmbeddedOptions configures StartEmbedded.
+type EmbeddedOptions struct {
+	// Dir holds the JetStream store; it survives restarts, which is how a
+	// one-command crawl resumes.
+	Dir string
+	// Listen is the client address, host:port. "" means 127.0.0.1 on a
+	// random port.
+	Listen string
+	// Log receives the server's own log lines at debug level (nil = none).
+	Log *slog.Logger
+}
+
+// Embedded is an in-process nats-server with JetStream.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a nats-server in this process and waits until it
+// accepts connections.
+func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
+	host, port := "127.0.0.1", server.RANDOM_PORT
+	if opts.Listen != "" {
+		h, p, err := splitListen(opts.Listen)
+		if err != nil {
+			return nil, err
+		}
+		host, port = h, p
+	}
+	so := &server.Options{
+		ServerName: "trawl-embedded",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   opts.Dir,
+		NoSigs:     true,
+		NoLog:      opts.Log == nil,
+		MaxPayload: msg.MaxMessage,
+	}
+	srv, err := server.NewServer(so)
+	if err != nil {
+		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
+	}
+	if opts.Log != nil {
+		srv.SetLoggerV2(&serverLog{opts.Log}, false, false, false)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return nil, errors.New("bus: embedded nats-server did not become ready within 30s")
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// ClientURL is the nats:// URL other processes connect to.
+func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Connect opens a client connection to the embedded server.
+func (e *Embedded) Connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, error) {
+	return connect(ctx, e.ClientURL(), name, log)
+}
+
+// Close shuts the server down and waits for it.
+func (e *Embedded) Close() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+func splitListen(addr string) (string, int, error) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("bus: listen address %q: want host:port", addr)
+	}
+	var port int
+	if _, err := fmt.Sscanf(addr[i+1:], "%d", &port); err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("bus: listen address %q: bad port", addr)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
+	}
+	host := strings.Trim(addr[:i], "[]")
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return host, port, nil
+}
+
+// serverLog adapts nats-server's logger to slog.
+type serverLog struct{ l *slog.Logger }
+
+func (s *serverLog) Noticef(f string, a ...any) {
+	s.l.Debug(fmt.Sprintf(f, a...), "component", "nats-server")
+}
+func (s *serverLog) Warnf(f string, a ...any) {
+	s.l.Warn(fmt.Sprintf(f, a...), "component", "nats-server")
+}
+func (s *serverLog) Fatalf(f string, a ...any) {
+	s.l.Error(fmt.Sprintf(f, a...), "component", "nats-server")
+}
+func (s *serverLog) Errorf(f string, a ...any) {
+	s.l.Error(fmt.Sprintf(f, a...), "component", "nats-server")
+}
+func (s *serverLog) Debugf(f string, a ...any) {
+	s.l.Debug(fmt.Sprintf(f, a...), "component", "nats-server")
+}
+func (s *serverLog) Tracef(f string, a ...any) {}

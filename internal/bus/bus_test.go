@@ -1,0 +1,79 @@
+package bus_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/bus/bustest"
+	"github.com/trawlhq/trawl/internal/config"
+)
+
+func TestEmbeddedStream(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := config.Default().NATS
+	cfg.URL = e.ClientURL()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := bus.Connect(ctx, cfg, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // idempotent
+		if _, err := bus.EnsureStream(ctx, js, cfg); err != nil {
+			t.Fatalf("EnsureStream #%d: %v", i+1, err)
+		}
+	}
+	if _, err := js.Publish(ctx, "trawl.links.0", []byte("x")); err != nil {
+		t.Fatalf("publish to a stream subject: %v", err)
+	}
+	if _, err := js.Publish(ctx, "trawl.elsewhere", []byte("x")); err == nil {
+		t.Fatal("publish outside the stream's subjects was stored")
+	}
+	s, err := js.Stream(ctx, "TRAWL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 || info.Config.Retention != jetstream.WorkQueuePolicy || info.Config.Storage != jetstream.FileStorage {
+		t.Fatalf("stream state %+v config %+v", info.State, info.Config)
+	}
+}
+
+func TestConnectErrors(t *testing.T) {
+	if _, err := bus.Connect(context.Background(), config.NATS{}, "x", nil); err == nil || !strings.Contains(err.Error(), "no NATS URL") {
+		t.Errorf("empty URL: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	// Port 1 on loopback: nothing listens there.
+	if _, err := bus.Connect(ctx, config.NATS{URL: "nats://127.0.0.1:1"}, "x", nil); err == nil {
+		t.Error("connect to a closed port succeeded")
+	}
+}
+
+func TestEmbeddedListenAddress(t *testing.T) {
+	if _, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "nonsense"}); err == nil {
+		t.Error("listen address without a port accepted")
+	}
+	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if !strings.HasPrefix(e.ClientURL(), "nats://127.0.0.1:") || strings.HasSuffix(e.ClientURL(), ":4222") {
+		t.Errorf("ClientURL = %q", e.ClientURL())
+	}
+}

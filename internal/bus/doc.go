@@ -1,0 +1,22 @@
+// Package bus is trawl's NATS plumbing shared by the frontier and the
+// crawler: connecting with credentials or TLS (Connect), running an embedded
+// nats-server with JetStream for the one-command crawl and for tests
+// (StartEmbedded, and bustest.Start in tests), and declaring the JetStream
+// stream that carries links and outcomes (EnsureStream).
+//
+// # The stream
+//
+// One stream (default TRAWL) captures <prefix>.links.*, <prefix>.done.* and
+// <prefix>.dead.*, on file storage with work-queue retention: a message is
+// removed once the frontier shard that consumes its subject acks it, which
+// it does only after committing its effects to bbolt. Each shard has one
+// durable pull consumer filtering its own links and done subjects, so the
+// consumers never overlap (a work-queue requirement). Dead-lettered
+// messages have no consumer and stay until an operator removes them.
+//
+// # Caveats
+//
+// An Embedded server owns its goroutines and JetStream directory; Close
+// shuts it down and waits. Connect reconnects forever: callers see outages
+// through the logger, not through errors.
+package bus
