@@ -1,0 +1,5 @@
+//go:build !linux
+
+package dedup
+
+const mmapFlags = 0

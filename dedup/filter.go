@@ -1,0 +1,359 @@
+package dedup
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultChunkBytes is the size of the chunks the bit array is checkpointed
+// in: 1 MiB, 1,143 chunks for a 1e9-capacity filter.
+const DefaultChunkBytes = 1 << 20
+
+// Filter is a Bloom filter over 64-bit key hashes. All methods are safe for
+// concurrent use, except Close, which must not race with any other.
+type Filter struct {
+	sz      Sizing
+	words   []uint64 // the bit array; never moved, only grown bits
+	release func() error
+	blocks  uint64 // Blocked: number of 512-bit blocks
+
+	chunkShift uint // log2 of the words per chunk
+	nchunks    int
+	dirty      []atomic.Uint64 // bitmap: chunk changed since last Checkpoint
+
+	items   atomic.Uint64 // adds that reported new
+	setBits atomic.Uint64 // exact: incremented on every 0 -> 1 flip
+
+	ckpt struct {
+		sync.Mutex
+		persisted []uint64 // bitmap: chunk stored by a committed Checkpoint
+		pending   *checkpointTx
+	}
+}
+
+// options are the settings New takes.
+type options struct {
+	layout     Layout
+	chunkBytes int
+}
+
+// Option changes how New builds a filter.
+type Option func(*options)
+
+// WithLayout chooses the layout; the default is Standard.
+func WithLayout(l Layout) Option { return func(o *options) { o.layout = l } }
+
+// WithChunkBytes sets the checkpoint chunk size: a power of two from 4 KiB
+// to 64 MiB. The default is DefaultChunkBytes. Smaller chunks make a
+// checkpoint after few new keys cheaper and the chunk count larger.
+func WithChunkBytes(n int) Option { return func(o *options) { o.chunkBytes = n } }
+
+// New returns an empty filter sized by PlanLayout for capacity items at
+// false-positive rate fp.
+func New(capacity uint64, fp float64, opts ...Option) (*Filter, error) {
+	o := options{layout: Standard, chunkBytes: DefaultChunkBytes}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	sz, err := PlanLayout(capacity, fp, o.layout)
+	if err != nil {
+		return nil, err
+	}
+	return newFilter(sz, o.chunkBytes)
+}
+
+const (
+	minChunkBytes = 4 << 10
+	maxChunkBytes = 64 << 20
+)
+
+func validChunkBytes(n uint64) bool {
+	return n >= minChunkBytes && n <= maxChunkBytes && n&(n-1) == 0
+}
+
+func newFilter(sz Sizing, chunkBytes int) (*Filter, error) {
+	if chunkBytes < 0 || !validChunkBytes(uint64(chunkBytes)) {
+		return nil, fmt.Errorf("%w: chunk size %d is not a power of two from %d to %d", ErrInvalid, chunkBytes, minChunkBytes, maxChunkBytes)
+	}
+	words, release, err := allocWords(sz.words())
+	if err != nil {
+		return nil, err
+	}
+	f := &Filter{sz: sz, words: words, release: release}
+	if sz.Layout == Blocked {
+		f.blocks = sz.Bits / blockBits
+	}
+	f.chunkShift = uint(bits.TrailingZeros64(uint64(chunkBytes) / 8))
+	f.nchunks = int((uint64(len(words)) + 1<<f.chunkShift - 1) >> f.chunkShift)
+	f.dirty = make([]atomic.Uint64, (f.nchunks+63)/64)
+	f.ckpt.persisted = make([]uint64, (f.nchunks+63)/64)
+	return f, nil
+}
+
+// Close releases the bit array. The filter must not be used afterwards.
+func (f *Filter) Close() error {
+	if f.release == nil {
+		return nil
+	}
+	f.words = nil
+	err := f.release()
+	f.release = nil
+	if err != nil {
+		return fmt.Errorf("dedup: release bit array: %w", err)
+	}
+	return nil
+}
+
+// Sizing returns the plan the filter was built from.
+func (f *Filter) Sizing() Sizing { return f.sz }
+
+// TestAndAdd adds key and reports whether it was (probably) there already.
+func (f *Filter) TestAndAdd(key []byte) (seen bool) {
+	hs := [1]uint64{Hash(key)}
+	var s [1]bool
+	f.TestAndAddHashes(hs[:], s[:])
+	return s[0]
+}
+
+// Test reports whether key is (probably) in the filter, without adding it.
+func (f *Filter) Test(key []byte) bool { return f.TestHash(Hash(key)) }
+
+// hashBatch is how many keys TestAndAddBatch hashes at a time.
+const hashBatch = 256
+
+// TestAndAddBatch is TestAndAdd for every key; seen[i] reports keys[i].
+// seen must be at least as long as keys. A key repeated within the batch
+// reports seen from its second occurrence on.
+func (f *Filter) TestAndAddBatch(keys [][]byte, seen []bool) {
+	var hs [hashBatch]uint64
+	for start := 0; start < len(keys); start += hashBatch {
+		end := min(start+hashBatch, len(keys))
+		for i, k := range keys[start:end] {
+			hs[i] = Hash(k)
+		}
+		f.TestAndAddHashes(hs[:end-start], seen[start:end])
+	}
+}
+
+// TestHash is Test on a precomputed Hash.
+func (f *Filter) TestHash(h uint64) bool {
+	w := f.words
+	if f.sz.Layout == Blocked {
+		base := reduce(h, f.blocks) * 8
+		line := w[base : base+8 : base+8]
+		var m [8]uint64
+		blockMasks(h, f.sz.K, &m)
+		for i := range 8 {
+			if m[i] != 0 && atomic.LoadUint64(&line[i])&m[i] != m[i] {
+				return false
+			}
+		}
+		return true
+	}
+	var idx, mask [maxK]uint64
+	f.positions(h, idx[:f.sz.K], mask[:f.sz.K])
+	ok := true
+	for i := range f.sz.K {
+		// Load every position before deciding so the misses overlap.
+		if atomic.LoadUint64(&w[idx[i]])&mask[i] == 0 {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// positions fills the word index and bit mask of each of h's k positions
+// in the Standard layout.
+func (f *Filter) positions(h uint64, idx, mask []uint64) {
+	m := f.sz.Bits
+	g := reduce(h, m)
+	d := reduce(mix64(h), m)
+	if d == 0 {
+		d = 1
+	}
+	for i := range idx {
+		idx[i] = g >> 6
+		mask[i] = 1 << (g & 63)
+		g += d
+		if g >= m {
+			g -= m
+		}
+	}
+}
+
+// blockMasks fills, for each of the 8 words of a block, the bits h sets.
+func blockMasks(h uint64, k int, m *[8]uint64) {
+	x := mix64(h)
+	r := x
+	for i := range k {
+		if i > 0 && i%7 == 0 {
+			x = mix64(x + uint64(i))
+			r = x
+		}
+		p := r & (blockBits - 1)
+		r >>= 9
+		m[p>>6] |= 1 << (p & 63)
+	}
+}
+
+// batchPositions bounds the positions TestAndAddHashes works on at once:
+// enough independent loads to keep every miss buffer busy.
+const batchPositions = 256
+
+// TestAndAddHashes is TestAndAdd on precomputed Hash values: seen[i]
+// reports hs[i]. It computes the positions of a group of keys, loads them
+// all (so the cache misses overlap), then sets the missing bits with atomic
+// ORs; a key is new when one of its ORs flipped a bit.
+func (f *Filter) TestAndAddHashes(hs []uint64, seen []bool) {
+	_ = seen[:len(hs)] // one bounds check up front; panics on a short seen
+	var newItems, flips uint64
+	if f.sz.Layout == Blocked {
+		newItems, flips = f.addBlocked(hs, seen)
+	} else {
+		newItems, flips = f.addStandard(hs, seen)
+	}
+	if newItems > 0 {
+		f.items.Add(newItems)
+		f.setBits.Add(flips)
+	}
+}
+
+func (f *Filter) addStandard(hs []uint64, seen []bool) (newItems, flips uint64) {
+	var idx, mask, val [batchPositions]uint64
+	w := f.words
+	k := f.sz.K
+	per := max(1, batchPositions/k)
+	for start := 0; start < len(hs); start += per {
+		end := min(start+per, len(hs))
+		n := 0
+		for _, h := range hs[start:end] {
+			f.positions(h, idx[n:n+k], mask[n:n+k])
+			n += k
+		}
+		for i := range n {
+			val[i] = atomic.LoadUint64(&w[idx[i]])
+		}
+		p := 0
+		for j := start; j < end; j++ {
+			isNew := false
+			for i := p; i < p+k; i++ {
+				if val[i]&mask[i] != 0 {
+					continue
+				}
+				if old := atomic.OrUint64(&w[idx[i]], mask[i]); old&mask[i] == 0 {
+					flips++
+					isNew = true
+					f.markDirty(idx[i])
+				}
+			}
+			if isNew {
+				newItems++
+			}
+			seen[j] = !isNew
+			p += k
+		}
+	}
+	return newItems, flips
+}
+
+// blockedGroup is how many keys addBlocked touches before setting bits.
+const blockedGroup = 32
+
+func (f *Filter) addBlocked(hs []uint64, seen []bool) (newItems, flips uint64) {
+	var base [blockedGroup]uint64
+	var masks [blockedGroup][8]uint64
+	w := f.words
+	k := f.sz.K
+	for start := 0; start < len(hs); start += blockedGroup {
+		end := min(start+blockedGroup, len(hs))
+		var sink uint64
+		for i, h := range hs[start:end] {
+			b := reduce(h, f.blocks) * 8
+			base[i] = b
+			masks[i] = [8]uint64{}
+			blockMasks(h, k, &masks[i])
+			sink |= atomic.LoadUint64(&w[b]) // bring the line in
+		}
+		_ = sink
+		for i := range end - start {
+			line := w[base[i] : base[i]+8 : base[i]+8]
+			isNew := false
+			for j := range 8 {
+				m := masks[i][j]
+				if m == 0 || atomic.LoadUint64(&line[j])&m == m {
+					continue
+				}
+				if old := atomic.OrUint64(&line[j], m); old&m != m {
+					flips += uint64(bits.OnesCount64(m &^ old))
+					isNew = true
+				}
+			}
+			if isNew {
+				newItems++
+				f.markDirty(base[i])
+			}
+			seen[start+i] = !isNew
+		}
+	}
+	return newItems, flips
+}
+
+// markDirty records that the chunk holding word wi changed.
+func (f *Filter) markDirty(wi uint64) {
+	c := wi >> f.chunkShift
+	d := &f.dirty[c>>6]
+	if bit := uint64(1) << (c & 63); d.Load()&bit == 0 {
+		d.Or(bit)
+	}
+}
+
+// Stats is a snapshot of a filter's parameters and fill.
+type Stats struct {
+	Capacity       uint64
+	TargetFP       float64
+	Layout         Layout
+	Bits           uint64
+	K              int
+	Items          uint64  // adds that reported new (racing adds of one key may both count)
+	SetBits        uint64  // exact count of set bits
+	Fill           float64 // SetBits / Bits
+	ImpliedFP      float64 // the rate the current fill implies
+	EstimatedItems float64 // distinct items the fill implies: -(m/k) ln(1 - fill)
+	OverCapacity   bool    // Items > Capacity
+	NearTarget     bool    // ImpliedFP has reached 80% of TargetFP: time to act
+	Chunks         int     // checkpoint chunks in the array
+	DirtyChunks    int     // chunks changed since the last Checkpoint
+}
+
+// nearTargetRatio is the share of the target rate at which NearTarget warns.
+const nearTargetRatio = 0.8
+
+// Stats returns the filter's current counters and the rates they imply.
+func (f *Filter) Stats() Stats {
+	s := Stats{
+		Capacity: f.sz.Capacity, TargetFP: f.sz.FP, Layout: f.sz.Layout,
+		Bits: f.sz.Bits, K: f.sz.K,
+		Items: f.items.Load(), SetBits: f.setBits.Load(), Chunks: f.nchunks,
+	}
+	m := float64(s.Bits)
+	s.Fill = float64(s.SetBits) / m
+	s.EstimatedItems = -m / float64(s.K) * math.Log1p(-s.Fill)
+	if s.Layout == Blocked {
+		// Same expected fill as standard: each key sets k uniform bits.
+		s.ImpliedFP = blockedFP(s.K, s.EstimatedItems/float64(f.blocks))
+	} else {
+		s.ImpliedFP = math.Pow(s.Fill, float64(s.K))
+	}
+	if math.IsInf(s.EstimatedItems, 0) {
+		s.ImpliedFP = 1
+	}
+	s.OverCapacity = s.Items > s.Capacity
+	s.NearTarget = s.ImpliedFP >= nearTargetRatio*s.TargetFP
+	for i := range f.dirty {
+		s.DirtyChunks += bits.OnesCount64(f.dirty[i].Load())
+	}
+	return s
+}

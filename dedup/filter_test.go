@@ -1,0 +1,187 @@
+package dedup
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+func userKey(i int) []byte { return strconv.AppendInt([]byte("user:"), int64(i), 10) }
+
+func popcount(f *Filter) uint64 {
+	var n uint64
+	for _, w := range f.words {
+		n += uint64(bits.OnesCount64(w))
+	}
+	return n
+}
+
+func newTestFilter(t testing.TB, n uint64, p float64, l Layout, opts ...Option) *Filter {
+	t.Helper()
+	f, err := New(n, p, append([]Option{WithLayout(l)}, opts...)...)
+	if err != nil {
+		t.Fatalf("New(%d, %g, %v): %v", n, p, l, err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestNoFalseNegatives(t *testing.T) {
+	const n = 1_000_000
+	for _, l := range []Layout{Standard, Blocked} {
+		t.Run(l.String(), func(t *testing.T) {
+			f := newTestFilter(t, n, 0.01, l)
+			keys := make([][]byte, 0, 1000)
+			seen := make([]bool, 1000)
+			for i := 0; i < n; i += 1000 {
+				keys = keys[:0]
+				for j := i; j < i+1000; j++ {
+					keys = append(keys, userKey(j))
+				}
+				f.TestAndAddBatch(keys, seen)
+			}
+			for i := range n {
+				if !f.Test(userKey(i)) {
+					t.Fatalf("user:%d added but Test reports absent", i)
+				}
+			}
+			st := f.Stats()
+			if got := popcount(f); st.SetBits != got {
+				t.Errorf("Stats.SetBits = %d, popcount = %d", st.SetBits, got)
+			}
+			if st.Items > n || st.Items < n*98/100 {
+				t.Errorf("Stats.Items = %d, want about %d", st.Items, n)
+			}
+			if math.Abs(st.EstimatedItems-n)/n > 0.02 {
+				t.Errorf("Stats.EstimatedItems = %.0f, want within 2%% of %d", st.EstimatedItems, n)
+			}
+			if math.Abs(st.ImpliedFP-f.Sizing().ExpectedFP)/f.Sizing().ExpectedFP > 0.1 {
+				t.Errorf("Stats.ImpliedFP = %g, want about %g", st.ImpliedFP, f.Sizing().ExpectedFP)
+			}
+			if st.OverCapacity || !st.NearTarget {
+				t.Errorf("at capacity: OverCapacity = %v, NearTarget = %v; want false, true", st.OverCapacity, st.NearTarget)
+			}
+		})
+	}
+}
+
+func TestTestAndAddSemantics(t *testing.T) {
+	for _, l := range []Layout{Standard, Blocked} {
+		f := newTestFilter(t, 1000, 0.01, l)
+		if f.Test([]byte("a")) {
+			t.Fatalf("%v: empty filter reports a seen", l)
+		}
+		if f.TestAndAdd([]byte("a")) {
+			t.Fatalf("%v: first add of a reported seen", l)
+		}
+		if !f.TestAndAdd([]byte("a")) || !f.Test([]byte("a")) {
+			t.Fatalf("%v: second add of a reported new", l)
+		}
+		// A key repeated within one batch is new once.
+		keys := [][]byte{[]byte("b"), []byte("c"), []byte("b"), []byte("a")}
+		seen := make([]bool, len(keys))
+		f.TestAndAddBatch(keys, seen)
+		if want := []bool{false, false, true, true}; fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Errorf("%v: batch seen = %v, want %v", l, seen, want)
+		}
+		if st := f.Stats(); st.Items != 3 {
+			t.Errorf("%v: Items = %d, want 3", l, st.Items)
+		}
+	}
+}
+
+// TestFalsePositiveRate holds the measured rate at capacity within 4
+// standard deviations of the theory, for both layouts.
+func TestFalsePositiveRate(t *testing.T) {
+	const n, probes = 1_000_000, 1_000_000
+	for _, l := range []Layout{Standard, Blocked} {
+		for _, p := range []float64{0.1, 0.01, 0.001} {
+			t.Run(fmt.Sprintf("%v/%g", l, p), func(t *testing.T) {
+				t.Parallel()
+				r, err := FPCheck(n, p, probes, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.FalseNegatives != 0 {
+					t.Fatalf("%d false negatives", r.FalseNegatives)
+				}
+				sigma := math.Sqrt(r.ExpectedFP * (1 - r.ExpectedFP) / probes)
+				if d := math.Abs(r.FPRate-r.ExpectedFP) / sigma; d > 4 {
+					t.Errorf("measured rate %g (%d/%d) is %.1f sigma from theory %g", r.FPRate, r.FalsePositives, probes, d, r.ExpectedFP)
+				}
+				if r.FPRateLow > r.FPRate || r.FPRateHigh < r.FPRate {
+					t.Errorf("interval [%g, %g] does not hold %g", r.FPRateLow, r.FPRateHigh, r.FPRate)
+				}
+			})
+		}
+	}
+}
+
+// TestConcurrentTestAndAdd races goroutines over overlapping keys: every
+// key must end up present, at least one adder of each key must have seen it
+// new (the filter is far from full, so a false positive is ~1e-12), and the
+// set-bit count must stay exact.
+func TestConcurrentTestAndAdd(t *testing.T) {
+	const keys, workers = 20_000, 4
+	for _, l := range []Layout{Standard, Blocked} {
+		t.Run(l.String(), func(t *testing.T) {
+			f := newTestFilter(t, 1_000_000, 0.01, l, WithChunkBytes(4096))
+			newBy := make([][]bool, workers)
+			var wg sync.WaitGroup
+			for w := range workers {
+				newBy[w] = make([]bool, keys)
+				wg.Go(func() {
+					for i := range keys {
+						j := (i + w*keys/workers) % keys // different orders
+						if w%2 == 0 {
+							newBy[w][j] = !f.TestAndAdd(userKey(j))
+						} else {
+							var s [1]bool
+							f.TestAndAddBatch([][]byte{userKey(j)}, s[:])
+							newBy[w][j] = !s[0]
+						}
+					}
+				})
+			}
+			wg.Wait()
+			for j := range keys {
+				any := false
+				for w := range workers {
+					any = any || newBy[w][j]
+				}
+				if !any {
+					t.Fatalf("user:%d reported seen by every adder", j)
+				}
+				if !f.Test(userKey(j)) {
+					t.Fatalf("user:%d missing", j)
+				}
+			}
+			if st := f.Stats(); st.SetBits != popcount(f) {
+				t.Errorf("SetBits = %d, popcount = %d", st.SetBits, popcount(f))
+			}
+		})
+	}
+}
+
+func TestOverCapacity(t *testing.T) {
+	f := newTestFilter(t, 10_000, 0.01, Standard)
+	seen := make([]bool, 1)
+	for i := range 20_000 {
+		f.TestAndAddHashes([]uint64{Hash(userKey(i))}, seen)
+	}
+	st := f.Stats()
+	if !st.OverCapacity || !st.NearTarget || st.ImpliedFP < 0.1 {
+		t.Errorf("at 2x capacity: %+v; want OverCapacity, NearTarget, ImpliedFP about 0.157", st)
+	}
+}
+
+func TestNewBadInput(t *testing.T) {
+	for _, cb := range []int{0, 100, 4095, 6000, 128 << 20} {
+		if _, err := New(1000, 0.01, WithChunkBytes(cb)); err == nil {
+			t.Errorf("WithChunkBytes(%d) accepted", cb)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package dedup
+
+// allocWords returns a zeroed array of n words from the Go heap. Only Linux
+// gets the mmap'd, huge-page-advised array.
+func allocWords(n uint64) ([]uint64, func() error, error) {
+	return make([]uint64, n), func() error { return nil }, nil
+}
+
+// memoryLimit is unknown off Linux; Plan then only enforces its bit limit.
+func memoryLimit() uint64 { return 0 }
