@@ -1,9 +1,6 @@
 package robots
 
-import (
-	"strings"
-	"time"
-)
+import "time"
 
 // MaxBytes is how much of a robots.txt body is parsed (RFC 9309 section
 // 2.5 asks crawlers to parse at least 500 KiB); the rest is ignored.
@@ -157,7 +154,7 @@ func (r *Robots) groupsFor(agent string) ([]int32, bool) {
 		}
 		if hasUpper(agent) {
 			for _, a := range r.agents {
-				if strings.EqualFold(a, agent) {
+				if equalFoldASCII(a, agent) {
 					return r.byAgent[a], false
 				}
 			}
@@ -172,11 +169,32 @@ func (g *group) nameFor(agent string, global bool) string {
 		return "*"
 	}
 	for i, t := range g.tokens {
-		if t != "" && strings.EqualFold(t, agent) {
+		if t != "" && equalFoldASCII(t, agent) {
 			return g.names[i]
 		}
 	}
 	return ""
+}
+
+// equalFoldASCII is strings.EqualFold for ASCII only: product tokens are
+// [a-zA-Z_-], and Unicode folding would let "ſ" (U+017F) name "s".
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if toLower(a[i]) != toLower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func toLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func hasUpper(s string) bool {

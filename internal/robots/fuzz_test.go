@@ -1,0 +1,54 @@
+package robots
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParse checks that no body panics Parse or Test, that a parsed set
+// stays linear in its input, and that Test is deterministic and agrees with
+// itself across normalised forms of the path.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(sample), "trawl", "/private/x")
+	f.Add([]byte("User-agent: *\nDisallow: /*a*b*c$\nAllow: /"), "x", "/aXbYc")
+	f.Add([]byte("\xef\xbbUser-agent a\rDisallow /ü\r\n"), "A", "/%c3%bc")
+	f.Add([]byte("Disallow: /\nuser agent: *\ndisallaw: *$"), "", "")
+	for _, c := range loadCorpus(f)[:40] {
+		f.Add(c.body, c.UserAgent, PathOf(c.URL))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, agent, path string) {
+		r := Parse(body)
+		rules := 0
+		for _, g := range r.groups {
+			rules += len(g.rules)
+			for _, ru := range g.rules {
+				if ru.line < 1 || ru.pattern == "" {
+					t.Fatalf("rule %+v: bad line or empty pattern", ru)
+				}
+			}
+		}
+		// Each rule costs at least "allow:x" (7 bytes) on a line of its own;
+		// index.html rules come in pairs.
+		if rules > 2*(len(body)/7+1) {
+			t.Fatalf("%d rules from %d bytes", rules, len(body))
+		}
+		v1 := r.Test(agent, path)
+		v2 := r.Test(agent, path)
+		if v1 != v2 {
+			t.Fatalf("Test not deterministic: %+v then %+v", v1, v2)
+		}
+		if v3 := r.Test(strings.ToUpper(agent), path); v3.Allowed != v1.Allowed || v3.Rule != v1.Rule {
+			t.Fatalf("agent case changes verdict: %+v vs %+v", v1, v3)
+		}
+		if n := normalise(path); r.Test(agent, n) != v1 {
+			t.Fatalf("normalised path %q changes verdict", n)
+		}
+		if v1.Rule == "" && v1.Line != 0 || v1.Rule != "" && v1.Line < 1 {
+			t.Fatalf("verdict %+v: rule and line disagree", v1)
+		}
+		r.CrawlDelay(agent)
+		_ = v1.String()
+		_ = PathOf(path)
+		_ = ProductToken(agent)
+	})
+}
