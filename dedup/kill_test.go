@@ -1,0 +1,144 @@
+package dedup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The kill -9 test: a child process (this test binary, re-executed) admits
+// keys, journals them and checkpoints, printing "lo hi" after each commit;
+// the parent SIGKILLs it at a random moment, reopens the file and checks
+// that every key of every reported commit is present. Four rounds run on
+// the same file, each child resuming from what the previous one left.
+
+const (
+	killEnvDB    = "DEDUP_KILL_DB"
+	killEnvStart = "DEDUP_KILL_START"
+	killBatch    = 200
+)
+
+func killSizing() Sizing { s, _ := Plan(500_000, 0.01); return s }
+
+func keyID(id int) []byte { return strconv.AppendInt([]byte("https://kill.example/"), int64(id), 10) }
+
+func TestKill9Recovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	path := filepath.Join(t.TempDir(), "kill.db")
+	var committed [][2]int
+	for round := range 4 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v=false")
+		cmd.Env = append(os.Environ(), killEnvDB+"="+path, killEnvStart+"="+strconv.Itoa(round*10_000_000))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		killAfter := 5 + rand.IntN(60)
+		lines := 0
+		for sc.Scan() {
+			var lo, hi int
+			if _, err := fmt.Sscanf(sc.Text(), "%d %d", &lo, &hi); err != nil {
+				continue // a line cut short by the kill
+			}
+			committed = append(committed, [2]int{lo, hi})
+			if lines++; lines == killAfter {
+				time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+				cmd.Process.Signal(syscall.SIGKILL)
+			}
+		}
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("round %d: child ended with %v after %d commits, want killed", round, err, lines)
+		}
+		db, err := bolt.Open(path, 0o600, BoltOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f *Filter
+		err = db.View(func(tx *bolt.Tx) (err error) { f, err = Load(tx, killSizing()); return err })
+		db.Close()
+		if err != nil {
+			t.Fatalf("round %d: reopen after kill: %v", round, err)
+		}
+		checked := 0
+		for _, r := range committed {
+			for id := r[0]; id < r[1]; id++ {
+				if !f.Test(keyID(id)) {
+					t.Fatalf("round %d: key %d was committed but is missing after kill -9", round, id)
+				}
+				checked++
+			}
+		}
+		t.Logf("round %d: killed after %d commits; %d committed keys present, %d items", round, lines, checked, f.Stats().Items)
+		f.Close()
+	}
+}
+
+// TestKill9Child is the child of TestKill9Recovery; it does nothing unless
+// started by it.
+func TestKill9Child(t *testing.T) {
+	path := os.Getenv(killEnvDB)
+	if path == "" {
+		t.Skip("only runs as the child of TestKill9Recovery")
+	}
+	start, _ := strconv.Atoi(os.Getenv(killEnvStart))
+	db, err := bolt.Open(path, 0o600, BoltOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *Filter
+	err = db.View(func(tx *bolt.Tx) (err error) { f, err = Load(tx, killSizing()); return err })
+	if errors.Is(err, ErrNotFound) {
+		f, err = New(500_000, 0.01, WithChunkBytes(4096))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := make([]uint64, killBatch)
+	seen := make([]bool, killBatch)
+	for i := 0; i < 100_000; i++ {
+		lo := start + i*killBatch
+		for j := range hs {
+			hs[j] = Hash(keyID(lo + j))
+		}
+		f.TestAndAddHashes(hs, seen)
+		var fresh []uint64
+		for j, h := range hs {
+			if !seen[j] {
+				fresh = append(fresh, h)
+			}
+		}
+		err := db.Update(func(tx *bolt.Tx) error {
+			if err := f.AppendJournal(tx, fresh); err != nil {
+				return err
+			}
+			if i%5 == 4 {
+				_, err := f.Checkpoint(tx)
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("%d %d\n", lo, lo+killBatch)
+	}
+}
