@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/cli"
+)
+
+func init() {
+	cmds.Register(cli.Command{Name: "fpcheck", Summary: "measure a Bloom filter's false-positive rate against theory", Run: runFPCheck})
+}
+
+func runFPCheck(args []string) int {
+	fs := flag.NewFlagSet("frontier fpcheck", flag.ContinueOnError)
+	var ff filterFlags
+	ff.register(fs)
+	fs.Lookup("capacity").DefValue = "1000000"
+	ff.capacity = 1_000_000
+	probes := fs.Uint64("probes", 1_000_000, "never-inserted keys to probe")
+	l, ok := ff.parse(fs, args)
+	if !ok {
+		return cli.ExitUsage
+	}
+	r, err := dedup.FPCheck(ff.capacity, ff.fp, *probes, l)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "frontier fpcheck: %v\n", err)
+		return cli.ExitUsage
+	}
+	if err := printFPCheck(os.Stdout, r, ff.json); err != nil {
+		fmt.Fprintf(os.Stderr, "frontier fpcheck: %v\n", err)
+		return cli.ExitFailure
+	}
+	if r.FalseNegatives > 0 {
+		fmt.Fprintf(os.Stderr, "frontier fpcheck: %d false negatives: the filter is broken\n", r.FalseNegatives)
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+func printFPCheck(w io.Writer, r dedup.FPCheckResult, asJSON bool) error {
+	if asJSON {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(r)
+	}
+	s := r.Sizing
+	_, err := fmt.Fprintf(w, `filter             %s, %d bits (%.2f MiB), k=%d, %.3f bits per item
+inserted           %d keys user:0 .. user:%d
+false negatives    %d
+probes             %d keys ghost:0 .. ghost:%d
+false positives    %d
+measured fp        %.6f (95%% interval %.6f .. %.6f)
+expected fp        %.6f (theory at capacity)
+`, s.Layout, s.Bits, float64(s.Bytes)/(1<<20), s.K, s.BitsPerItem,
+		r.Inserted, int64(r.Inserted)-1, r.FalseNegatives, r.Probes, int64(r.Probes)-1,
+		r.FalsePositives, r.FPRate, r.FPRateLow, r.FPRateHigh, r.ExpectedFP)
+	return err
+}
