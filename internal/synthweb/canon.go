@@ -41,7 +41,7 @@ func removeDotSegments(p string) string {
 type target struct {
 	host  string // lowercase, without port
 	path  string // decoded, dot segments removed
-	query string // raw query, "?" included when present (even empty)
+	query string // raw query with its "?", or "" when empty or absent
 }
 
 // key is the canonical URL of t, the form Report and Truth use.
@@ -52,7 +52,8 @@ func (t target) key() string {
 
 // parseTarget reduces an absolute http URL the way identity-preserving
 // canonicalization does: lowercase scheme and host, port 80 dropped,
-// percent-encoding decoded, dot segments removed, fragment dropped. It is
+// percent-encoding decoded, dot segments removed, an empty query and the
+// fragment dropped (as parser.Canonical does). It is
 // enough for the URLs this package writes, not a general canonicalizer.
 func parseTarget(raw string) (target, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
@@ -71,7 +72,7 @@ func parseTarget(raw string) (target, error) {
 		t.path = "/"
 	}
 	t.path = removeDotSegments(t.path)
-	if u.RawQuery != "" || u.ForceQuery {
+	if u.RawQuery != "" { // an empty query ("?" alone) is dropped
 		t.query = "?" + u.RawQuery
 	}
 	return t, nil

@@ -19,7 +19,7 @@
 // (DuplicateLinkFraction), spelled differently but canonically the same:
 // "http://h3.sim.test/p/12#top", "/p/./12", "http://H3.SIM.TEST/p/12",
 // "http://h3.sim.test:80/p/12", "/p/%31%32", "/p/x/../12", "../p/12",
-// "HTTP://h3.sim.test/p/12". Pages also carry rel=canonical, a stylesheet,
+// "HTTP://h3.sim.test/p/12", "http://h3.sim.test/p/12?#frag". Pages also carry rel=canonical, a stylesheet,
 // a script and an image (/static/...), which are served but are not pages.
 //
 // The home page links to /private/0 and each private page to the next; on
@@ -29,7 +29,7 @@
 // to their first ErrorAttempts requests, then 200 (the count is per URL,
 // kept by the server). BrokenLinkFraction of pages link to /gone/N (404).
 // With Trap, the home page links to /cal/2026/12, and every month to the
-// next, forever. Any other path, and any URL with a query, is a 404.
+// next, forever. Any other path, and any URL with a non-empty query, is a 404.
 //
 // # Ground truth and observation
 //
@@ -55,7 +55,8 @@
 //     whichever client sends them; ResetRequests makes them fail again.
 //   - CanonicalURL is the identity-preserving canonical form of this
 //     package's own URLs (lowercase scheme and host, port 80 dropped,
-//     percent-encoding decoded, dot segments removed, fragment dropped); it
+//     percent-encoding decoded, dot segments removed, empty query and
+//     fragment dropped, as parser.Canonical does); it
 //     is not a general URL canonicalizer. Truth depth is the shortest path
 //     from a seed; a crawler that records the depth at which it first saw a
 //     URL may see larger depths, so compare depth-limited crawls with care.

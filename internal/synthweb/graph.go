@@ -75,15 +75,16 @@ type link struct {
 // Spelling variants of a link. Every variant resolves to the same canonical
 // URL under identity-preserving canonicalization (RFC 3986 / WHATWG).
 const (
-	spellPlain     = iota // "/p/12", or the absolute URL for another host
-	spellFragment         // "http://h3.sim.test/p/12#top"
-	spellDot              // "/p/./12"
-	spellUpperHost        // "http://H3.SIM.TEST/p/12"
-	spellPort             // "http://h3.sim.test:80/p/12"
-	spellPercent          // "/p/%31%32"
-	spellDotDot           // "/p/x/../12"
-	spellRelative         // "../p/12"
-	spellUpperScheme      // "HTTP://h3.sim.test/p/12"
+	spellPlain       = iota // "/p/12", or the absolute URL for another host
+	spellFragment           // "http://h3.sim.test/p/12#top"
+	spellDot                // "/p/./12"
+	spellUpperHost          // "http://H3.SIM.TEST/p/12"
+	spellPort               // "http://h3.sim.test:80/p/12"
+	spellPercent            // "/p/%31%32"
+	spellDotDot             // "/p/x/../12"
+	spellRelative           // "../p/12"
+	spellUpperScheme        // "HTTP://h3.sim.test/p/12"
+	spellEmptyQuery         // "http://h3.sim.test/p/12?#frag"
 	numSpellings
 )
 
@@ -358,6 +359,8 @@ func href(from page, l link) string {
 		return "http://" + hostName(to) + ":80" + p
 	case spellUpperScheme:
 		return "HTTP://" + hostName(to) + p
+	case spellEmptyQuery:
+		return urlOf(to) + "?#frag"
 	}
 	// Same-host relative spellings.
 	dir, last := p[:strings.LastIndexByte(p, '/')+1], p[strings.LastIndexByte(p, '/')+1:]

@@ -191,15 +191,17 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.state.RUnlock()
 	defer w.inflight.Done()
 
-	host, err := canonicalHost(r.Host)
-	if err != nil {
-		host = strings.ToLower(r.Host)
+	// Route by the Host header, whatever port it names.
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
 	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	t := target{host: host, path: removeDotSegments(r.URL.Path)}
 	if t.path == "" {
 		t.path = "/"
 	}
-	if r.URL.RawQuery != "" || r.URL.ForceQuery {
+	if r.URL.RawQuery != "" {
 		t.query = "?" + r.URL.RawQuery
 	}
 	p, served := w.g.lookup(t)
