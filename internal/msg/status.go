@@ -3,6 +3,7 @@ package msg
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -31,8 +32,30 @@ type Status struct {
 	Outcomes      map[string]uint64 `json:"outcomes,omitempty"` // by status class: 2xx, 3xx, 4xx, 5xx, error
 	DecodeErrors  uint64            `json:"decode_errors"`
 
-	Filter FilterStatus `json:"filter"`
-	Audit  AuditStatus  `json:"audit"`
+	Filter     FilterStatus     `json:"filter"`
+	Audit      AuditStatus      `json:"audit"`
+	Checkpoint CheckpointStatus `json:"checkpoint"`
+	TopHosts   []HostStatus     `json:"top_hosts,omitempty"` // busiest hosts by queued URLs
+}
+
+// CheckpointStatus describes the last filter checkpoint.
+type CheckpointStatus struct {
+	Count   uint64    `json:"count"` // checkpoints since the process started
+	Last    time.Time `json:"last"`
+	Seconds float64   `json:"seconds"` // duration of the last one
+	Bytes   int64     `json:"bytes"`   // filter bytes it wrote
+	Chunks  int       `json:"chunks"`  // dirty chunks it wrote
+	Journal int64     `json:"journal"` // keys journaled since it
+}
+
+// HostStatus is one host's queue and politeness state.
+type HostStatus struct {
+	Host      string    `json:"host"`
+	Queued    int64     `json:"queued"`
+	Inflight  int       `json:"inflight"`
+	Done      int64     `json:"done"`
+	NextFetch time.Time `json:"next_fetch"`
+	Robots    string    `json:"robots"` // unknown, ok, allow-all, unavailable
 }
 
 // FilterStatus is the Bloom filter's state.
@@ -56,6 +79,33 @@ type AuditStatus struct {
 	Projected  float64 `json:"projected"`   // estimated URLs wrongly skipped so far, all keys
 	ImpliedFP  float64 `json:"implied_fp"`  // the filter's own estimate, for comparison
 	Rescued    uint64  `json:"rescued"`     // skips enqueued anyway (audit.rescue)
+}
+
+// Estimate fills Rate and its Wilson 95% interval from SampledNew and
+// FPSkips, and Projected from the number of URLs admitted: the sample's
+// skip rate applied to every new URL offered (admitted ones plus those
+// wrongly skipped).
+func (a *AuditStatus) Estimate(admitted uint64) {
+	n := a.SampledNew + a.FPSkips
+	a.Rate, a.Low, a.High = Wilson(a.FPSkips, n)
+	if a.Rate < 1 {
+		a.Projected = float64(admitted) * a.Rate / (1 - a.Rate)
+	}
+}
+
+// Wilson returns k/n and the Wilson score 95% interval for a binomial
+// proportion; all zero when n is 0.
+func Wilson(k, n uint64) (p, low, high float64) {
+	if n == 0 {
+		return 0, 0, 0
+	}
+	const z = 1.959963984540054
+	nf := float64(n)
+	p = float64(k) / nf
+	den := 1 + z*z/nf
+	centre := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return p, math.Max(0, centre-half), math.Min(1, centre+half)
 }
 
 // MarshalStatus encodes s as JSON, stamping the version.
