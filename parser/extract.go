@@ -1,0 +1,370 @@
+package parser
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+)
+
+// Defaults for ExtractOptions.
+const (
+	DefaultMaxLinks   = 10000
+	DefaultMaxAttrLen = 8 << 10
+	// maxTokenBuf bounds the tokenizer's buffer: a single token (a text
+	// run, a tag with its attributes) larger than this stops extraction,
+	// with Page.Truncated set.
+	maxTokenBuf = 4 << 20
+)
+
+// ExtractOptions tune Extract. The zero value gives the defaults.
+type ExtractOptions struct {
+	// MaxLinks caps the links kept per page (default 10,000); further
+	// links are dropped and Page.Truncated is set.
+	MaxLinks int
+	// MaxAttrLen skips attribute values longer than this many bytes
+	// (default 8 KiB): no real link is that long, data: URIs often are.
+	MaxAttrLen int
+	// Agent is the robots product token (e.g. "trawlbot"): <meta
+	// name=trawlbot> is obeyed like <meta name=robots>. Compared
+	// case-insensitively; empty means only name=robots counts.
+	Agent string
+}
+
+// Extract reads an HTML document and returns its outlinks. docURL is the
+// document's absolute http(s) URL (after redirects); contentType is the
+// HTTP Content-Type header, whose charset, if any, wins over a BOM-less
+// document's <meta charset>. The document is decoded to UTF-8 first (HTTP
+// header, BOM, <meta> prescan of the first 1024 bytes, else UTF-8, else
+// windows-1252 for bytes that are not UTF-8), then streamed through the
+// HTML tokenizer; memory stays bounded whatever the input (see
+// ExtractOptions and Page.Truncated).
+//
+// Links are resolved against the first <base href> (itself resolved
+// against docURL), which applies to the whole document as in a browser,
+// also to links before it. Non-http(s) links (data:, javascript:, mailto:,
+// ...) and unparsable ones are skipped, as are empty references (the
+// document itself). Errors: an invalid docURL, or a read error from r.
+func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions) (*Page, error) {
+	if opts.MaxLinks <= 0 {
+		opts.MaxLinks = DefaultMaxLinks
+	}
+	if opts.MaxAttrLen <= 0 {
+		opts.MaxAttrLen = DefaultMaxAttrLen
+	}
+	docRes, err := newResolver(docURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("parser: document url: %w", err)
+	}
+
+	br := bufio.NewReaderSize(r, 4096)
+	head, err := br.Peek(1024)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("parser: reading document: %w", err)
+	}
+	enc, urlEnc := documentEncoding(head, contentType)
+	var in io.Reader = br
+	if enc != nil {
+		in = transform.NewReader(br, enc.NewDecoder())
+	}
+
+	x := extractor{opts: opts, agent: strings.ToLower(opts.Agent)}
+	z := html.NewTokenizer(in)
+	z.SetMaxBuf(maxTokenBuf)
+	for !x.done {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if err := z.Err(); err != io.EOF {
+				if errors.Is(err, html.ErrBufferExceeded) {
+					x.page.Truncated = true
+					x.done = true
+					break
+				}
+				return nil, fmt.Errorf("parser: reading document: %w", err)
+			}
+			x.done = true
+		case html.StartTagToken, html.SelfClosingTagToken:
+			x.tag(z)
+		}
+	}
+
+	// Resolve against the base, now that it is known.
+	res := docRes
+	x.page.Base = docRes.base.Href(false)
+	if x.baseRef != "" {
+		if b, err := docRes.resolve(x.baseRef); err == nil {
+			if br, err := newResolver(b, urlEnc); err == nil {
+				res, x.page.Base = br, b
+			}
+		}
+	}
+	if res == docRes && urlEnc != nil {
+		res = &resolver{base: docRes.base, baseStr: docRes.baseStr, origin: docRes.origin, dir: docRes.dir, enc: urlEnc}
+	}
+	x.page.Links = make([]Link, 0, len(x.raw))
+	for _, l := range x.raw {
+		u, err := res.resolve(l.URL)
+		if err != nil {
+			continue
+		}
+		l.URL = u
+		x.page.Links = append(x.page.Links, l)
+	}
+	return &x.page, nil
+}
+
+// documentEncoding returns the decoder to apply (nil for UTF-8) and the
+// encoding to use for URL queries (nil for UTF-8, and for UTF-16, whose
+// documents use UTF-8 in URLs).
+func documentEncoding(head []byte, contentType string) (dec, urlEnc encoding.Encoding) {
+	e, name, certain := charset.DetermineEncoding(head, contentType)
+	if !certain && name == "windows-1252" && !hasHighBit(head) && !bytes.Contains(bytes.ToLower(head), []byte("charset")) {
+		// No label at all and ASCII so far: the modern web is UTF-8.
+		return nil, nil
+	}
+	switch name {
+	case "utf-8":
+		return nil, nil
+	case "utf-16le", "utf-16be":
+		return e, nil
+	}
+	if e == encoding.Nop || e == unicode.UTF8 {
+		return nil, nil
+	}
+	return e, e
+}
+
+func hasHighBit(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// extractor is the state of one Extract call.
+type extractor struct {
+	opts     ExtractOptions
+	agent    string
+	page     Page
+	raw      []Link // unresolved references
+	baseRef  string
+	seenBase bool
+	done     bool
+}
+
+// add records an unresolved reference.
+func (x *extractor) add(ref string, k Kind, nofollow bool) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" || !mayBeHTTP(ref) {
+		return
+	}
+	if len(x.raw) >= x.opts.MaxLinks {
+		x.page.Truncated = true
+		x.done = true
+		return
+	}
+	x.raw = append(x.raw, Link{URL: ref, Kind: k, NoFollow: nofollow})
+}
+
+// mayBeHTTP is a cheap pre-filter: false when ref starts with a scheme
+// other than http or https (data:, javascript:, mailto:, tel:, ...).
+func mayBeHTTP(ref string) bool {
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		switch {
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			continue
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+			continue
+		case c == ':' && i > 0:
+			s := strings.ToLower(ref[:i])
+			return s == "http" || s == "https"
+		}
+		return true // no scheme: relative
+	}
+	return true
+}
+
+// attrs holds the attributes of one tag that extraction reads.
+type attrs struct {
+	href, src, srcset, rel, action, method, name, content, httpEquiv, poster string
+	has                                                                      uint16
+}
+
+const (
+	hasHref = 1 << iota
+	hasSrc
+	hasSrcset
+	hasRel
+	hasAction
+	hasMethod
+	hasName
+	hasContent
+	hasHTTPEquiv
+	hasPoster
+)
+
+// tag handles one start tag.
+func (x *extractor) tag(z *html.Tokenizer) {
+	name, hasAttr := z.TagName()
+	if !hasAttr || !interesting(name) {
+		return
+	}
+	var a attrs
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if len(v) > x.opts.MaxAttrLen {
+			continue
+		}
+		// First occurrence of an attribute wins, as in the HTML tokenizer.
+		switch string(k) {
+		case "href":
+			a.set(hasHref, &a.href, v)
+		case "src":
+			a.set(hasSrc, &a.src, v)
+		case "srcset":
+			a.set(hasSrcset, &a.srcset, v)
+		case "rel":
+			a.set(hasRel, &a.rel, v)
+		case "action":
+			a.set(hasAction, &a.action, v)
+		case "method":
+			a.set(hasMethod, &a.method, v)
+		case "name":
+			a.set(hasName, &a.name, v)
+		case "content":
+			a.set(hasContent, &a.content, v)
+		case "http-equiv":
+			a.set(hasHTTPEquiv, &a.httpEquiv, v)
+		case "poster":
+			a.set(hasPoster, &a.poster, v)
+		}
+	}
+	switch string(name) {
+	case "a", "area":
+		x.add(a.href, KindNavigation, hasToken(a.rel, "nofollow"))
+	case "frame", "iframe":
+		x.add(a.src, KindNavigation, false)
+	case "img", "source":
+		x.add(a.src, KindEmbed, false)
+		for _, c := range ParseSrcset(a.srcset) {
+			x.add(c, KindEmbed, false)
+		}
+	case "video":
+		x.add(a.src, KindEmbed, false)
+		x.add(a.poster, KindEmbed, false)
+	case "audio", "embed", "script", "track":
+		x.add(a.src, KindEmbed, false)
+	case "link":
+		if k, ok := linkKind(a.rel); ok {
+			x.add(a.href, k, hasToken(a.rel, "nofollow"))
+		}
+	case "form":
+		if a.method == "" || strings.EqualFold(strings.TrimSpace(a.method), "get") {
+			x.add(a.action, KindNavigation, false)
+		}
+	case "base":
+		if !x.seenBase && a.has&hasHref != 0 {
+			x.seenBase = true
+			x.baseRef = strings.TrimSpace(a.href)
+		}
+	case "meta":
+		x.meta(&a)
+	}
+}
+
+func (a *attrs) set(bit uint16, dst *string, v []byte) {
+	if a.has&bit == 0 {
+		a.has |= bit
+		*dst = string(v)
+	}
+}
+
+// interesting reports whether tag name can carry a link, so other tags
+// skip attribute parsing.
+func interesting(name []byte) bool {
+	switch string(name) {
+	case "a", "area", "frame", "iframe", "img", "source", "video", "audio", "embed",
+		"script", "track", "link", "form", "base", "meta":
+		return true
+	}
+	return false
+}
+
+// meta handles <meta http-equiv=refresh> and <meta name=robots|agent>.
+func (x *extractor) meta(a *attrs) {
+	if strings.EqualFold(strings.TrimSpace(a.httpEquiv), "refresh") {
+		if _, u, ok := ParseRefresh(a.content); ok && u != "" {
+			x.add(u, KindRedirect, false)
+		}
+		return
+	}
+	n := strings.ToLower(strings.TrimSpace(a.name))
+	if n != "robots" && (x.agent == "" || n != x.agent) {
+		return
+	}
+	for _, f := range strings.FieldsFunc(strings.ToLower(a.content), func(r rune) bool {
+		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
+	}) {
+		switch f {
+		case "noindex":
+			x.page.NoIndex = true
+		case "nofollow":
+			x.page.NoFollow = true
+		case "none":
+			x.page.NoIndex, x.page.NoFollow = true, true
+		}
+	}
+}
+
+// linkKind classifies a <link rel>: canonical; stylesheet, icon and
+// preload-like rels are embeds; pingback, dns-prefetch and preconnect carry
+// no page; any other rel (alternate, next, prev, unknown) is navigation.
+// A link without a rel token is skipped.
+func linkKind(rel string) (Kind, bool) {
+	var canonical, embed, nav bool
+	for _, t := range strings.Fields(strings.ToLower(rel)) {
+		switch t {
+		case "canonical":
+			canonical = true
+		case "stylesheet", "icon", "shortcut", "apple-touch-icon", "apple-touch-icon-precomposed",
+			"mask-icon", "preload", "modulepreload", "manifest":
+			embed = true
+		case "pingback", "dns-prefetch", "preconnect", "nofollow", "noopener", "noreferrer":
+		default:
+			nav = true
+		}
+	}
+	switch {
+	case canonical:
+		return KindCanonical, true
+	case embed:
+		return KindEmbed, true
+	case nav:
+		return KindNavigation, true
+	}
+	return 0, false
+}
+
+// hasToken reports whether the space-separated list holds tok, ASCII
+// case-insensitively.
+func hasToken(list, tok string) bool {
+	for _, t := range strings.Fields(list) {
+		if strings.EqualFold(t, tok) {
+			return true
+		}
+	}
+	return false
+}
