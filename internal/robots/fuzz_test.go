@@ -49,6 +49,8 @@ func FuzzParse(f *testing.F) {
 		r.CrawlDelay(agent)
 		_ = v1.String()
 		_ = PathOf(path)
-		_ = ProductToken(agent)
+		if tok := ProductToken(agent); tok != "" && !validToken(tok) {
+			t.Fatalf("ProductToken(%q) = %q: not [a-z_-]+", agent, tok)
+		}
 	})
 }

@@ -2,6 +2,7 @@ package robots
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -265,4 +266,93 @@ func TestConcurrentTest(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestGoogleParseReport checks line counting, byte order marks and sitemaps
+// against the parse-report cases of Google's robots_test.cc.
+func TestGoogleParseReport(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "google_robots_test_cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Test     string `json:"test"`
+			Var      string `json:"var"`
+			Body64   string `json:"robotstxt_base64"`
+			Valid    int    `json:"expected_valid_directives"`
+			LastLine int    `json:"expected_last_line_seen"`
+			Sitemap  string `json:"expected_sitemap"`
+		} `json:"parse_report_cases"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) != 12 {
+		t.Fatalf("%d parse report cases; want 12", len(doc.Cases))
+	}
+	for _, c := range doc.Cases {
+		body, err := base64.StdEncoding.DecodeString(c.Body64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Parse(body)
+		name := c.Test + "/" + c.Var
+		switch c.Test {
+		case "ID_LinesNumbersAreCountedCorrectly":
+			// The last directive, "Disallow: /", is on expected_last_line_seen.
+			if v := r.Test("bar", "/x"); v.Rule != "Disallow: /" || v.Line != c.LastLine {
+				t.Errorf("%s: %+v; want Disallow: / on line %d", name, v, c.LastLine)
+			}
+		case "ID_UTF8ByteOrderMarkIsSkipped":
+			// Two valid directives: the user-agent and its Allow both count.
+			v := r.Test("foo", "/AnyValue")
+			if got := v.Rule == "Allow: /AnyValue"; got != (c.Valid == 2) {
+				t.Errorf("%s: %+v; want the Allow rule applied: %v", name, v, c.Valid == 2)
+			}
+		case "ID_NonStandardLineExample_Sitemap":
+			if got := r.Sitemaps(); len(got) != 1 || got[0] != c.Sitemap {
+				t.Errorf("%s: Sitemaps() = %q; want [%q]", name, got, c.Sitemap)
+			}
+		default:
+			t.Errorf("%s: unknown parse report case", name)
+		}
+	}
+}
+
+// TestProductTokenValid holds ProductToken to Google's rule for a token a
+// crawler may obey (ID_VerifyValidUserAgentsToObey): a valid token maps to
+// itself lowercased, and whatever comes out is valid or empty.
+func TestProductTokenValid(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "google_robots_test_cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Parser struct {
+			Agents []struct {
+				UA    string `json:"useragent"`
+				Valid bool   `json:"valid"`
+			} `json:"valid_useragent_to_obey"`
+		} `json:"parser_cases"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Parser.Agents) == 0 {
+		t.Fatal("no user-agent cases in testdata")
+	}
+	for _, c := range doc.Parser.Agents {
+		got := ProductToken(c.UA)
+		if c.Valid && got != strings.ToLower(c.UA) {
+			t.Errorf("ProductToken(%q) = %q; want %q", c.UA, got, strings.ToLower(c.UA))
+		}
+		if !validToken(got) && got != "" {
+			t.Errorf("ProductToken(%q) = %q: not a valid token", c.UA, got)
+		}
+	}
+}
+
+func validToken(s string) bool {
+	return s != "" && leadingToken(s) == s && strings.ToLower(s) == s
 }
