@@ -52,7 +52,8 @@ type Report struct {
 	Want    int
 	Fetched int
 	Missed  []string
-	// Repeated lists the URLs that completed more than once.
+	// Repeated lists the URLs that completed more than once (robots.txt and
+	// static resources aside: see RobotsRepeated and EmbedFetches).
 	Repeated []URLCount
 	// DisallowedFetches lists robots-disallowed URLs that were requested.
 	DisallowedFetches []string
@@ -177,14 +178,14 @@ func (w *Web) Report(opts ReportOptions) *Report {
 	var buf []link
 	for _, u := range urls {
 		s := stats[u]
-		if s.completed > 1 {
-			r.Repeated = append(r.Repeated, URLCount{URL: u, Count: s.completed})
-		}
 		t, err := parseTarget(u)
 		if err != nil {
 			continue
 		}
 		p, served := g.lookup(t)
+		if s.completed > 1 && (!served || (p.kind != kindRobots && p.kind != kindStatic)) {
+			r.Repeated = append(r.Repeated, URLCount{URL: u, Count: s.completed})
+		}
 		if !served {
 			r.OffSite += s.requests
 			continue
