@@ -49,7 +49,7 @@ func Canonical(raw string, rules Rule) (string, error) {
 func canonicalFull(raw string) (string, error) {
 	u, err := parseWHATWG(nil, raw)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrInvalidURL, clip(raw), err)
+		return "", fmt.Errorf("%w %q: %s", ErrInvalidURL, clip(raw), reason(err))
 	}
 	if s := u.Scheme(); s != "http" && s != "https" {
 		return "", fmt.Errorf("%w: %q has scheme %q", ErrScheme, clip(raw), s)

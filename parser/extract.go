@@ -62,7 +62,7 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 	}
 	docRes, err := newResolver(docURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("parser: document url: %w", err)
+		return nil, err // names the document URL as the base
 	}
 
 	br := bufio.NewReaderSize(r, 4096)

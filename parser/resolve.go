@@ -65,17 +65,41 @@ func Resolve(base, ref string) (string, error) {
 		var b *whatwg.Url
 		b, err = parseWHATWG(nil, base)
 		if err != nil {
-			return "", fmt.Errorf("%w: base %q: %v", ErrInvalidURL, clip(base), err)
+			return "", fmt.Errorf("%w: base %q: %s", ErrInvalidURL, clip(base), reason(err))
 		}
 		u, err = parseWHATWG(b, ref)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrInvalidURL, clip(ref), err)
+		return "", fmt.Errorf("%w %q: %s", ErrInvalidURL, clip(ref), reason(err))
 	}
 	if s := u.Scheme(); s != "http" && s != "https" {
 		return "", fmt.Errorf("%w: %q has scheme %q", ErrScheme, clip(ref), s)
 	}
 	return u.Href(false), nil
+}
+
+// reason shortens an error of the WHATWG parser ("Error: The input is
+// missing a scheme, because ... Url: '...', Cause: ...") to its first
+// clause plus the cause, lowercased, for messages a user reads.
+func reason(err error) string {
+	s := strings.TrimPrefix(err.Error(), "Error: ")
+	cause := ""
+	if i := strings.Index(s, "Cause: "); i >= 0 {
+		if c := strings.TrimSpace(s[i+len("Cause: "):]); c != "<nil>" && c != "" {
+			cause = ": " + c
+		}
+		s = s[:i]
+	}
+	for _, sep := range []string{". Url:", ", because", ". Url: "} {
+		if i := strings.Index(s, sep); i >= 0 {
+			s = s[:i]
+		}
+	}
+	s = strings.TrimRight(strings.TrimSpace(s), ".,")
+	if s != "" && s[0] >= 'A' && s[0] <= 'Z' {
+		s = string(s[0]+'a'-'A') + s[1:]
+	}
+	return s + cause
 }
 
 // clip shortens s for an error message, so a hostile megabyte-long URL does

@@ -28,7 +28,7 @@ type resolver struct {
 func newResolver(base string, enc encoding.Encoding) (*resolver, error) {
 	u, err := parseWHATWG(nil, base)
 	if err != nil {
-		return nil, fmt.Errorf("%w: base %q: %v", ErrInvalidURL, clip(base), err)
+		return nil, fmt.Errorf("%w: base %q: %s", ErrInvalidURL, clip(base), reason(err))
 	}
 	if s := u.Scheme(); s != "http" && s != "https" {
 		return nil, fmt.Errorf("%w: base %q has scheme %q", ErrScheme, clip(base), s)
@@ -59,7 +59,7 @@ func (r *resolver) resolve(ref string) (string, error) {
 	}
 	u, err := parseWHATWG(r.base, ref)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrInvalidURL, clip(ref), err)
+		return "", fmt.Errorf("%w %q: %s", ErrInvalidURL, clip(ref), reason(err))
 	}
 	if s := u.Scheme(); s != "http" && s != "https" {
 		return "", fmt.Errorf("%w: %q has scheme %q", ErrScheme, clip(ref), s)
