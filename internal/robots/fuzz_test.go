@@ -54,3 +54,52 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// googleMatch is a transcription of RobotsMatchStrategy::Matches from
+// Google's reference (robots.cc), the oracle for match.
+func googleMatch(pattern, path string) bool {
+	pos := make([]int, len(path)+1)
+	numpos := 1
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		if c == '$' && i+1 == len(pattern) {
+			return pos[numpos-1] == len(path)
+		}
+		if c == '*' {
+			numpos = len(path) - pos[0] + 1
+			for j := 1; j < numpos; j++ {
+				pos[j] = pos[j-1] + 1
+			}
+			continue
+		}
+		n := 0
+		for j := 0; j < numpos; j++ {
+			if pos[j] < len(path) && path[pos[j]] == c {
+				pos[n] = pos[j] + 1
+				n++
+			}
+		}
+		if numpos = n; numpos == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzMatch holds match to Google's algorithm on any pattern and path.
+func FuzzMatch(f *testing.F) {
+	for _, s := range [][2]string{
+		{"/*a*b$", "/xaYb"}, {"/a$b", "/a$b"}, {"$", ""}, {"*$", "/x"}, {"/*.pdf$", "/a.pdf.pdf"},
+		{"/**/x*", "/y/x"}, {"/fish*.php", "/fishheads/catfish.php?parameters"}, {"/a*a*a*b", "/aaaaaaaab"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		if len(pattern) > 512 || len(path) > 512 {
+			return
+		}
+		if got, want := match(pattern, path), googleMatch(pattern, path); got != want {
+			t.Fatalf("match(%q, %q) = %v; Google's algorithm says %v", pattern, path, got, want)
+		}
+	})
+}

@@ -12,37 +12,44 @@ func (ru *rule) matches(path string) bool {
 	return match(ru.pattern, path)
 }
 
-// match is glob matching with one backtracking point, which is exact for
-// patterns whose only metacharacter is '*'. Cost is O(len(pattern) *
-// len(path)) in the worst case and it never allocates.
+// match matches pattern as a prefix of path, '*' standing for any run of
+// bytes and a final '$' for the end. The pattern is cut at its stars and
+// each piece is found leftmost-first with strings.Index, which is exact for
+// patterns whose only metacharacter is '*' and costs about one scan of path
+// per piece, however the pieces repeat. It never allocates.
 func match(pattern, path string) bool {
 	anchored := strings.HasSuffix(pattern, "$")
 	if anchored {
 		pattern = pattern[:len(pattern)-1]
 	}
-	p, s := 0, 0
-	starP, starS := -1, 0
-	for {
-		switch {
-		case p == len(pattern):
-			if !anchored || s == len(path) {
-				return true
-			}
-		case pattern[p] == '*':
-			starP, starS = p, s
-			p++
-			continue
-		case s < len(path) && pattern[p] == path[s]:
-			p++
-			s++
-			continue
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
+		if anchored {
+			return path == pattern
 		}
-		if starP < 0 || starS >= len(path) {
+		return strings.HasPrefix(path, pattern)
+	}
+	if !strings.HasPrefix(path, pattern[:star]) {
+		return false
+	}
+	pos, rest := star, pattern[star+1:]
+	for {
+		star = strings.IndexByte(rest, '*')
+		if star < 0 {
+			break
+		}
+		piece := rest[:star]
+		rest = rest[star+1:]
+		i := strings.Index(path[pos:], piece)
+		if i < 0 {
 			return false
 		}
-		starS++
-		p, s = starP+1, starS
+		pos += i + len(piece)
 	}
+	if anchored {
+		return len(path)-pos >= len(rest) && strings.HasSuffix(path, rest)
+	}
+	return strings.Contains(path[pos:], rest)
 }
 
 const upperHex = "0123456789ABCDEF"

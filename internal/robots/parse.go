@@ -34,8 +34,7 @@ func Parse(body []byte) *Robots {
 	if len(body) > MaxBytes {
 		body = body[:MaxBytes]
 	}
-	p := parser{r: &Robots{byAgent: map[string][]int32{}}}
-	p.r.groups = make([]group, 0, 4)
+	p := parser{r: &Robots{byAgent: map[string][]int32{}}, cur: -1}
 	splitLines(body, p.line)
 	p.finish()
 	return p.r
@@ -45,7 +44,6 @@ type parser struct {
 	r       *Robots
 	cur     int  // index of the open group, -1 before the first user-agent
 	inRules bool // the open group has seen allow/disallow: a user-agent starts a new one
-	started bool
 }
 
 // splitLines calls fn with each line (without its end) and its 1-based
@@ -96,7 +94,7 @@ const (
 // classify maps a record key to its kind. Google's reference matches keys
 // by prefix and accepts frequent typos; so does trawl.
 func classify(k string) key {
-	has := func(p string) bool { return len(k) >= len(p) && strings.EqualFold(k[:len(p)], p) }
+	has := func(p string) bool { return len(k) >= len(p) && equalFoldASCII(k[:len(p)], p) }
 	switch {
 	case has("user-agent"), has("useragent"), has("user agent"):
 		return keyUserAgent
@@ -149,9 +147,6 @@ func trimSpace(s string) string {
 }
 
 func (p *parser) line(num int, line []byte) {
-	if !p.started {
-		p.cur, p.started = -1, true
-	}
 	k, v, ok := splitRecord(line)
 	if !ok {
 		return
