@@ -251,7 +251,13 @@ func encodeQuery(ref string, enc encoding.Encoding) string {
 			continue
 		}
 		for _, o := range out {
-			writeEscape(&b, o)
+			// ASCII trail bytes (Shift_JIS has them) stay raw unless the
+			// special-query percent-encode set holds them.
+			if o > 0x20 && o < 0x7f && o != '"' && o != '#' && o != '<' && o != '>' && o != '\'' {
+				b.WriteByte(o)
+			} else {
+				writeEscape(&b, o)
+			}
 		}
 	}
 	b.WriteString(ref[end:])
