@@ -1,0 +1,149 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// Handler serves /metrics from reg, the status page at / and the same data
+// as JSON at /status.json. status returns every shard it knows of.
+func Handler(status func() []msg.Status, reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, r *http.Request) {
+		all := status()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(struct {
+			Total  msg.Status   `json:"total"`
+			Shards []msg.Status `json:"shards"`
+		}{Total(all), all})
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		all := status()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err := page.Execute(w, pageData{Total: Total(all), Shards: all, Now: time.Now().UTC()}); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+	return mux
+}
+
+// Serve listens on addr and serves Handler until ctx is done, then shuts
+// the server down (waiting up to 5 s for requests in flight).
+func Serve(ctx context.Context, addr string, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("monitor: listen %s: %w", addr, err)
+	}
+	return ServeListener(ctx, ln, status, reg, log)
+}
+
+// ServeListener is Serve on a listener the caller opened (tests use port 0).
+func ServeListener(ctx context.Context, ln net.Listener, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := &http.Server{
+		Handler:           Handler(status, reg),
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("metrics and status page", "addr", "http://"+ln.Addr().String()+"/")
+	select {
+	case err := <-errc:
+		return fmt.Errorf("monitor: %w", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		return fmt.Errorf("monitor: shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("monitor: %w", err)
+	}
+	return nil
+}
+
+type pageData struct {
+	Total  msg.Status
+	Shards []msg.Status
+	Now    time.Time
+}
+
+var page = template.Must(template.New("status").Funcs(template.FuncMap{
+	"pct": func(f float64) string { return fmt.Sprintf("%.3f%%", 100*f) },
+	"ago": func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return time.Since(t).Round(time.Second).String() + " ago"
+	},
+	"in": func(t time.Time) string {
+		d := time.Until(t).Round(100 * time.Millisecond)
+		if d <= 0 {
+			return "ready"
+		}
+		return "in " + d.String()
+	},
+}).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="5">
+<title>trawl frontier</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}
+td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-align:left}
+.warn{color:#b00;font-weight:bold}</style></head><body>
+<h1>trawl frontier</h1>
+<p>{{.Now.Format "2006-01-02 15:04:05 UTC"}} · {{len .Shards}} shard(s) answering · refreshes every 5 s · <a href="/metrics">metrics</a> · <a href="/status.json">json</a></p>
+{{with .Total}}
+<h2>Progress</h2>
+<table>
+<tr><th>done</th><td>{{.Done}}</td></tr>
+<tr><th>queued</th><td>{{.Queued}}</td></tr>
+<tr><th>leased</th><td>{{.Leased}}</td></tr>
+<tr><th>hosts</th><td>{{.Hosts}}</td></tr>
+<tr><th>links received</th><td>{{.LinksReceived}}</td></tr>
+<tr><th>admitted</th><td>{{.Admitted}}</td></tr>
+<tr><th>duplicates dropped</th><td>{{.Duplicates}}</td></tr>
+<tr><th>robots denied</th><td>{{.RobotsDenied}}</td></tr>
+<tr><th>undecodable messages</th><td>{{.DecodeErrors}}</td></tr>
+<tr><th>stream backlog</th><td>{{.Pending}}</td></tr>
+{{range $k, $v := .Rejected}}<tr><th>rejected: {{$k}}</th><td>{{$v}}</td></tr>{{end}}
+{{range $k, $v := .Outcomes}}<tr><th>outcomes {{$k}}</th><td>{{$v}}</td></tr>{{end}}
+</table>
+<h2>Bloom filter and audit</h2>
+<table>
+<tr><th>capacity</th><td>{{.Filter.Capacity}}</td></tr>
+<tr><th>items</th><td>{{.Filter.Items}}</td></tr>
+<tr><th>fill</th><td>{{pct .Filter.Fill}}</td></tr>
+<tr><th>implied false-positive rate</th><td {{if .Filter.Warning}}class="warn"{{end}}>{{pct .Filter.ImpliedFP}} (target {{pct .Filter.TargetFP}})</td></tr>
+<tr><th>audit sample</th><td>{{pct .Audit.Fraction}} of keys</td></tr>
+<tr><th>sampled new keys</th><td>{{.Audit.SampledNew}}</td></tr>
+<tr><th>false-positive skips (sample)</th><td>{{.Audit.FPSkips}}</td></tr>
+<tr><th>measured skip rate (95% interval)</th><td>{{pct .Audit.Rate}} ({{pct .Audit.Low}} – {{pct .Audit.High}})</td></tr>
+<tr><th>projected URLs wrongly skipped</th><td>{{printf "%.0f" .Audit.Projected}}</td></tr>
+</table>
+{{if .TopHosts}}<h2>Busiest hosts</h2>
+<table><tr><th>host</th><th>queued</th><th>in flight</th><th>done</th><th>next fetch</th><th>robots</th></tr>
+{{range .TopHosts}}<tr><th>{{.Host}}</th><td>{{.Queued}}</td><td>{{.Inflight}}</td><td>{{.Done}}</td><td>{{in .NextFetch}}</td><td>{{.Robots}}</td></tr>{{end}}
+</table>{{end}}
+{{end}}
+<h2>Shards</h2>
+<table><tr><th>shard</th><th>queued</th><th>leased</th><th>done</th><th>admitted</th><th>fill</th><th>last checkpoint</th></tr>
+{{range .Shards}}<tr><th>{{.Shard}}</th><td>{{.Queued}}</td><td>{{.Leased}}</td><td>{{.Done}}</td><td>{{.Admitted}}</td><td>{{pct .Filter.Fill}}</td><td>{{ago .Checkpoint.Last}}</td></tr>{{end}}
+</table>
+</body></html>
+`))
