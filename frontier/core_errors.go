@@ -1,0 +1,22 @@
+package frontier
+
+import "errors"
+
+// Sentinel errors of the frontier's state. Functions wrap them with
+// context; test with errors.Is.
+var (
+	// ErrMismatch reports a state file written for another crawl: another
+	// schema version, shard, shard count or filter sizing. The file is left
+	// untouched.
+	ErrMismatch = errors.New("frontier: state file does not match")
+	// ErrCorrupt reports a state file whose records are truncated or garbled.
+	ErrCorrupt = errors.New("frontier: state file is corrupt")
+	// ErrClosed reports a call on a closed State.
+	ErrClosed = errors.New("frontier: state is closed")
+	// ErrFailed reports a call on a State whose earlier Apply, Lease or
+	// ExpireLeases failed: its memory may disagree with its file, so it
+	// must be closed and reopened.
+	ErrFailed = errors.New("frontier: state failed; reopen it")
+	// ErrInvalid reports a bad argument or option.
+	ErrInvalid = errors.New("frontier: invalid argument")
+)

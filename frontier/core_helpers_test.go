@@ -1,0 +1,123 @@
+package frontier
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// testConfig is the default configuration with a small filter and no
+// minimum delay surprises.
+func testConfig() config.Config {
+	cfg := config.Default()
+	cfg.Frontier.Filter.Capacity = 100_000
+	cfg.Frontier.Filter.FP = 0.01
+	cfg.Frontier.MaxLeasesPerReply = 1000
+	return cfg
+}
+
+type harness struct {
+	t     *testing.T
+	cfg   config.Config
+	path  string
+	clock *clock
+	s     *State
+}
+
+func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
+	t.Helper()
+	cfg := testConfig()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	h := &harness{t: t, cfg: cfg, path: filepath.Join(t.TempDir(), "f.db"), clock: newClock()}
+	h.open()
+	t.Cleanup(func() {
+		if h.s != nil {
+			h.s.Close()
+		}
+	})
+	return h
+}
+
+func (h *harness) open() {
+	h.t.Helper()
+	s, err := Open(Options{Config: h.cfg, Path: h.path, Now: h.clock.Now})
+	if err != nil {
+		h.t.Fatalf("Open: %v", err)
+	}
+	h.s = s
+}
+
+func (h *harness) reopen() {
+	h.t.Helper()
+	if err := h.s.Close(); err != nil {
+		h.t.Fatalf("Close: %v", err)
+	}
+	h.open()
+}
+
+// apply prepares and applies batches and outcomes.
+func (h *harness) apply(batches []*msg.LinkBatch, outcomes ...*msg.Outcome) ApplyResult {
+	h.t.Helper()
+	var ps []Prepared
+	for _, b := range batches {
+		ps = append(ps, h.s.Prepare(b))
+	}
+	res, err := h.s.Apply(ps, outcomes)
+	if err != nil {
+		h.t.Fatalf("Apply: %v", err)
+	}
+	return res
+}
+
+func (h *harness) seed(urls ...string) ApplyResult {
+	h.t.Helper()
+	return h.apply([]*msg.LinkBatch{links("", 0, urls...)})
+}
+
+func (h *harness) lease(max int) []msg.Lease {
+	h.t.Helper()
+	ls, err := h.s.Lease(max)
+	if err != nil {
+		h.t.Fatalf("Lease: %v", err)
+	}
+	return ls
+}
+
+// outcome is a finished fetch of lease l.
+func outcome(l msg.Lease, status int) *msg.Outcome {
+	return &msg.Outcome{LeaseID: l.ID, URL: l.URL, Robots: l.Robots, Status: status}
+}
+
+func links(source string, depth uint32, urls ...string) *msg.LinkBatch {
+	lb := &msg.LinkBatch{Source: source, Depth: depth}
+	for _, u := range urls {
+		lb.Links = append(lb.Links, msg.Link{URL: u, Kind: 1})
+	}
+	return lb
+}

@@ -1,0 +1,58 @@
+// Package frontier is trawl's URL frontier: one shard of the URL space,
+// owning its Bloom filter, the exact audit sample, per-host queues, host
+// politeness and robots.txt state, and the leases handed to crawlers, all
+// in one bbolt file.
+//
+// The package has two layers. The core (State) is a state machine over
+// the bbolt file with no network in it; the service (Run) feeds it from
+// NATS JetStream and answers lease requests.
+//
+// # Core types
+//
+//   - State: Open a shard's file (creating it), Prepare link batches
+//     (canonical keys and the stateless scope rules, lock-free), Apply
+//     prepared batches and fetch outcomes in one transaction, Lease URLs
+//     whose hosts may be fetched now, ExpireLeases, Checkpoint the filter,
+//     and report Status and Explain.
+//   - Prepared / PreparedLink: a link batch after the stateless rules.
+//   - ApplyResult: what one Apply admitted, skipped and rejected.
+//   - Explanation: everything the shard knows about one URL.
+//   - Reason: the scope and trap rules, counted by name in Status.Rejected.
+//
+// # The invariant
+//
+// Every URL that reached Apply is, at every moment, queued, leased, done,
+// or counted as skipped (duplicate, robots, a scope or trap rule, a
+// false-positive skip). Apply, Lease and ExpireLeases each commit their
+// effects, the filter journal and the counters in one bbolt transaction, so
+// a crash between two of them loses nothing that was committed; Open
+// rebuilds the in-memory indexes (hosts, ready heap, lease table) from the
+// file and dedup.Load replays the journal into the filter.
+//
+// # Admission
+//
+// Prepare drops links by the stateless rules: invalid URL, length, wrong
+// shard, blocked and allowed domains, include/exclude expressions, depth,
+// repeated path segments, nofollow, embeds, links per page. Apply then
+// applies the stateful rules in order (seed hosts only, max pages per
+// host, a known robots.txt), tests-and-adds the survivors in the filter,
+// audits the sampled ones and enqueues the new ones. Seeds are the links of
+// a batch whose Source is empty: depth 0, their hosts become seed hosts.
+//
+// # Caveats
+//
+//   - State is safe for concurrent use: one mutex serializes Apply, Lease,
+//     ExpireLeases, Checkpoint, Status and Explain; Prepare takes no lock.
+//   - An error from Apply, Lease or ExpireLeases is fatal: memory (the
+//     filter above all) may hold what the file does not. The State then
+//     refuses every write with ErrFailed; Close it (it skips the final
+//     checkpoint) and reopen. Messages not yet acknowledged are redelivered
+//     and are idempotent.
+//   - Leases found on Open keep their deadlines; expired ones go back to
+//     their queues at the first ExpireLeases.
+//   - Outcomes for unknown, finished or expired leases are ignored and
+//     counted ("stale").
+//   - The filter is checkpointed only by Checkpoint and Close; between
+//     checkpoints admitted keys are journaled in the same transaction that
+//     enqueues them.
+package frontier

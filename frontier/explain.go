@@ -1,0 +1,183 @@
+package frontier
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/parser"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Explanation is everything the shard knows about one URL, for `frontier
+// explain`. It marshals to JSON as is.
+type Explanation struct {
+	URL       string `json:"url"`
+	Canonical string `json:"canonical"`
+	Host      string `json:"host"`
+	Shard     int    `json:"shard"`
+	Owned     bool   `json:"owned"` // this shard owns the host
+	// Rejected names the stateless scope or trap rule that would drop the
+	// URL as a link today ("" when none; seeds skip some rules).
+	Rejected     string `json:"rejected,omitempty"`
+	FilterSeen   bool   `json:"filter_seen"`   // the Bloom filter says seen
+	AuditSampled bool   `json:"audit_sampled"` // in the audit's share of the key space
+	InTruth      bool   `json:"in_truth"`      // in the exact sample
+	// State is queued, leased, done or unknown.
+	State      string           `json:"state"`
+	DoneStatus int              `json:"done_status,omitempty"`
+	DoneReason string           `json:"done_reason,omitempty"`
+	DoneAt     time.Time        `json:"done_at,omitzero"`
+	LeaseID    uint64           `json:"lease_id,omitempty"`
+	Deadline   time.Time        `json:"lease_deadline,omitzero"`
+	Attempts   uint32           `json:"attempts,omitempty"`
+	HostState  *HostExplanation `json:"host_state,omitempty"`
+}
+
+// HostExplanation is a host's politeness and robots state.
+type HostExplanation struct {
+	Seed          bool          `json:"seed"`
+	Queued        uint64        `json:"queued"`
+	Admitted      uint64        `json:"admitted"`
+	Done          uint64        `json:"done"`
+	Inflight      int           `json:"inflight"`
+	NextFetch     time.Time     `json:"next_fetch,omitzero"`
+	PausedUntil   time.Time     `json:"paused_until,omitzero"`
+	BackoffLevel  uint32        `json:"backoff_level"`
+	ErrorStreak   uint32        `json:"error_streak"`
+	LastResponse  time.Duration `json:"last_response_ns"`
+	Robots        string        `json:"robots"` // unknown, ok, allow-all, unavailable
+	RobotsHTTP    uint32        `json:"robots_http,omitempty"`
+	RobotsFetched time.Time     `json:"robots_fetched,omitzero"`
+	RobotsAge     time.Duration `json:"robots_age_ns,omitempty"`
+	// RobotsVerdict is the robots.txt decision for the URL with the rule
+	// that decided it, when robots.txt is known.
+	RobotsVerdict string        `json:"robots_verdict,omitempty"`
+	RobotsAllowed *bool         `json:"robots_allowed,omitempty"`
+	CrawlDelay    time.Duration `json:"crawl_delay_ns,omitempty"`
+}
+
+// Explain reports what the shard knows about rawURL. It only reads.
+func (s *State) Explain(rawURL string) (Explanation, error) {
+	key, err := parser.Canonical(rawURL, s.scope.rules)
+	if err != nil {
+		return Explanation{}, fmt.Errorf("frontier: explain: %w", err)
+	}
+	e := Explanation{URL: rawURL, Canonical: key, Host: parser.Host(key), State: "unknown"}
+	e.Shard = msg.ShardOf(e.Host, s.cfg.Frontier.Shards)
+	e.Owned = e.Shard == s.cfg.Frontier.Shard
+	p := s.scope.prepare(&msg.LinkBatch{Source: "explain", Links: []msg.Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
+	for r, n := range p.Rejected {
+		if n > 0 {
+			e.Rejected = Reason(r).String()
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return e, ErrClosed
+	}
+	e.FilterSeen = s.filter.TestHash(hashKey(key))
+	e.AuditSampled = s.scope.sampled(auditHash(key))
+	for _, l := range s.leases {
+		if !l.Robots && l.URL == key {
+			e.State, e.LeaseID, e.Deadline, e.Attempts = "leased", l.ID, l.Deadline, l.Attempts
+		}
+	}
+	now := s.now()
+	h := s.hosts[e.Host]
+	if h != nil {
+		hx := &HostExplanation{
+			Seed: h.rec.Seed, Queued: h.rec.Queued, Admitted: h.rec.Admitted, Done: h.rec.Done,
+			Inflight: h.inflight, NextFetch: h.rec.NextFetch, PausedUntil: h.rec.PausedUntil,
+			BackoffLevel: h.rec.BackoffLevel, ErrorStreak: h.rec.ErrorStreak, LastResponse: h.rec.LastResponse,
+			Robots: robotsStatusName(h.rec.RobotsStatus), RobotsHTTP: h.rec.RobotsHTTP,
+			RobotsFetched: h.rec.RobotsFetched, CrawlDelay: s.crawlDelay(h),
+		}
+		if !h.rec.RobotsFetched.IsZero() {
+			hx.RobotsAge = now.Sub(h.rec.RobotsFetched)
+		}
+		var v *robots.Verdict
+		switch h.rec.RobotsStatus {
+		case robotsOK:
+			if h.rules != nil {
+				vv := h.rules.Test(s.agent, robots.PathOf(key))
+				v = &vv
+			}
+		case robotsAllowAll:
+			vv := robots.AllowAll().Test(s.agent, robots.PathOf(key))
+			v = &vv
+		case robotsUnavailable:
+			vv := robots.DisallowAll().Test(s.agent, robots.PathOf(key))
+			v = &vv
+		}
+		if v != nil {
+			hx.RobotsVerdict = v.String()
+			hx.RobotsAllowed = &v.Allowed
+		}
+		e.HostState = hx
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		e.InTruth = tx.Bucket(bucketTruth).Get([]byte(key)) != nil
+		if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
+			d, err := decodeDone(b)
+			if err != nil {
+				return err
+			}
+			e.State, e.DoneStatus, e.DoneReason, e.DoneAt = "done", d.Status, d.Reason.String(), d.Finished
+		}
+		if e.State != "unknown" || h == nil || h.rec.Queued == 0 {
+			return nil
+		}
+		prefix := queuePrefix(e.Host)
+		c := tx.Bucket(bucketQueue).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			r, err := decodeURL(v)
+			if err != nil {
+				return err
+			}
+			if r.URL == key {
+				e.State, e.Attempts = "queued", r.Attempts
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return e, fmt.Errorf("frontier: explain: %w", err)
+	}
+	return e, nil
+}
+
+// topHostsLocked lists the n hosts with the most queued URLs.
+func (s *State) topHostsLocked(n int) []msg.HostStatus {
+	var top []*host
+	for _, h := range s.hosts {
+		if h.rec.Queued == 0 && h.inflight == 0 {
+			continue
+		}
+		if len(top) < n || h.rec.Queued > top[len(top)-1].rec.Queued {
+			top = append(top, h)
+			sort.Slice(top, func(i, j int) bool {
+				if top[i].rec.Queued != top[j].rec.Queued {
+					return top[i].rec.Queued > top[j].rec.Queued
+				}
+				return top[i].name < top[j].name
+			})
+			if len(top) > n {
+				top = top[:n]
+			}
+		}
+	}
+	out := make([]msg.HostStatus, len(top))
+	for i, h := range top {
+		out[i] = msg.HostStatus{
+			Host: h.name, Queued: int64(h.rec.Queued), Inflight: h.inflight, Done: int64(h.rec.Done),
+			NextFetch: h.rec.NextFetch, Robots: robotsStatusName(h.rec.RobotsStatus),
+		}
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package frontier
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/robots"
+)
+
+// host is one host's state in memory: its persistent record plus what is
+// derived from the file on open (inflight leases, parsed robots.txt).
+type host struct {
+	name string
+	rec  hostRecord
+
+	inflight       int            // leases out, page and robots
+	robotsInflight bool           // a robots.txt lease is out
+	rules          *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
+	dirty          bool           // rec changed in the current transaction
+	idx            int            // position in the ready heap, -1 when absent
+}
+
+// eligibleAt is the earliest time politeness lets the host be fetched.
+func (h *host) eligibleAt() time.Time {
+	t := h.rec.NextFetch
+	if h.rec.PausedUntil.After(t) {
+		t = h.rec.PausedUntil
+	}
+	return t
+}
+
+// robotsDue reports whether the host's next lease must fetch robots.txt:
+// never fetched, unavailable (its retry time is the host's next fetch), or
+// older than the TTL.
+func (s *State) robotsDue(h *host, now time.Time) bool {
+	if !s.cfg.Robots.Obey {
+		return false
+	}
+	switch h.rec.RobotsStatus {
+	case robotsUnknown, robotsUnavailable:
+		return true
+	}
+	return s.cfg.Robots.TTL > 0 && !now.Before(h.rec.RobotsFetched.Add(s.cfg.Robots.TTL))
+}
+
+// wantsReady reports whether h belongs in the ready heap: it has queued
+// URLs, room for another lease, and is not waiting for its robots.txt.
+func (s *State) wantsReady(h *host) bool {
+	if h.rec.Queued == 0 || h.inflight >= s.maxInflight {
+		return false
+	}
+	if h.robotsInflight && s.robotsDue(h, s.now()) {
+		return false
+	}
+	return true
+}
+
+// fixHostLocked puts h in, moves it within, or takes it out of the ready
+// heap after its state changed.
+func (s *State) fixHostLocked(h *host) {
+	want := s.wantsReady(h)
+	switch {
+	case want && h.idx < 0:
+		heap.Push(&s.ready, h)
+	case want:
+		heap.Fix(&s.ready, h.idx)
+	case h.idx >= 0:
+		heap.Remove(&s.ready, h.idx)
+	}
+}
+
+// readyHeap orders hosts by eligibleAt.
+type readyHeap []*host
+
+func (q readyHeap) Len() int { return len(q) }
+func (q readyHeap) Less(i, j int) bool {
+	a, b := q[i].eligibleAt(), q[j].eligibleAt()
+	if a.Equal(b) {
+		return q[i].name < q[j].name
+	}
+	return a.Before(b)
+}
+func (q readyHeap) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].idx = i
+	q[j].idx = j
+}
+func (q *readyHeap) Push(x any) {
+	h := x.(*host)
+	h.idx = len(*q)
+	*q = append(*q, h)
+}
+func (q *readyHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	h.idx = -1
+	*q = old[:len(old)-1]
+	return h
+}
+
+// isSeedish reports whether name (no port) is a seed host or a subdomain
+// of one.
+func (s *State) isSeedish(name string) bool {
+	for {
+		if s.seedNames[name] {
+			return true
+		}
+		i := indexByte(name, '.')
+		if i < 0 {
+			return false
+		}
+		name = name[i+1:]
+	}
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}

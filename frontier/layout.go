@@ -1,0 +1,402 @@
+package frontier
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/trawlhq/trawl/dedup"
+)
+
+// SchemaVersion is the version of the bbolt layout below. A file written
+// under another version is refused (ErrMismatch).
+const SchemaVersion = 1
+
+// The frontier's state in one bbolt file per shard, schema version 1.
+// Besides dedup's own buckets (bloom_meta, bloom, journal: written only
+// through dedup's API) the file holds:
+//
+//	meta     "schema"    -> schema record
+//	         "counters"  -> counters record
+//	         "lease_seq" -> u64 BE, the next lease ID
+//	queue    host + 0x00 + seq (u64 BE) -> URL record. FIFO per host: the
+//	         head of a host's queue is the first key with its prefix.
+//	hosts    host -> host record
+//	robots   host -> the robots.txt body last fetched with a 2xx (at most
+//	         robots.MaxBytes). Kept apart from the host record so that the
+//	         record, rewritten on every lease and outcome, stays small.
+//	leases   lease ID (u64 BE) -> lease record. Leasing moves a URL record
+//	         from queue to leases in one transaction; an outcome moves it to
+//	         done (or back to queue); expiry moves it back to queue under
+//	         its original key, so it keeps its place at the head.
+//	done     dedup.Hash(canonical URL) (u64 BE) -> done record
+//	truth    canonical URL -> empty: the exact audit sample
+//
+// Every record starts with its version byte (1). Integers are uvarints,
+// times varints of Unix nanoseconds (0 = zero time), strings a uvarint
+// length then the bytes. A decoder rejects a wrong version, a truncated
+// field, an overlong varint or trailing bytes with ErrCorrupt; it never
+// panics (FuzzRecords).
+//
+// Schema record: version, shard, shards, filter capacity, filter FP
+// (IEEE-754 bits as uvarint), filter layout, filter bits, k.
+//
+// URL record: version, URL, depth, attempts, enqueued at.
+//
+// Host record: version, next seq, queued, admitted, done, flags (bit 0
+// seed), next fetch, backoff level, error streak, paused until, last
+// response time (ns), robots status (0 unknown, 1 ok, 2 allow-all after a
+// 4xx, 3 unavailable), robots HTTP status, robots fetched at.
+//
+// Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
+// deadline, attempts, enqueued at.
+//
+// Done record: version, HTTP status, reason (doneReason), finished at.
+//
+// Counters record: version, n, then n uvarints in the order of the
+// counter constants (new counters only append; a shorter record leaves
+// the rest 0).
+
+const recordVersion = 1
+
+// Bucket and key names.
+var (
+	bucketMeta   = []byte("meta")
+	bucketQueue  = []byte("queue")
+	bucketHosts  = []byte("hosts")
+	bucketRobots = []byte("robots")
+	bucketLeases = []byte("leases")
+	bucketDone   = []byte("done")
+	bucketTruth  = []byte("truth")
+
+	keySchema   = []byte("schema")
+	keyCounters = []byte("counters")
+	keyLeaseSeq = []byte("lease_seq")
+)
+
+var allBuckets = [][]byte{bucketMeta, bucketQueue, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
+
+// enc appends record fields.
+type enc []byte
+
+func (e enc) u(v uint64) enc { return binary.AppendUvarint(e, v) }
+func (e enc) i(v int64) enc  { return binary.AppendVarint(e, v) }
+func (e enc) t(t time.Time) enc {
+	if t.IsZero() {
+		return e.i(0)
+	}
+	return e.i(t.UnixNano())
+}
+func (e enc) s(s string) enc { return append(e.u(uint64(len(s))), s...) }
+
+// dec reads record fields; the first error sticks.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: bad %s", ErrCorrupt, what)
+	}
+}
+
+func (d *dec) u(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) i(what string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) t(what string) time.Time {
+	v := d.i(what)
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, v)
+}
+
+func (d *dec) s(what string) string {
+	n := d.u(what)
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.fail(what)
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// small reads a uvarint that must fit max.
+func (d *dec) small(what string, max uint64) uint64 {
+	v := d.u(what)
+	if v > max {
+		d.fail(what)
+		return 0
+	}
+	return v
+}
+
+func (d *dec) version(what string) {
+	if v := d.u(what + " version"); d.err == nil && v != recordVersion {
+		d.err = fmt.Errorf("%w: %s version %d, this code reads %d", ErrCorrupt, what, v, recordVersion)
+	}
+}
+
+func (d *dec) end(what string) error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes in %s", ErrCorrupt, len(d.b), what)
+	}
+	return d.err
+}
+
+// schemaRecord identifies the crawl a file belongs to.
+type schemaRecord struct {
+	Version uint64
+	Shard   int
+	Shards  int
+	Sizing  dedup.Sizing
+}
+
+func (r *schemaRecord) encode() []byte {
+	e := enc(nil).u(r.Version).u(uint64(r.Shard)).u(uint64(r.Shards)).
+		u(r.Sizing.Capacity).u(math.Float64bits(r.Sizing.FP)).u(uint64(r.Sizing.Layout)).
+		u(r.Sizing.Bits).u(uint64(r.Sizing.K))
+	return e
+}
+
+func decodeSchema(b []byte) (schemaRecord, error) {
+	d := dec{b: b}
+	var r schemaRecord
+	r.Version = d.u("schema version")
+	r.Shard = int(d.small("schema shard", 1<<20))
+	r.Shards = int(d.small("schema shards", 1<<20))
+	r.Sizing.Capacity = d.u("schema capacity")
+	r.Sizing.FP = math.Float64frombits(d.u("schema fp"))
+	r.Sizing.Layout = dedup.Layout(d.small("schema layout", 255))
+	r.Sizing.Bits = d.u("schema bits")
+	r.Sizing.K = int(d.small("schema k", 1<<10))
+	return r, d.end("schema record")
+}
+
+// urlRecord is one queued URL.
+type urlRecord struct {
+	URL        string
+	Depth      uint32
+	Attempts   uint32
+	EnqueuedAt time.Time
+}
+
+func (r *urlRecord) encode() []byte {
+	e := make(enc, 0, len(r.URL)+24)
+	return e.u(recordVersion).s(r.URL).u(uint64(r.Depth)).u(uint64(r.Attempts)).t(r.EnqueuedAt)
+}
+
+func decodeURL(b []byte) (urlRecord, error) {
+	d := dec{b: b}
+	d.version("url record")
+	var r urlRecord
+	r.URL = d.s("url")
+	r.Depth = uint32(d.small("url depth", math.MaxUint32))
+	r.Attempts = uint32(d.small("url attempts", math.MaxUint32))
+	r.EnqueuedAt = d.t("url enqueued at")
+	return r, d.end("url record")
+}
+
+// Robots status of a host.
+const (
+	robotsUnknown     = 0
+	robotsOK          = 1 // a 2xx body is parsed
+	robotsAllowAll    = 2 // 4xx: everything allowed (RFC 9309 2.3.1.3)
+	robotsUnavailable = 3 // 5xx or unreachable: everything disallowed until a retry succeeds
+)
+
+var robotsStatusNames = [...]string{"unknown", "ok", "allow-all", "unavailable"}
+
+func robotsStatusName(s uint8) string {
+	if int(s) < len(robotsStatusNames) {
+		return robotsStatusNames[s]
+	}
+	return fmt.Sprintf("robots(%d)", s)
+}
+
+// hostRecord is the persistent state of one host.
+type hostRecord struct {
+	NextSeq       uint64
+	Queued        uint64
+	Admitted      uint64
+	Done          uint64
+	Seed          bool
+	NextFetch     time.Time
+	BackoffLevel  uint32
+	ErrorStreak   uint32
+	PausedUntil   time.Time
+	LastResponse  time.Duration
+	RobotsStatus  uint8
+	RobotsHTTP    uint32
+	RobotsFetched time.Time
+}
+
+func (r *hostRecord) encode(b []byte) []byte {
+	var flags uint64
+	if r.Seed {
+		flags |= 1
+	}
+	e := enc(b[:0]).u(recordVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
+		t(r.NextFetch).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).t(r.PausedUntil).
+		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched)
+	return e
+}
+
+func decodeHost(b []byte) (hostRecord, error) {
+	d := dec{b: b}
+	d.version("host record")
+	var r hostRecord
+	r.NextSeq = d.u("host next seq")
+	r.Queued = d.u("host queued")
+	r.Admitted = d.u("host admitted")
+	r.Done = d.u("host done")
+	flags := d.small("host flags", 1)
+	r.Seed = flags&1 != 0
+	r.NextFetch = d.t("host next fetch")
+	r.BackoffLevel = uint32(d.small("host backoff level", 64))
+	r.ErrorStreak = uint32(d.small("host error streak", math.MaxUint32))
+	r.PausedUntil = d.t("host paused until")
+	r.LastResponse = time.Duration(d.small("host last response", math.MaxInt64))
+	r.RobotsStatus = uint8(d.small("host robots status", robotsUnavailable))
+	r.RobotsHTTP = uint32(d.small("host robots http status", 999))
+	r.RobotsFetched = d.t("host robots fetched at")
+	return r, d.end("host record")
+}
+
+// leaseRecord is one lease handed out and not yet finished.
+type leaseRecord struct {
+	ID         uint64 // the key, not encoded
+	Host       string
+	Seq        uint64
+	URL        string
+	Depth      uint32
+	Robots     bool
+	Deadline   time.Time
+	Attempts   uint32
+	EnqueuedAt time.Time
+}
+
+func (r *leaseRecord) encode() []byte {
+	var flags uint64
+	if r.Robots {
+		flags |= 1
+	}
+	e := make(enc, 0, len(r.Host)+len(r.URL)+40)
+	return e.u(recordVersion).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(flags).
+		t(r.Deadline).u(uint64(r.Attempts)).t(r.EnqueuedAt)
+}
+
+func decodeLease(id uint64, b []byte) (leaseRecord, error) {
+	d := dec{b: b}
+	d.version("lease record")
+	r := leaseRecord{ID: id}
+	r.Host = d.s("lease host")
+	r.Seq = d.u("lease seq")
+	r.URL = d.s("lease url")
+	r.Depth = uint32(d.small("lease depth", math.MaxUint32))
+	r.Robots = d.small("lease flags", 1)&1 != 0
+	r.Deadline = d.t("lease deadline")
+	r.Attempts = uint32(d.small("lease attempts", math.MaxUint32))
+	r.EnqueuedAt = d.t("lease enqueued at")
+	return r, d.end("lease record")
+}
+
+// doneReason says how a URL finished.
+type doneReason uint8
+
+const (
+	doneFetched doneReason = 1 // a response that ends the URL: 2xx, 3xx, 4xx but 429
+	doneFailed  doneReason = 2 // transient failures past max_retries
+	doneRobots  doneReason = 3 // disallowed by robots.txt when its lease came up
+)
+
+var doneReasonNames = [...]string{"", "fetched", "failed", "robots"}
+
+func (r doneReason) String() string {
+	if int(r) < len(doneReasonNames) && r != 0 {
+		return doneReasonNames[r]
+	}
+	return fmt.Sprintf("reason(%d)", r)
+}
+
+type doneRecord struct {
+	Status   int
+	Reason   doneReason
+	Finished time.Time
+}
+
+func (r *doneRecord) encode() []byte {
+	return enc(make([]byte, 0, 16)).u(recordVersion).u(uint64(r.Status)).u(uint64(r.Reason)).t(r.Finished)
+}
+
+func decodeDone(b []byte) (doneRecord, error) {
+	d := dec{b: b}
+	d.version("done record")
+	var r doneRecord
+	r.Status = int(d.small("done status", 999))
+	r.Reason = doneReason(d.small("done reason", uint64(doneRobots)))
+	r.Finished = d.t("done finished at")
+	return r, d.end("done record")
+}
+
+func encodeCounters(c *counters) []byte {
+	e := enc(make([]byte, 0, 8*len(c))).u(recordVersion).u(uint64(len(c)))
+	for _, v := range c {
+		e = e.u(v)
+	}
+	return e
+}
+
+func decodeCounters(b []byte) (counters, error) {
+	var c counters
+	d := dec{b: b}
+	d.version("counters record")
+	n := d.small("counters count", 1<<16)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		v := d.u("counter")
+		if i < uint64(len(c)) {
+			c[i] = v
+		}
+	}
+	return c, d.end("counters record")
+}
+
+// queueKey is host + 0x00 + seq.
+func queueKey(b []byte, host string, seq uint64) []byte {
+	b = append(b[:0], host...)
+	b = append(b, 0)
+	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+func queuePrefix(host string) []byte { return append([]byte(host), 0) }
+
+func u64key(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

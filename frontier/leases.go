@@ -1,0 +1,268 @@
+package frontier
+
+import (
+	"bytes"
+	"container/heap"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/robots"
+	bolt "go.etcd.io/bbolt"
+)
+
+// maxRobotsSkips bounds how many robots-disallowed URLs one Lease call drops
+// from a single host's queue before moving on, so a huge disallowed queue
+// cannot stall a call.
+const maxRobotsSkips = 256
+
+// leaseHeap orders the leases out by deadline.
+type leaseHeap []*leaseRecord
+
+func (q leaseHeap) Len() int           { return len(q) }
+func (q leaseHeap) Less(i, j int) bool { return q[i].Deadline.Before(q[j].Deadline) }
+func (q leaseHeap) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *leaseHeap) Push(x any)        { *q = append(*q, x.(*leaseRecord)) }
+func (q *leaseHeap) Pop() any {
+	old := *q
+	l := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return l
+}
+
+// Lease grants up to max leases (capped at frontier.max_leases_per_reply)
+// on hosts politeness lets be fetched now, at most one per host per call.
+// A host whose robots.txt is unknown, unavailable or older than robots.ttl
+// gets a robots.txt lease first. Queued URLs robots.txt disallows are
+// finished (reason robots) and counted on the way. The leases are
+// committed to the file before Lease returns.
+func (s *State) Lease(max int) ([]msg.Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkLocked(); err != nil {
+		return nil, err
+	}
+	if c := s.cfg.Frontier.MaxLeasesPerReply; c > 0 && max > c {
+		max = c
+	}
+	if max <= 0 || len(s.ready) == 0 {
+		return nil, nil
+	}
+	now := s.now()
+	if s.ready[0].eligibleAt().After(now) {
+		return nil, nil
+	}
+	var out []msg.Lease
+	var touched []*host
+	err := s.updateLocked(func(tx *bolt.Tx) error {
+		q := tx.Bucket(bucketQueue)
+		lb := tx.Bucket(bucketLeases)
+		db := tx.Bucket(bucketDone)
+		for len(out) < max && len(s.ready) > 0 && !s.ready[0].eligibleAt().After(now) {
+			h := heap.Pop(&s.ready).(*host)
+			touched = append(touched, h)
+			l, err := s.leaseHostLocked(tx, q, lb, db, h, now)
+			if err != nil {
+				return err
+			}
+			if l != nil {
+				out = append(out, msg.Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline})
+			}
+		}
+		return s.putMetaLocked(tx, touched)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range touched {
+		s.fixHostLocked(h)
+	}
+	return out, nil
+}
+
+// leaseHostLocked makes one lease for h, or none when its queue held only
+// URLs robots.txt disallows (up to maxRobotsSkips of them).
+func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, now time.Time) (*leaseRecord, error) {
+	deadline := now.Add(s.cfg.Frontier.LeaseTimeout)
+	prefix := queuePrefix(h.name)
+	c := q.Cursor()
+	k, v := c.Seek(prefix)
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		// The record says queued but the queue is empty: repair the count
+		// rather than offering the host forever.
+		s.log.Warn("frontier: host queue count disagrees with queue", "host", h.name, "queued", h.rec.Queued)
+		s.queued -= int64(h.rec.Queued)
+		h.rec.Queued = 0
+		h.dirty = true
+		return nil, nil
+	}
+	if s.robotsDue(h, now) {
+		if h.robotsInflight {
+			return nil, nil
+		}
+		scheme := "http"
+		if r, err := decodeURL(v); err == nil && strings.HasPrefix(r.URL, "https:") {
+			scheme = "https"
+		}
+		l := &leaseRecord{ID: s.nextLease, Host: h.name, URL: scheme + "://" + h.name + "/robots.txt", Robots: true, Deadline: deadline}
+		s.nextLease++
+		if err := lb.Put(u64key(l.ID), l.encode()); err != nil {
+			return nil, fmt.Errorf("frontier: put lease: %w", err)
+		}
+		h.robotsInflight = true
+		s.addLeaseLocked(h, l)
+		s.count[cRobotsLeases]++
+		return l, nil
+	}
+	for skips := 0; k != nil && bytes.HasPrefix(k, prefix); skips++ {
+		if skips >= maxRobotsSkips {
+			return nil, nil
+		}
+		rec, err := decodeURL(v)
+		if err != nil {
+			return nil, fmt.Errorf("frontier: queue entry of %s: %w", h.name, err)
+		}
+		seq := beUint64(k[len(prefix):])
+		if err := c.Delete(); err != nil {
+			return nil, fmt.Errorf("frontier: dequeue: %w", err)
+		}
+		h.rec.Queued--
+		s.queued--
+		h.dirty = true
+		if s.cfg.Robots.Obey && h.rules != nil && !h.rules.Test(s.agent, robots.PathOf(rec.URL)).Allowed {
+			if err := s.finishLocked(db, h, rec.URL, 0, doneRobots, now); err != nil {
+				return nil, err
+			}
+			s.count[cRobotsDenied]++
+			// Delete moves the cursor; re-seek to stay on the host's head.
+			k, v = c.Seek(prefix)
+			continue
+		}
+		l := &leaseRecord{
+			ID: s.nextLease, Host: h.name, Seq: seq, URL: rec.URL, Depth: rec.Depth,
+			Deadline: deadline, Attempts: rec.Attempts, EnqueuedAt: rec.EnqueuedAt,
+		}
+		s.nextLease++
+		if err := lb.Put(u64key(l.ID), l.encode()); err != nil {
+			return nil, fmt.Errorf("frontier: put lease: %w", err)
+		}
+		s.addLeaseLocked(h, l)
+		s.count[cLeases]++
+		// With more than one lease per host allowed, keep min_delay
+		// between the leases themselves.
+		if s.maxInflight > 1 {
+			if t := now.Add(s.cfg.Politeness.MinDelay); t.After(h.rec.NextFetch) {
+				h.rec.NextFetch = t
+			}
+		}
+		return l, nil
+	}
+	return nil, nil
+}
+
+func (s *State) addLeaseLocked(h *host, l *leaseRecord) {
+	h.inflight++
+	s.leases[l.ID] = l
+	heap.Push(&s.deadlines, l)
+}
+
+// finishLocked records url as done.
+func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, reason doneReason, now time.Time) error {
+	r := doneRecord{Status: status, Reason: reason, Finished: now}
+	if err := db.Put(u64key(hashKey(url)), r.encode()); err != nil {
+		return fmt.Errorf("frontier: put done: %w", err)
+	}
+	h.rec.Done++
+	h.dirty = true
+	s.doneN++
+	s.count[cDone]++
+	return nil
+}
+
+// requeueLocked puts a leased URL back at its original place in its host's
+// queue.
+func (s *State) requeueLocked(q *bolt.Bucket, h *host, l *leaseRecord, attempts uint32) error {
+	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt}
+	s.keyBuf = queueKey(s.keyBuf, h.name, l.Seq)
+	if err := q.Put(s.keyBuf, rec.encode()); err != nil {
+		return fmt.Errorf("frontier: requeue: %w", err)
+	}
+	h.rec.Queued++
+	s.queued++
+	h.dirty = true
+	return nil
+}
+
+// dropLeaseLocked forgets lease l in memory and in the file.
+func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *leaseRecord) error {
+	if err := lb.Delete(u64key(l.ID)); err != nil {
+		return fmt.Errorf("frontier: delete lease: %w", err)
+	}
+	delete(s.leases, l.ID)
+	h.inflight--
+	if l.Robots {
+		h.robotsInflight = false
+	}
+	return nil
+}
+
+// ExpireLeases returns every lease past its deadline to its host queue
+// (robots.txt leases simply lapse, so the host gets a new one) and
+// reports how many expired.
+func (s *State) ExpireLeases() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkLocked(); err != nil {
+		return 0, err
+	}
+	now := s.now()
+	// Drop heap entries of leases already finished.
+	for len(s.deadlines) > 0 && s.leases[s.deadlines[0].ID] != s.deadlines[0] {
+		heap.Pop(&s.deadlines)
+	}
+	if len(s.deadlines) == 0 || s.deadlines[0].Deadline.After(now) {
+		return 0, nil
+	}
+	n := 0
+	var touched []*host
+	err := s.updateLocked(func(tx *bolt.Tx) error {
+		q := tx.Bucket(bucketQueue)
+		lb := tx.Bucket(bucketLeases)
+		for len(s.deadlines) > 0 && !s.deadlines[0].Deadline.After(now) {
+			l := heap.Pop(&s.deadlines).(*leaseRecord)
+			if s.leases[l.ID] != l {
+				continue // finished earlier
+			}
+			h := s.hosts[l.Host]
+			touched = append(touched, h)
+			if err := s.dropLeaseLocked(lb, h, l); err != nil {
+				return err
+			}
+			if !l.Robots {
+				if err := s.requeueLocked(q, h, l, l.Attempts); err != nil {
+					return err
+				}
+			}
+			n++
+			s.count[cExpired]++
+		}
+		return s.putMetaLocked(tx, touched)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, h := range touched {
+		s.fixHostLocked(h)
+	}
+	return n, nil
+}
+
+func beUint64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}

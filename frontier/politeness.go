@@ -1,0 +1,94 @@
+package frontier
+
+import (
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// crawlDelay is the host's robots.txt Crawl-delay for our product token,
+// capped at politeness.max_crawl_delay; 0 when none.
+func (s *State) crawlDelay(h *host) time.Duration {
+	if h.rules == nil {
+		return 0
+	}
+	d, ok := h.rules.CrawlDelay(s.agent)
+	if !ok {
+		return 0
+	}
+	return min(d, s.cfg.Politeness.MaxCrawlDelay)
+}
+
+// politeDelay is how long after a response the host may be fetched again:
+// max(min_delay, capped Crawl-delay, delay_factor x response time).
+func (s *State) politeDelay(h *host, total time.Duration) time.Duration {
+	p := s.cfg.Politeness
+	d := p.MinDelay
+	d = max(d, s.crawlDelay(h))
+	if p.DelayFactor > 0 && total > 0 {
+		d = max(d, time.Duration(p.DelayFactor*float64(total)))
+	}
+	return d
+}
+
+// backoff is the wait after a 429/503 (or an unavailable robots.txt) at
+// back-off level (1 for the first): Retry-After when the server gave one,
+// else backoff_base x 2^(level-1) times a jitter in [1, 1.25) derived from
+// the host and level (deterministic, so tests can bound it); both capped
+// at backoff_max.
+func (s *State) backoff(h *host, level uint32, retryAfter time.Duration) time.Duration {
+	p := s.cfg.Politeness
+	if retryAfter > 0 {
+		return min(retryAfter, p.BackoffMax)
+	}
+	if level == 0 {
+		level = 1
+	}
+	d := p.BackoffBase
+	for i := uint32(1); i < level && d < p.BackoffMax; i++ {
+		d *= 2
+	}
+	if d >= p.BackoffMax {
+		return p.BackoffMax
+	}
+	j := xxhash.Sum64String(h.name) ^ uint64(level)*0x9e3779b97f4a7c15
+	d += time.Duration(float64(d) * 0.25 * float64(j>>11) / (1 << 53))
+	return min(d, p.BackoffMax)
+}
+
+// politeAfterResponse records a response from h at now that took total.
+func (s *State) politeAfterResponse(h *host, now time.Time, total time.Duration) {
+	h.rec.LastResponse = total
+	h.rec.NextFetch = now.Add(s.politeDelay(h, total))
+	h.dirty = true
+}
+
+// backOff pushes h's next fetch out after a 429/503 or unavailable robots.txt.
+func (s *State) backOff(h *host, now time.Time, retryAfter time.Duration) {
+	if h.rec.BackoffLevel < 64 {
+		h.rec.BackoffLevel++
+	}
+	t := now.Add(s.backoff(h, h.rec.BackoffLevel, retryAfter))
+	if t.After(h.rec.NextFetch) {
+		h.rec.NextFetch = t
+	}
+	h.dirty = true
+}
+
+// succeeded resets the back-off and error streak after a good response.
+func (s *State) succeeded(h *host) {
+	h.rec.BackoffLevel = 0
+	h.rec.ErrorStreak = 0
+	h.dirty = true
+}
+
+// failed counts a transient error; a streak of politeness.error_streak
+// pauses the host for politeness.error_pause.
+func (s *State) failed(h *host, now time.Time) {
+	h.rec.ErrorStreak++
+	if n := s.cfg.Politeness.ErrorStreak; n > 0 && int(h.rec.ErrorStreak) >= n {
+		h.rec.PausedUntil = now.Add(s.cfg.Politeness.ErrorPause)
+		h.rec.ErrorStreak = 0
+	}
+	h.dirty = true
+}

@@ -1,0 +1,235 @@
+package frontier
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/parser"
+)
+
+// scope is the compiled form of config.Scope: the stateless admission
+// rules Prepare applies without the state's lock.
+type scope struct {
+	cfg      config.Scope
+	rules    parser.Rule
+	include  []*regexp.Regexp
+	exclude  []*regexp.Regexp
+	allowed  []string // lowercase host suffixes
+	blocked  []string
+	shard    int
+	shards   int
+	auditCut uint64 // sample when auditHash < auditCut
+	auditAll bool   // fraction >= 1
+}
+
+func newScope(cfg config.Config) (*scope, error) {
+	sc := &scope{cfg: cfg.Scope, shard: cfg.Frontier.Shard, shards: cfg.Frontier.Shards}
+	var err error
+	if sc.rules, err = parser.ParseRules(cfg.Scope.Canonical); err != nil {
+		return nil, fmt.Errorf("%w: scope.canonical: %w", ErrInvalid, err)
+	}
+	for _, list := range []struct {
+		src []string
+		dst *[]*regexp.Regexp
+		key string
+	}{{cfg.Scope.Include, &sc.include, "scope.include"}, {cfg.Scope.Exclude, &sc.exclude, "scope.exclude"}} {
+		for _, expr := range list.src {
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s %q: %w", ErrInvalid, list.key, expr, err)
+			}
+			*list.dst = append(*list.dst, re)
+		}
+	}
+	for _, d := range cfg.Scope.AllowedDomains {
+		sc.allowed = append(sc.allowed, normDomain(d))
+	}
+	for _, d := range cfg.Scope.BlockedDomains {
+		sc.blocked = append(sc.blocked, normDomain(d))
+	}
+	sc.auditCut, sc.auditAll = auditThreshold(cfg.Audit.Fraction)
+	return sc, nil
+}
+
+func normDomain(d string) string {
+	return strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), ".")
+}
+
+// hostName strips the port from host[:port] (keeping an IPv6 literal's
+// brackets).
+func hostName(host string) string {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		return host[:i]
+	}
+	return host
+}
+
+// underDomain reports whether name is domain or a subdomain of it.
+func underDomain(name, domain string) bool {
+	if !strings.HasSuffix(name, domain) {
+		return false
+	}
+	return len(name) == len(domain) || name[len(name)-len(domain)-1] == '.'
+}
+
+func underAny(name string, domains []string) bool {
+	for _, d := range domains {
+		if underDomain(name, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Prepared is one link batch after the stateless rules: what Apply needs
+// to admit its surviving links. It is a plain value owned by the caller.
+type Prepared struct {
+	Seeds    bool   // the batch carried seeds (LinkBatch.Source == "")
+	Depth    uint32 // the depth of every link in Links
+	Received int    // links in the batch
+	Links    []PreparedLink
+	Rejected [NumReasons]uint32 // links dropped by each stateless rule
+}
+
+// PreparedLink is one link that passed the stateless rules.
+type PreparedLink struct {
+	Key     string // canonical URL
+	Host    string // parser.Host(Key)
+	Hash    uint64 // dedup.Hash(Key)
+	Audit   uint64 // auditHash(Key)
+	Allowed bool   // the host is under scope.allowed_domains
+}
+
+// Prepare canonicalizes every link of lb and applies the stateless scope
+// and trap rules. It takes no lock and touches no file: it is safe to
+// call from many goroutines at once, also while Apply runs.
+func (s *State) Prepare(lb *msg.LinkBatch) Prepared {
+	return s.scope.prepare(lb)
+}
+
+func (sc *scope) prepare(lb *msg.LinkBatch) Prepared {
+	p := Prepared{Seeds: lb.Source == "", Received: len(lb.Links)}
+	if !p.Seeds {
+		p.Depth = lb.Depth + 1
+	}
+	p.Links = make([]PreparedLink, 0, len(lb.Links))
+	maxLen := sc.cfg.MaxURLLength
+	for i := range lb.Links {
+		l := &lb.Links[i]
+		if r, ok := sc.rejectLink(l, i, p.Depth, p.Seeds, maxLen); ok {
+			p.Rejected[r]++
+			continue
+		}
+		key, err := parser.Canonical(l.URL, sc.rules)
+		if err != nil {
+			p.Rejected[ReasonInvalidURL]++
+			continue
+		}
+		if maxLen > 0 && len(key) > maxLen {
+			p.Rejected[ReasonTooLong]++
+			continue
+		}
+		host := parser.Host(key)
+		pl := PreparedLink{Key: key, Host: host}
+		if r, ok := sc.rejectKey(&pl); ok {
+			p.Rejected[r]++
+			continue
+		}
+		pl.Hash = dedup.Hash([]byte(key))
+		pl.Audit = auditHash(key)
+		p.Links = append(p.Links, pl)
+	}
+	return p
+}
+
+// rejectLink applies the rules that need no canonical key.
+func (sc *scope) rejectLink(l *msg.Link, i int, depth uint32, seeds bool, maxLen int) (Reason, bool) {
+	switch {
+	case !seeds && sc.cfg.MaxLinksPerPage > 0 && i >= sc.cfg.MaxLinksPerPage:
+		return ReasonLinksPerPage, true
+	case maxLen > 0 && len(l.URL) > maxLen:
+		return ReasonTooLong, true
+	case !seeds && sc.cfg.MaxDepth > 0 && depth > uint32(sc.cfg.MaxDepth):
+		return ReasonMaxDepth, true
+	case !seeds && sc.cfg.RespectNofollow && l.NoFollow:
+		return ReasonNofollow, true
+	case !seeds && parser.Kind(l.Kind) == parser.KindEmbed && !sc.cfg.FollowEmbeds:
+		return ReasonEmbed, true
+	}
+	return 0, false
+}
+
+// rejectKey applies the rules on the canonical key and its host.
+func (sc *scope) rejectKey(pl *PreparedLink) (Reason, bool) {
+	if msg.ShardOf(pl.Host, sc.shards) != sc.shard {
+		return ReasonWrongShard, true
+	}
+	name := hostName(pl.Host)
+	if underAny(name, sc.blocked) {
+		return ReasonBlockedDomain, true
+	}
+	pl.Allowed = underAny(name, sc.allowed)
+	// With seed_hosts_only, allowed_domains widens the seed hosts, so an
+	// outside host is judged by Apply, which knows the seeds.
+	if len(sc.allowed) > 0 && !pl.Allowed && !sc.cfg.SeedHostsOnly {
+		return ReasonNotAllowed, true
+	}
+	if len(sc.include) > 0 {
+		ok := false
+		for _, re := range sc.include {
+			if re.MatchString(pl.Key) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return ReasonNotIncluded, true
+		}
+	}
+	for _, re := range sc.exclude {
+		if re.MatchString(pl.Key) {
+			return ReasonExcluded, true
+		}
+	}
+	if n := sc.cfg.MaxRepeatedSegments; n > 0 && repeatedSegments(pl.Key, n) {
+		return ReasonRepeatedSegments, true
+	}
+	return 0, false
+}
+
+// repeatedSegments reports whether some non-empty path segment of the
+// canonical URL key occurs more than max times (/a/b/a/b/a/b/a: "a" four
+// times), the signature of relative-link loops and calendar traps.
+func repeatedSegments(key string, max int) bool {
+	path := key
+	if i := strings.Index(path, "://"); i >= 0 {
+		path = path[i+3:]
+	}
+	if i := strings.IndexByte(path, '/'); i >= 0 {
+		path = path[i+1:]
+	} else {
+		return false
+	}
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if strings.Count(path, "/") < max {
+		return false
+	}
+	segs := strings.Split(path, "/")
+	counts := make(map[string]int, len(segs))
+	for _, seg := range segs {
+		if seg == "" {
+			continue
+		}
+		counts[seg]++
+		if counts[seg] > max {
+			return true
+		}
+	}
+	return false
+}

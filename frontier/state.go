@@ -1,0 +1,481 @@
+package frontier
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/robots"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Options configure Open. The zero value of every field but Config means
+// its default.
+type Options struct {
+	// Config supplies the Frontier, Politeness, Robots, Scope and Audit
+	// sections, and Crawler.UserAgent (for the robots.txt product token).
+	Config config.Config
+	// Path is the bbolt file; "" means Config.Frontier.DataFile, or
+	// <data_dir>/frontier-<shard>-of-<shards>.db when that is empty too.
+	Path string
+	// Logger receives the state's rare notices; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+// State is one frontier shard: its Bloom filter, audit sample, host queues,
+// politeness and robots state and leases, all in one bbolt file, plus the
+// in-memory indexes rebuilt from it on Open. It is safe for concurrent use.
+type State struct {
+	cfg    config.Config
+	path   string
+	log    *slog.Logger
+	now    func() time.Time
+	scope  *scope
+	agent  string // robots.txt product token
+	sizing dedup.Sizing
+
+	maxInflight int
+
+	db     *bolt.DB
+	filter *dedup.Filter
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		failed error // the first error of a write that left memory ahead of the file
+	}
+	// Guarded by mu (kept outside the struct for brevity in the many
+	// methods that use them).
+	hosts     map[string]*host
+	seedNames map[string]bool // seed host names without port
+	ready     readyHeap
+	leases    map[uint64]*leaseRecord
+	deadlines leaseHeap
+	nextLease uint64
+	count     counters
+	queued    int64
+	doneN     int64
+	lastCP    msg.CheckpointStatus
+	journaled int64 // keys journaled since the last checkpoint
+	keyBuf    []byte
+	recBuf    []byte
+}
+
+// Open opens (or creates) the state file of shard opts.Config.Frontier.Shard.
+// A file written for another schema version, shard, shard count or filter
+// sizing is refused with an error wrapping ErrMismatch (dedup.ErrMismatch
+// for a stored filter that disagrees), garbled records with ErrCorrupt.
+func Open(opts Options) (*State, error) {
+	cfg := opts.Config
+	fc := cfg.Frontier
+	if fc.Shards < 1 || fc.Shard < 0 || fc.Shard >= fc.Shards {
+		return nil, fmt.Errorf("%w: shard %d of %d", ErrInvalid, fc.Shard, fc.Shards)
+	}
+	layout := dedup.Standard
+	if fc.Filter.Layout != "" {
+		l, err := dedup.ParseLayout(fc.Filter.Layout)
+		if err != nil {
+			return nil, fmt.Errorf("%w: frontier.filter.layout: %w", ErrInvalid, err)
+		}
+		layout = l
+	}
+	sizing, err := dedup.PlanLayout(fc.Filter.Capacity, fc.Filter.FP, layout)
+	if err != nil {
+		return nil, fmt.Errorf("frontier: filter sizing: %w", err)
+	}
+	sc, err := newScope(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &State{
+		cfg: cfg, path: opts.Path, log: opts.Logger, now: opts.Now, scope: sc,
+		agent: robots.ProductToken(cfg.Crawler.UserAgent), sizing: sizing,
+		maxInflight: max(1, fc.MaxInflightPerHost),
+		hosts:       make(map[string]*host), seedNames: make(map[string]bool),
+		leases: make(map[uint64]*leaseRecord),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.path == "" {
+		s.path = fc.DataFile
+	}
+	if s.path == "" {
+		s.path = filepath.Join(cfg.DataDir, fmt.Sprintf("frontier-%d-of-%d.db", fc.Shard, fc.Shards))
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return nil, fmt.Errorf("frontier: %w", err)
+	}
+	bo := *dedup.BoltOptions()
+	bo.Timeout = 2 * time.Second
+	s.db, err = bolt.Open(s.path, 0o600, &bo)
+	if err != nil {
+		return nil, fmt.Errorf("frontier: open %s: %w", s.path, err)
+	}
+	if err := s.load(); err != nil {
+		if s.filter != nil {
+			s.filter.Close()
+		}
+		s.db.Close()
+		return nil, fmt.Errorf("%w (file %s)", err, s.path)
+	}
+	return s, nil
+}
+
+// load creates the layout in a new file, or checks and reads an existing
+// one.
+func (s *State) load() error {
+	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.sizing}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			return checkSchema(meta.Get(keySchema), want)
+		}
+		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
+		}); err != nil {
+			return err
+		}
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return fmt.Errorf("frontier: create bucket %s: %w", b, err)
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keySchema, want.encode()); err != nil {
+			return err
+		}
+		f, err := dedup.New(s.sizing.Capacity, s.sizing.FP, dedup.WithLayout(s.sizing.Layout))
+		if err != nil {
+			return fmt.Errorf("frontier: new filter: %w", err)
+		}
+		if _, err := f.Checkpoint(tx); err != nil {
+			f.Close()
+			return fmt.Errorf("frontier: first checkpoint: %w", err)
+		}
+		s.filter = f
+		return nil
+	})
+	if err != nil {
+		if s.filter != nil {
+			s.filter.Close()
+			s.filter = nil
+		}
+		return err
+	}
+	return s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				return fmt.Errorf("%w: bucket %s missing", ErrCorrupt, b)
+			}
+		}
+		if s.filter == nil {
+			f, err := dedup.Load(tx, s.sizing)
+			if err != nil {
+				return fmt.Errorf("frontier: load filter: %w", err)
+			}
+			s.filter = f
+		}
+		return s.loadTx(tx)
+	})
+}
+
+func checkSchema(b []byte, want schemaRecord) error {
+	if b == nil {
+		return fmt.Errorf("%w: no schema record", ErrCorrupt)
+	}
+	got, err := decodeSchema(b)
+	if err != nil {
+		return err
+	}
+	switch {
+	case got.Version != want.Version:
+		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
+	case got.Shards != want.Shards:
+		return fmt.Errorf("%w: written for %d shards, configured %d (the shard count is fixed for the life of a crawl)", ErrMismatch, got.Shards, want.Shards)
+	case got.Shard != want.Shard:
+		return fmt.Errorf("%w: written for shard %d, configured shard %d", ErrMismatch, got.Shard, want.Shard)
+	case got.Sizing.Capacity != want.Sizing.Capacity || got.Sizing.FP != want.Sizing.FP ||
+		got.Sizing.Layout != want.Sizing.Layout || got.Sizing.Bits != want.Sizing.Bits || got.Sizing.K != want.Sizing.K:
+		return fmt.Errorf("%w: filter capacity %d fp %g layout %s (%d bits, k %d), configured capacity %d fp %g layout %s (%d bits, k %d)",
+			ErrMismatch, got.Sizing.Capacity, got.Sizing.FP, got.Sizing.Layout, got.Sizing.Bits, got.Sizing.K,
+			want.Sizing.Capacity, want.Sizing.FP, want.Sizing.Layout, want.Sizing.Bits, want.Sizing.K)
+	}
+	return nil
+}
+
+// loadTx rebuilds the in-memory state from the file.
+func (s *State) loadTx(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if b := meta.Get(keyCounters); b != nil {
+		c, err := decodeCounters(b)
+		if err != nil {
+			return err
+		}
+		s.count = c
+	}
+	if b := meta.Get(keyLeaseSeq); b != nil {
+		if len(b) != 8 {
+			return fmt.Errorf("%w: lease sequence is %d bytes", ErrCorrupt, len(b))
+		}
+		s.nextLease = binary.BigEndian.Uint64(b)
+	}
+	if s.nextLease == 0 {
+		s.nextLease = 1
+	}
+	rb := tx.Bucket(bucketRobots)
+	err := tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
+		rec, err := decodeHost(v)
+		if err != nil {
+			return fmt.Errorf("host %q: %w", k, err)
+		}
+		h := &host{name: string(k), rec: rec, idx: -1}
+		if rec.RobotsStatus == robotsOK {
+			h.rules = robots.Parse(rb.Get(k))
+		}
+		s.hosts[h.name] = h
+		if rec.Seed {
+			s.seedNames[hostName(h.name)] = true
+		}
+		s.queued += int64(rec.Queued)
+		s.doneN += int64(rec.Done)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
+		}
+		id := binary.BigEndian.Uint64(k)
+		l, err := decodeLease(id, v)
+		if err != nil {
+			return fmt.Errorf("lease %d: %w", id, err)
+		}
+		h := s.hosts[l.Host]
+		if h == nil {
+			return fmt.Errorf("%w: lease %d names unknown host %q", ErrCorrupt, id, l.Host)
+		}
+		h.inflight++
+		if l.Robots {
+			h.robotsInflight = true
+		}
+		s.leases[id] = &l
+		heap.Push(&s.deadlines, &l)
+		if id >= s.nextLease {
+			s.nextLease = id + 1
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range s.hosts {
+		s.fixHostLocked(h)
+	}
+	return nil
+}
+
+func (s *State) getHostLocked(tx *bolt.Tx, name string) *host {
+	h := s.hosts[name]
+	if h == nil {
+		h = &host{name: name, idx: -1}
+		s.hosts[name] = h
+	}
+	return h
+}
+
+// check returns why the state cannot be used, or nil. Call with mu held.
+func (s *State) checkLocked() error {
+	switch {
+	case s.mu.closed:
+		return ErrClosed
+	case s.mu.failed != nil:
+		return fmt.Errorf("%w: %w", ErrFailed, s.mu.failed)
+	}
+	return nil
+}
+
+// update runs fn in a write transaction. An error from it leaves memory
+// ahead of the file: the state refuses every later write (ErrFailed).
+func (s *State) updateLocked(fn func(tx *bolt.Tx) error) error {
+	err := s.db.Update(fn)
+	if err != nil {
+		s.mu.failed = err
+	}
+	return err
+}
+
+// putHostsLocked writes every dirty host record and the counters.
+func (s *State) putMetaLocked(tx *bolt.Tx, dirty []*host) error {
+	hb := tx.Bucket(bucketHosts)
+	for _, h := range dirty {
+		if !h.dirty {
+			continue
+		}
+		h.dirty = false
+		s.recBuf = h.rec.encode(s.recBuf)
+		if err := hb.Put([]byte(h.name), s.recBuf); err != nil {
+			return fmt.Errorf("frontier: put host %s: %w", h.name, err)
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keyCounters, encodeCounters(&s.count)); err != nil {
+		return fmt.Errorf("frontier: put counters: %w", err)
+	}
+	return meta.Put(keyLeaseSeq, u64key(s.nextLease))
+}
+
+// Checkpoint writes the filter's dirty chunks and the counters in one
+// transaction and truncates the journal.
+func (s *State) Checkpoint() (dedup.CheckpointStats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkLocked(); err != nil {
+		return dedup.CheckpointStats{}, err
+	}
+	return s.checkpointLocked()
+}
+
+func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
+	var st dedup.CheckpointStats
+	start := time.Now()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		if st, err = s.filter.Checkpoint(tx); err != nil {
+			return fmt.Errorf("frontier: checkpoint: %w", err)
+		}
+		return s.putMetaLocked(tx, nil)
+	})
+	if err != nil {
+		// A failed checkpoint loses nothing: the journal still holds the
+		// keys and the chunks stay dirty.
+		return st, err
+	}
+	s.lastCP = msg.CheckpointStatus{
+		Count: s.lastCP.Count + 1, Last: s.now(), Seconds: time.Since(start).Seconds(),
+		Bytes: st.Bytes, Chunks: st.Chunks,
+	}
+	s.journaled = 0
+	return st, nil
+}
+
+// Close checkpoints (unless an earlier write failed), closes the file and
+// releases the filter. Calling it again returns nil.
+func (s *State) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil
+	}
+	s.mu.closed = true
+	var errs []error
+	if s.mu.failed == nil {
+		if _, err := s.checkpointLocked(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("frontier: close: %w", err))
+	}
+	if err := s.filter.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("frontier: close filter: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Path returns the bbolt file the state lives in.
+func (s *State) Path() string { return s.path }
+
+// NextReady returns the earliest time a host with work becomes leasable,
+// or the zero time when no host has work it may be given.
+func (s *State) NextReady() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ready) == 0 {
+		return time.Time{}
+	}
+	return s.ready[0].eligibleAt()
+}
+
+// NextDeadline returns the earliest lease deadline, or the zero time when
+// no lease is out.
+func (s *State) NextDeadline() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.deadlines) == 0 {
+		return time.Time{}
+	}
+	return s.deadlines[0].Deadline
+}
+
+// Status returns the shard's counters. Pending is left 0 for the service
+// to fill.
+func (s *State) Status() msg.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.filter.Stats()
+	st := msg.Status{
+		Version: msg.StatusVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards,
+		Time:   s.now(),
+		Queued: s.queued, Leased: int64(len(s.leases)), Done: s.doneN, Hosts: int64(len(s.hosts)),
+		LinksReceived: s.count[cLinksReceived], Admitted: s.count[cAdmitted],
+		Duplicates: s.count[cDuplicates], RobotsDenied: s.count[cRobotsDenied],
+		Rejected: map[string]uint64{}, Outcomes: map[string]uint64{},
+		Filter: msg.FilterStatus{
+			Capacity: fs.Capacity, TargetFP: fs.TargetFP, Items: fs.Items, Fill: fs.Fill,
+			ImpliedFP: fs.ImpliedFP, Warning: fs.NearTarget || fs.OverCapacity,
+		},
+		Audit:      auditStatus(&s.count, s.cfg.Audit.Fraction, fs.ImpliedFP),
+		Checkpoint: s.lastCP,
+	}
+	st.Checkpoint.Journal = s.journaled
+	for r := Reason(0); r < NumReasons; r++ {
+		if v := s.count[cRejectBase+int(r)]; v > 0 {
+			st.Rejected[r.String()] = v
+		}
+	}
+	for c := 0; c < numClasses; c++ {
+		if v := s.count[cClassBase+c]; v > 0 {
+			st.Outcomes[classNames[c]] = v
+		}
+	}
+	st.TopHosts = s.topHostsLocked(10)
+	return st
+}
+
+// Counters returns every persistent counter by name, for metrics and tests.
+func (s *State) Counters() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[string]uint64{}
+	for i, name := range counterNames {
+		m[name] = s.count[i]
+	}
+	for r := Reason(0); r < NumReasons; r++ {
+		m["rejected_"+r.String()] = s.count[cRejectBase+int(r)]
+	}
+	for c := 0; c < numClasses; c++ {
+		m["outcome_"+classNames[c]] = s.count[cClassBase+c]
+	}
+	return m
+}
+
+var counterNames = [cRejectBase]string{
+	"links_received", "admitted", "duplicates", "filter_new", "robots_denied", "sampled_new",
+	"fp_skips", "rescued", "done", "leases", "robots_leases", "expired", "retries", "failed",
+}

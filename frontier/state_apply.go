@@ -1,0 +1,294 @@
+package frontier
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/robots"
+	bolt "go.etcd.io/bbolt"
+)
+
+// ApplyResult says what one Apply did.
+type ApplyResult struct {
+	Received     int                // links in the prepared batches
+	Admitted     int                // URLs enqueued (including rescued ones)
+	Duplicates   int                // links the filter (and the audit, when sampled) called seen
+	FPSkips      int                // sampled links the filter wrongly called seen
+	Rescued      int                // of FPSkips, enqueued anyway (audit.rescue)
+	RobotsDenied int                // links robots.txt disallows (host robots.txt already known)
+	Rejected     [NumReasons]uint32 // by every rule, stateless and stateful
+	Outcomes     int                // outcomes applied
+	Stale        int                // outcomes ignored: unknown or expired lease, other shard
+}
+
+// candidate is a link that passed the stateful rules and goes to the filter.
+type candidate struct {
+	pl    *PreparedLink
+	depth uint32
+	seed  bool
+}
+
+// Apply commits the effects of prepared link batches and outcomes in one
+// bbolt transaction, in order: the stateful rules (seed hosts only, max
+// pages per host, a known robots.txt), the filter (TestAndAddHashes over
+// every surviving link), the audit, queue inserts, the dedup journal, then
+// the outcomes (lease completion or requeue, politeness and robots
+// updates), and the counters.
+//
+// A returned error is fatal: the in-memory filter and host state may hold
+// what the file does not. The State then refuses further writes
+// (ErrFailed); the caller must stop, Close and reopen it, and let
+// unacknowledged messages be redelivered.
+func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res ApplyResult
+	if err := s.checkLocked(); err != nil {
+		return res, err
+	}
+	now := s.now()
+	var touched []*host
+	err := s.updateLocked(func(tx *bolt.Tx) error {
+		var err error
+		if touched, err = s.applyLinksLocked(tx, links, now, &res); err != nil {
+			return err
+		}
+		for _, o := range outcomes {
+			h, err := s.applyOutcomeLocked(tx, o, now, &res)
+			if err != nil {
+				return err
+			}
+			if h != nil {
+				touched = append(touched, h)
+			}
+		}
+		return s.putMetaLocked(tx, touched)
+	})
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("frontier: apply: %w", err)
+	}
+	for _, h := range touched {
+		s.fixHostLocked(h)
+	}
+	return res, nil
+}
+
+func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, res *ApplyResult) ([]*host, error) {
+	var touched []*host
+	var cands []candidate
+	sc := s.scope
+	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
+	for i := range links {
+		p := &links[i]
+		res.Received += p.Received
+		for r, n := range p.Rejected {
+			res.Rejected[r] += n
+		}
+		if p.Seeds {
+			for j := range p.Links {
+				h := s.getHostLocked(tx, p.Links[j].Host)
+				if !h.rec.Seed {
+					h.rec.Seed = true
+					h.dirty = true
+					s.seedNames[hostName(h.name)] = true
+					touched = append(touched, h)
+				}
+			}
+		}
+		for j := range p.Links {
+			pl := &p.Links[j]
+			h := s.hosts[pl.Host]
+			if !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)) {
+				res.Rejected[ReasonOffSeedHosts]++
+				continue
+			}
+			if h != nil && maxPages > 0 && h.rec.Admitted >= maxPages {
+				res.Rejected[ReasonMaxPagesPerHost]++
+				continue
+			}
+			if h != nil && s.cfg.Robots.Obey && h.rules != nil && h.rec.RobotsStatus == robotsOK &&
+				!h.rules.Test(s.agent, robots.PathOf(pl.Key)).Allowed {
+				res.RobotsDenied++
+				continue
+			}
+			cands = append(cands, candidate{pl: pl, depth: p.Depth, seed: p.Seeds})
+		}
+	}
+	if len(cands) == 0 {
+		s.countLinksLocked(res)
+		return touched, nil
+	}
+	hs := make([]uint64, len(cands))
+	for i := range cands {
+		hs[i] = cands[i].pl.Hash
+	}
+	seen := make([]bool, len(cands))
+	s.filter.TestAndAddHashes(hs, seen)
+	newHashes := hs[:0:0]
+	q := tx.Bucket(bucketQueue)
+	truth := tx.Bucket(bucketTruth)
+	for i := range cands {
+		c := &cands[i]
+		pl := c.pl
+		enqueue := !seen[i]
+		if !seen[i] {
+			newHashes = append(newHashes, pl.Hash)
+			s.count[cFilterNew]++
+		}
+		if sc.sampled(pl.Audit) {
+			key := []byte(pl.Key)
+			switch {
+			case !seen[i]:
+				s.count[cSampledNew]++
+				if err := truth.Put(key, nil); err != nil {
+					return nil, fmt.Errorf("frontier: put truth: %w", err)
+				}
+			case truth.Get(key) == nil:
+				// The filter says seen, the exact sample says new: a
+				// false-positive skip. Record the key so it counts once.
+				res.FPSkips++
+				s.count[cFPSkips]++
+				if err := truth.Put(key, nil); err != nil {
+					return nil, fmt.Errorf("frontier: put truth: %w", err)
+				}
+				if s.cfg.Audit.Rescue {
+					enqueue = true
+					res.Rescued++
+					s.count[cRescued]++
+				}
+			default:
+				res.Duplicates++
+			}
+		} else if seen[i] {
+			res.Duplicates++
+		}
+		if !enqueue {
+			continue
+		}
+		h := s.getHostLocked(tx, pl.Host)
+		if maxPages > 0 && h.rec.Admitted >= maxPages {
+			// The batch crossed the cap: the key is in the filter (and
+			// journaled below) but not queued; counted as rejected.
+			res.Rejected[ReasonMaxPagesPerHost]++
+			continue
+		}
+		rec := urlRecord{URL: pl.Key, Depth: c.depth, EnqueuedAt: now}
+		s.keyBuf = queueKey(s.keyBuf, h.name, h.rec.NextSeq)
+		if err := q.Put(s.keyBuf, rec.encode()); err != nil {
+			return nil, fmt.Errorf("frontier: enqueue: %w", err)
+		}
+		h.rec.NextSeq++
+		h.rec.Queued++
+		h.rec.Admitted++
+		if !h.dirty {
+			h.dirty = true
+			touched = append(touched, h)
+		}
+		s.queued++
+		res.Admitted++
+	}
+	if err := s.filter.AppendJournal(tx, newHashes); err != nil {
+		return nil, fmt.Errorf("frontier: journal: %w", err)
+	}
+	s.journaled += int64(len(newHashes))
+	s.countLinksLocked(res)
+	return touched, nil
+}
+
+func (s *State) countLinksLocked(res *ApplyResult) {
+	s.count[cLinksReceived] += uint64(res.Received)
+	s.count[cAdmitted] += uint64(res.Admitted)
+	s.count[cDuplicates] += uint64(res.Duplicates)
+	s.count[cRobotsDenied] += uint64(res.RobotsDenied)
+	for r, n := range res.Rejected {
+		s.count[cRejectBase+r] += uint64(n)
+	}
+}
+
+// applyOutcomeLocked applies one outcome and returns the host it touched.
+func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, res *ApplyResult) (*host, error) {
+	l := s.leases[o.LeaseID]
+	if l == nil || int(o.Shard) != s.cfg.Frontier.Shard || now.After(l.Deadline) {
+		// Unknown, finished, or past its deadline (ExpireLeases requeues
+		// it): ignore.
+		res.Stale++
+		s.count[cClassBase+classStale]++
+		return nil, nil
+	}
+	res.Outcomes++
+	s.count[cClassBase+statusClass(o.Status)]++
+	h := s.hosts[l.Host]
+	if err := s.dropLeaseLocked(tx.Bucket(bucketLeases), h, l); err != nil {
+		return nil, err
+	}
+	h.dirty = true
+	if l.Robots {
+		return h, s.applyRobotsLocked(tx, h, o, now)
+	}
+	q := tx.Bucket(bucketQueue)
+	db := tx.Bucket(bucketDone)
+	p := s.cfg.Politeness
+	st := o.Status
+	switch {
+	case st == 429 || st == 503:
+		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.backOff(h, now, o.RetryAfter)
+		return h, s.requeueLocked(q, h, l, l.Attempts)
+	case st == 0 || st >= 500:
+		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.failed(h, now)
+		attempts := l.Attempts + 1
+		if int(attempts) > p.MaxRetries {
+			s.count[cFailed]++
+			return h, s.finishLocked(db, h, l.URL, st, doneFailed, now)
+		}
+		s.count[cRetries]++
+		return h, s.requeueLocked(q, h, l, attempts)
+	default:
+		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.succeeded(h)
+		return h, s.finishLocked(db, h, l.URL, st, doneFetched, now)
+	}
+}
+
+// applyRobotsLocked stores the result of a robots.txt lease: RFC 9309 2xx
+// parse, 4xx allow all, anything else unavailable (disallow all; the host
+// backs off and the next lease retries robots.txt).
+func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time.Time) error {
+	rb := tx.Bucket(bucketRobots)
+	h.rec.RobotsHTTP = uint32(min(max(o.Status, 0), 999))
+	h.rec.RobotsFetched = now
+	st := o.Status
+	switch {
+	case st >= 200 && st < 300:
+		body := o.Body
+		if len(body) > robots.MaxBytes {
+			body = body[:robots.MaxBytes]
+		}
+		h.rec.RobotsStatus = robotsOK
+		h.rules = robots.FromResponse(st, body)
+		if err := rb.Put([]byte(h.name), body); err != nil {
+			return fmt.Errorf("frontier: put robots: %w", err)
+		}
+		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.succeeded(h)
+	case st >= 400 && st < 500:
+		h.rec.RobotsStatus = robotsAllowAll
+		h.rules = nil
+		if err := rb.Delete([]byte(h.name)); err != nil {
+			return fmt.Errorf("frontier: delete robots: %w", err)
+		}
+		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.succeeded(h)
+	default:
+		h.rec.RobotsStatus = robotsUnavailable
+		h.rules = nil
+		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.backOff(h, now, o.RetryAfter)
+	}
+	return nil
+}
+
+func hashKey(url string) uint64 { return dedup.Hash([]byte(url)) }
