@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"iter"
 	"math"
 	"math/bits"
 	"sync/atomic"
@@ -159,7 +160,7 @@ func decodeMeta(b []byte) (*meta, error) {
 }
 
 // metaLocked describes f with the given stored-chunk bitmap.
-func (f *Filter) metaLocked(stored []uint64) *meta {
+func (f *Filter) metaLocked(bitmap []uint64) *meta {
 	m := &meta{
 		layout: f.sz.Layout, hashVersion: HashVersion, k: f.sz.K,
 		chunkBytes: 8 << f.chunkShift, capacity: f.sz.Capacity, fp: f.sz.FP,
@@ -168,7 +169,7 @@ func (f *Filter) metaLocked(stored []uint64) *meta {
 		stored: make([]byte, (f.nchunks+7)/8),
 	}
 	for i := range m.stored {
-		m.stored[i] = byte(stored[i/8] >> (8 * (i % 8)))
+		m.stored[i] = byte(bitmap[i/8] >> (8 * (i % 8)))
 	}
 	return m
 }
@@ -267,12 +268,12 @@ func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 	return st, nil
 }
 
-func (f *Filter) putMetaLocked(tx *bolt.Tx, stored []uint64) error {
+func (f *Filter) putMetaLocked(tx *bolt.Tx, bitmap []uint64) error {
 	b, err := tx.CreateBucketIfNotExists([]byte(BucketMeta))
 	if err != nil {
 		return fmt.Errorf("dedup: write meta: %w", err)
 	}
-	if err := b.Put([]byte(MetaKey), f.metaLocked(stored).encode()); err != nil {
+	if err := b.Put([]byte(MetaKey), f.metaLocked(bitmap).encode()); err != nil {
 		return fmt.Errorf("dedup: write meta: %w", err)
 	}
 	return nil
@@ -325,25 +326,57 @@ func Exists(tx *bolt.Tx) bool {
 // wanted, and ErrCorrupt for truncated, missing or garbled data; it never
 // starts over silently. tx may be read-only.
 func Load(tx *bolt.Tx, want Sizing) (*Filter, error) {
-	mb := tx.Bucket([]byte(BucketMeta))
-	var raw []byte
-	if mb != nil {
-		raw = mb.Get([]byte(MetaKey))
+	src := stored{
+		chunks:  bucketRecords(tx.Bucket([]byte(BucketChunks))),
+		journal: bucketRecords(tx.Bucket([]byte(BucketJournal))),
 	}
-	if raw == nil {
-		if j := tx.Bucket([]byte(BucketJournal)); j != nil {
-			if k, _ := j.Cursor().First(); k != nil {
-				return nil, fmt.Errorf("%w: journal present without a meta record", ErrCorrupt)
+	if b := tx.Bucket([]byte(BucketMeta)); b != nil {
+		src.meta = b.Get([]byte(MetaKey))
+	}
+	return loadStored(src, want)
+}
+
+// stored is a filter's records as read from bbolt, apart from bbolt so the
+// loader can be fuzzed on its own.
+type stored struct {
+	meta    []byte // nil when absent
+	chunks  iter.Seq2[[]byte, []byte]
+	journal iter.Seq2[[]byte, []byte]
+}
+
+// bucketRecords yields a bucket's records in key order; a nil bucket has none.
+func bucketRecords(b *bolt.Bucket) iter.Seq2[[]byte, []byte] {
+	return func(yield func(k, v []byte) bool) {
+		if b == nil {
+			return
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if !yield(k, v) {
+				return
 			}
 		}
-		if c := tx.Bucket([]byte(BucketChunks)); c != nil {
-			if k, _ := c.Cursor().First(); k != nil {
-				return nil, fmt.Errorf("%w: chunks present without a meta record", ErrCorrupt)
-			}
+	}
+}
+
+func empty(s iter.Seq2[[]byte, []byte]) bool {
+	for range s {
+		return false
+	}
+	return true
+}
+
+func loadStored(src stored, want Sizing) (*Filter, error) {
+	if src.meta == nil {
+		if !empty(src.journal) {
+			return nil, fmt.Errorf("%w: journal present without a meta record", ErrCorrupt)
+		}
+		if !empty(src.chunks) {
+			return nil, fmt.Errorf("%w: chunks present without a meta record", ErrCorrupt)
 		}
 		return nil, ErrNotFound
 	}
-	m, err := decodeMeta(raw)
+	m, err := decodeMeta(src.meta)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +387,7 @@ func Load(tx *bolt.Tx, want Sizing) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.load(tx, m); err != nil {
+	if err := f.load(src, m); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -381,39 +414,36 @@ func (m *meta) matches(want Sizing) error {
 	return nil
 }
 
-func (f *Filter) load(tx *bolt.Tx, m *meta) error {
-	stored := make([]uint64, len(f.ckpt.persisted))
+func (f *Filter) load(src stored, m *meta) error {
+	present := make([]uint64, len(f.ckpt.persisted))
 	for i, b := range m.stored {
-		stored[i/8] |= uint64(b) << (8 * (i % 8))
+		present[i/8] |= uint64(b) << (8 * (i % 8))
 	}
-	found := make([]uint64, len(stored))
-	if b := tx.Bucket([]byte(BucketChunks)); b != nil {
-		cur := b.Cursor()
-		for k, v := cur.First(); k != nil; k, v = cur.Next() {
-			if len(k) != 8 {
-				return fmt.Errorf("%w: chunk key of %d bytes", ErrCorrupt, len(k))
-			}
-			c := binary.BigEndian.Uint64(k)
-			if c >= uint64(f.nchunks) || stored[c>>6]&(1<<(c&63)) == 0 {
-				return fmt.Errorf("%w: chunk %d is not in the meta record", ErrCorrupt, c)
-			}
-			lo, hi := f.chunkRange(int(c))
-			if uint64(len(v)) != (hi-lo)*8+4 {
-				return fmt.Errorf("%w: chunk %d is %d bytes, want %d", ErrCorrupt, c, len(v), (hi-lo)*8+4)
-			}
-			data := v[:len(v)-4]
-			if got, want := crc32.Checksum(data, castagnoli), binary.LittleEndian.Uint32(v[len(v)-4:]); got != want {
-				return fmt.Errorf("%w: chunk %d checksum %08x, want %08x", ErrCorrupt, c, got, want)
-			}
-			w := f.words[lo:hi]
-			for i := range w {
-				w[i] = binary.LittleEndian.Uint64(data[8*i:])
-			}
-			found[c>>6] |= 1 << (c & 63)
+	found := make([]uint64, len(present))
+	for k, v := range src.chunks {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: chunk key of %d bytes", ErrCorrupt, len(k))
 		}
+		c := binary.BigEndian.Uint64(k)
+		if c >= uint64(f.nchunks) || present[c>>6]&(1<<(c&63)) == 0 {
+			return fmt.Errorf("%w: chunk %d is not in the meta record", ErrCorrupt, c)
+		}
+		lo, hi := f.chunkRange(int(c))
+		if uint64(len(v)) != (hi-lo)*8+4 {
+			return fmt.Errorf("%w: chunk %d is %d bytes, want %d", ErrCorrupt, c, len(v), (hi-lo)*8+4)
+		}
+		data := v[:len(v)-4]
+		if got, want := crc32.Checksum(data, castagnoli), binary.LittleEndian.Uint32(v[len(v)-4:]); got != want {
+			return fmt.Errorf("%w: chunk %d checksum %08x, want %08x", ErrCorrupt, c, got, want)
+		}
+		w := f.words[lo:hi]
+		for i := range w {
+			w[i] = binary.LittleEndian.Uint64(data[8*i:])
+		}
+		found[c>>6] |= 1 << (c & 63)
 	}
-	for i := range stored {
-		if miss := stored[i] &^ found[i]; miss != 0 {
+	for i := range present {
+		if miss := present[i] &^ found[i]; miss != 0 {
 			return fmt.Errorf("%w: chunk %d is missing", ErrCorrupt, i*64+bits.TrailingZeros64(miss))
 		}
 	}
@@ -428,21 +458,16 @@ func (f *Filter) load(tx *bolt.Tx, m *meta) error {
 	}
 	f.setBits.Store(set)
 	f.items.Store(m.items)
-	f.ckpt.persisted = stored
-	return f.replay(tx)
+	f.ckpt.persisted = present
+	return f.replay(src.journal)
 }
 
 // replay re-adds the journaled hashes; the chunks they touch become dirty,
 // so the next checkpoint stores them before it drops the journal.
-func (f *Filter) replay(tx *bolt.Tx) error {
-	b := tx.Bucket([]byte(BucketJournal))
-	if b == nil {
-		return nil
-	}
+func (f *Filter) replay(journal iter.Seq2[[]byte, []byte]) error {
 	var hs []uint64
 	var seen []bool
-	cur := b.Cursor()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+	for k, v := range journal {
 		if len(k) != 8 || len(v) < 12 || (len(v)-4)%8 != 0 {
 			return fmt.Errorf("%w: journal record %x of %d bytes", ErrCorrupt, k, len(v))
 		}
