@@ -79,18 +79,28 @@ func parseTarget(raw string) (target, error) {
 }
 
 // canonicalHost lowercases a host[:port] and drops port 80. Another port
-// is kept, so that the URL is not mistaken for a served one.
+// is kept, so that the URL is not mistaken for a served one. Only names of
+// letters, digits, '.', '-' and '_', and IP literals, are accepted.
 func canonicalHost(hostport string) (string, error) {
 	host, port := hostport, ""
 	if h, p, err := net.SplitHostPort(hostport); err == nil {
 		host, port = h, p
 	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host = strings.TrimPrefix(strings.TrimSuffix(host, "]"), "[")
+	host = strings.TrimRight(strings.ToLower(host), ".")
 	if host == "" {
 		return "", fmt.Errorf("%w: empty host in %q", ErrBadURL, hostport)
 	}
+	if ip := net.ParseIP(host); ip != nil {
+		host = ip.String()
+	} else if strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "" {
+		return "", fmt.Errorf("%w: unsupported host %q", ErrBadURL, hostport)
+	}
 	if port != "" && port != "80" {
-		return host + ":" + port, nil
+		return net.JoinHostPort(host, port), nil
+	}
+	if strings.Contains(host, ":") {
+		return "[" + host + "]", nil // an IPv6 literal
 	}
 	return host, nil
 }

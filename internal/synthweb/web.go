@@ -196,7 +196,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host = strings.TrimRight(strings.ToLower(host), ".")
 	t := target{host: host, path: removeDotSegments(r.URL.Path)}
 	if t.path == "" {
 		t.path = "/"
