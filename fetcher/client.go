@@ -1,0 +1,298 @@
+package fetcher
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/parser"
+)
+
+// Limits of the robots.txt fetch (RFC 9309 2.3.1.2 and 2.5).
+const (
+	MaxRobotsRedirects = 5
+	MaxRobotsBody      = 500 << 10
+)
+
+// maxHeaderBytes caps a response's header block; a server whose headers
+// never end is cut off here (or by the header timeout if it trickles).
+const maxHeaderBytes = 256 << 10
+
+// Accept headers sent with page and robots.txt requests.
+const (
+	acceptPage   = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	acceptRobots = "text/plain,*/*;q=0.8"
+)
+
+// Options configures a Client. The zero value of every field but Config
+// means its default.
+type Options struct {
+	// Config supplies user_agent, max_body, the timeouts, the idle pools,
+	// dns_cache_ttl, resolve and allow_private_networks. Start from
+	// config.Default().Crawler.
+	Config config.Crawler
+	// TLSConfig is cloned for every TLS connection; nil uses the system
+	// roots.
+	TLSConfig *tls.Config
+	// Archive, when set, is called after every HTTP exchange with the
+	// request and the body bytes as received (WARC output). It must not
+	// retain the Exchange's slices past the call unless it copies them.
+	Archive func(*Exchange)
+}
+
+// Client fetches pages and robots.txt files. It is safe for concurrent use.
+type Client struct {
+	cfg       config.Crawler
+	transport *http.Transport
+	dialer    *dialer
+	archive   func(*Exchange)
+}
+
+// Exchange is one HTTP request and response, for archiving.
+type Exchange struct {
+	Started    time.Time
+	Request    *http.Request  // as sent (method, URL, headers)
+	Response   *http.Response // status line and headers; the body is consumed
+	RawBody    []byte         // the body as received: content-encoded, at most max_body bytes
+	Truncated  bool           // RawBody stops at the cap or at a read error
+	RemoteAddr string         // ip:port of the server, when known
+}
+
+// Response is the result of one fetch. Err is set when no usable response
+// arrived (Status 0) or when reading or decoding the body failed (Status
+// set, Body partial).
+type Response struct {
+	URL         string // the URL requested
+	FinalURL    string // robots.txt fetches: the URL after redirects; else URL
+	Status      int
+	Proto       string
+	Header      http.Header
+	ContentType string // declared Content-Type, or the sniffed one
+	ParserType  string // the content type to hand to the parser (keeps charset)
+	HTML        bool   // an HTML body worth parsing
+	Binary      bool   // declared HTML, but binary bytes: not parsed
+	Body        []byte // decoded body, at most the cap
+	Bytes       int64  // body bytes read from the wire
+	Truncated   bool   // the body hit the cap
+	Redirect    string // a 3xx's Location resolved against URL
+	RetryAfter  time.Duration
+	FetchedAt   time.Time
+	Timings     msg.Timings
+	Err         error
+}
+
+// New returns a Client for opts.
+func New(opts Options) (*Client, error) {
+	cfg := opts.Config
+	if cfg.UserAgent == "" || cfg.MaxBody <= 0 || cfg.FetchTimeout <= 0 {
+		return nil, fmt.Errorf("%w: user_agent, max_body and fetch_timeout must be set (start from config.Default().Crawler)", ErrConfig)
+	}
+	res, err := newResolver(systemLookup, cfg.DNSCacheTTL, cfg.Resolve)
+	if err != nil {
+		return nil, err
+	}
+	d := newDialer(res, !cfg.AllowPrivateNetworks, cfg.ConnectTimeout)
+	var tlsConf *tls.Config
+	if opts.TLSConfig != nil {
+		tlsConf = opts.TLSConfig.Clone()
+	}
+	t := &http.Transport{
+		Proxy:                  nil, // a proxy from the environment would bypass the guard
+		DialContext:            d.DialContext,
+		TLSClientConfig:        tlsConf,
+		TLSHandshakeTimeout:    cfg.TLSTimeout,
+		ResponseHeaderTimeout:  cfg.HeaderTimeout,
+		MaxIdleConns:           cfg.IdleTotal,
+		MaxIdleConnsPerHost:    cfg.IdlePerHost,
+		IdleConnTimeout:        90 * time.Second,
+		DisableCompression:     true, // we ask for gzip and br ourselves and cap the decoded size
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		ForceAttemptHTTP2:      true,
+	}
+	return &Client{cfg: cfg, transport: t, dialer: d, archive: opts.Archive}, nil
+}
+
+// Close closes idle connections. In-flight fetches are not interrupted.
+func (c *Client) Close() { c.transport.CloseIdleConnections() }
+
+// Fetch GETs rawURL once, without following redirects: a 3xx response
+// carries its resolved Location in Redirect. The whole fetch, body
+// included, is bounded by fetch_timeout.
+func (c *Client) Fetch(ctx context.Context, rawURL string) *Response {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.FetchTimeout)
+	defer cancel()
+	return c.do(ctx, rawURL, acceptPage, int64(c.cfg.MaxBody))
+}
+
+// FetchRobots GETs a robots.txt URL, following up to MaxRobotsRedirects
+// redirects (each hop through the guard), and keeps at most MaxRobotsBody
+// bytes. A robots.txt that cannot be reached has Status 0 and Err set; more
+// than MaxRobotsRedirects redirects leave the last 3xx's Status with Err
+// wrapping ErrTooManyRedirects.
+func (c *Client) FetchRobots(ctx context.Context, rawURL string) *Response {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.FetchTimeout)
+	defer cancel()
+	target := rawURL
+	for hop := 0; ; hop++ {
+		r := c.do(ctx, target, acceptRobots, MaxRobotsBody)
+		r.URL = rawURL
+		if r.Err != nil || r.Status < 300 || r.Status > 399 {
+			return r
+		}
+		if hop == MaxRobotsRedirects {
+			r.Err = fmt.Errorf("%w: more than %d following %s", ErrTooManyRedirects, MaxRobotsRedirects, rawURL)
+			return r
+		}
+		if r.Redirect == "" {
+			r.Err = fmt.Errorf("%w: %d from %s", ErrNoLocation, r.Status, target)
+			return r
+		}
+		target = r.Redirect
+	}
+}
+
+// do performs one GET.
+func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Response {
+	r := &Response{URL: rawURL, FinalURL: rawURL, FetchedAt: time.Now()}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		r.Err = fmt.Errorf("fetcher: %w", err)
+		return r
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		r.Err = fmt.Errorf("%w: %q", ErrScheme, rawURL)
+		return r
+	}
+	tm := &timer{start: r.FetchedAt}
+	ctx = httptrace.WithClientTrace(ctx, tm.trace())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		r.Err = fmt.Errorf("fetcher: %w", err)
+		return r
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept-Encoding", "gzip, br")
+
+	resp, err := c.transport.RoundTrip(req)
+	if err != nil {
+		r.Err = fetchError(ctx, err, c.cfg.FetchTimeout)
+		r.Timings = tm.timings()
+		return r
+	}
+	defer resp.Body.Close()
+	r.Status, r.Proto, r.Header = resp.StatusCode, resp.Proto, resp.Header
+	b := readBody(resp.Body, resp.Header.Get("Content-Encoding"), limit, c.archive != nil, resp.ContentLength)
+	r.Body, r.Bytes, r.Truncated = b.data, b.wire, b.truncated
+	if b.err != nil {
+		r.Err = fetchError(ctx, b.err, c.cfg.FetchTimeout)
+	}
+	r.Timings = tm.timings()
+	k := classify(resp.Header.Get("Content-Type"), r.Body)
+	r.ContentType, r.ParserType, r.HTML, r.Binary = k.Type, k.ParserType, k.HTML, k.Binary
+	if errors.Is(b.err, ErrEncoding) {
+		r.HTML = false // nothing decoded to parse
+	}
+	if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
+		r.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	if r.Status >= 300 && r.Status <= 399 {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if abs, err := parser.Resolve(rawURL, loc); err == nil {
+				r.Redirect = abs
+			}
+		}
+		if r.Redirect != "" {
+			r.FinalURL = r.Redirect
+		}
+	}
+	if c.archive != nil {
+		c.archive(&Exchange{Started: r.FetchedAt, Request: req, Response: resp, RawBody: b.raw,
+			Truncated: b.truncated || b.err != nil, RemoteAddr: tm.remoteAddr()})
+	}
+	return r
+}
+
+// fetchError words a transport or body error; a deadline says which one.
+func fetchError(ctx context.Context, err error, timeout time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrBlocked) {
+		return fmt.Errorf("fetcher: fetch timed out (limit %v): %w", timeout, err)
+	}
+	if strings.HasPrefix(err.Error(), "fetcher:") {
+		return err
+	}
+	return fmt.Errorf("fetcher: %w", err)
+}
+
+// timer collects a fetch's timings from httptrace callbacks, which may run
+// on the transport's dial goroutines.
+type timer struct {
+	start time.Time
+
+	mu struct {
+		sync.Mutex
+		dnsStart, dnsDone, connStart, connDone, tlsStart, tlsDone, firstByte time.Time
+		remote                                                               string
+	}
+}
+
+func (t *timer) mark(p *time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p.IsZero() {
+		*p = time.Now()
+	}
+}
+
+func (t *timer) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSStart:             func(httptrace.DNSStartInfo) { t.mark(&t.mu.dnsStart) },
+		DNSDone:              func(httptrace.DNSDoneInfo) { t.mark(&t.mu.dnsDone) },
+		ConnectStart:         func(string, string) { t.mark(&t.mu.connStart) },
+		ConnectDone:          func(string, string, error) { t.mark(&t.mu.connDone) },
+		TLSHandshakeStart:    func() { t.mark(&t.mu.tlsStart) },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.mark(&t.mu.tlsDone) },
+		GotFirstResponseByte: func() { t.mark(&t.mu.firstByte) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if a := info.Conn.RemoteAddr(); a != nil {
+				t.mu.remote = a.String()
+			}
+		},
+	}
+}
+
+func (t *timer) remoteAddr() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.remote
+}
+
+func (t *timer) timings() msg.Timings {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	span := func(a, b time.Time) time.Duration {
+		if a.IsZero() || b.IsZero() || b.Before(a) {
+			return 0
+		}
+		return b.Sub(a)
+	}
+	return msg.Timings{
+		DNS:       span(t.mu.dnsStart, t.mu.dnsDone),
+		Connect:   span(t.mu.connStart, t.mu.connDone),
+		TLS:       span(t.mu.tlsStart, t.mu.tlsDone),
+		FirstByte: span(t.start, t.mu.firstByte),
+		Total:     time.Since(t.start),
+	}
+}
+

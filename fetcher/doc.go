@@ -1,0 +1,53 @@
+// Package fetcher is trawl's fetch worker: an HTTP client built for
+// crawling many hosts safely (Client), the JSON-lines fetch log (FetchLog),
+// and the Worker that takes leases from the frontiers over NATS, fetches,
+// extracts links with package parser and publishes links and outcomes
+// back through JetStream. WARC output lives in the subpackage warc.
+//
+// # Client
+//
+// Client.Fetch does one GET and never follows redirects: a 3xx carries its
+// resolved Location in Response.Redirect, so that the frontier applies
+// dedup, scope and politeness to the target. Client.FetchRobots is the
+// exception and follows up to 5 redirects (RFC 9309). Every fetch:
+//
+//   - is bounded by fetch_timeout as a whole, with connect_timeout,
+//     tls_timeout and header_timeout for its phases, and at most 256 KiB
+//     of response headers;
+//   - asks for gzip and br itself and reads at most max_body bytes from
+//     the wire and keeps at most max_body decoded bytes (a gzip bomb stops
+//     at the cap; Response.Truncated says so);
+//   - sniffs the content type when none (or a generic one) is declared,
+//     refuses to call binary bytes served as text/html HTML, and hands the
+//     declared Content-Type (with its charset) to the parser;
+//   - resolves names through a DNS cache with a TTL (dns_cache_ttl), after
+//     the curl-like overrides of resolve ("host:port" -> "ip:port");
+//   - dials only addresses the private network guard allows: loopback,
+//     RFC 1918, IPv6 ULA, link-local, CGNAT, multicast, unspecified and
+//     reserved ranges and the cloud metadata endpoints are refused at dial
+//     time, on the IP actually dialed, so neither DNS rebinding nor a
+//     redirect gets around it (allow_private_networks turns it off);
+//   - speaks HTTP/2 where the server offers it over TLS.
+//
+// # Worker
+//
+// Worker.Run asks the frontiers for leases on Subjects.Work (core NATS
+// request/reply), fetches them with at most `workers` in flight, groups the
+// extracted links by owning shard and publishes one LinkBatch per shard,
+// then the Outcome, through JetStream. A lease's Outcome is published only
+// after its link batches are acknowledged, so an acknowledged outcome
+// implies its links are stored; a failed publish is retried with back-off
+// (with the same Nats-Msg-Id, so the stream's duplicate window absorbs
+// retries of a publish that had in fact succeeded).
+//
+// # Caveats
+//
+// Client and Worker are safe for concurrent use. A Worker keeps no state
+// that matters: killed at any moment, its leases expire at the frontier and
+// go to another crawler. Lease deadlines are compared with the local clock
+// (leases already past their deadline are skipped), so crawler and
+// frontier clocks should agree within seconds (NTP). Tests that fetch from
+// loopback must set allow_private_networks. Response.Body is at most
+// max_body bytes per in-flight fetch (plus as much again for the raw copy
+// when WARC output is on), so memory is bounded by workers x 2 x max_body.
+package fetcher
