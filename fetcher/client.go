@@ -295,4 +295,3 @@ func (t *timer) timings() msg.Timings {
 		Total:     time.Since(t.start),
 	}
 }
-

@@ -213,7 +213,9 @@ func TestFetchHTTP2(t *testing.T) {
 	s.EnableHTTP2 = true
 	s.StartTLS()
 	t.Cleanup(s.Close)
-	c := newTestClient(t, nil, func(o *Options) { o.TLSConfig = &tls.Config{RootCAs: s.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs} })
+	c := newTestClient(t, nil, func(o *Options) {
+		o.TLSConfig = &tls.Config{RootCAs: s.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	})
 	r := c.Fetch(context.Background(), s.URL+"/")
 	if r.Err != nil || r.Proto != "HTTP/2.0" || string(r.Body) != "<p>HTTP/2.0</p>" {
 		t.Fatalf("proto %q body %q err %v, want HTTP/2.0", r.Proto, r.Body, r.Err)

@@ -82,4 +82,3 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	return nil, firstErr
 }
-
