@@ -260,12 +260,12 @@ type hostRecord struct {
 	RobotsFetched time.Time
 }
 
-func (r *hostRecord) encode(b []byte) []byte {
+func (r *hostRecord) encode() []byte {
 	var flags uint64
 	if r.Seed {
 		flags |= 1
 	}
-	e := enc(b[:0]).u(recordVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
+	e := make(enc, 0, 64).u(recordVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
 		t(r.NextFetch).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).t(r.PausedUntil).
 		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched)
 	return e
@@ -390,9 +390,12 @@ func decodeCounters(b []byte) (counters, error) {
 	return c, d.end("counters record")
 }
 
-// queueKey is host + 0x00 + seq.
-func queueKey(b []byte, host string, seq uint64) []byte {
-	b = append(b[:0], host...)
+// queueKey is host + 0x00 + seq. Keys and values handed to bbolt's Put
+// must stay untouched until the transaction ends, so every record and key
+// is freshly allocated.
+func queueKey(host string, seq uint64) []byte {
+	b := make([]byte, 0, len(host)+9)
+	b = append(b, host...)
 	b = append(b, 0)
 	return binary.BigEndian.AppendUint64(b, seq)
 }

@@ -185,8 +185,7 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 // queue.
 func (s *State) requeueLocked(q *bolt.Bucket, h *host, l *leaseRecord, attempts uint32) error {
 	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt}
-	s.keyBuf = queueKey(s.keyBuf, h.name, l.Seq)
-	if err := q.Put(s.keyBuf, rec.encode()); err != nil {
+	if err := q.Put(queueKey(h.name, l.Seq), rec.encode()); err != nil {
 		return fmt.Errorf("frontier: requeue: %w", err)
 	}
 	h.rec.Queued++

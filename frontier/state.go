@@ -68,8 +68,6 @@ type State struct {
 	doneN     int64
 	lastCP    msg.CheckpointStatus
 	journaled int64 // keys journaled since the last checkpoint
-	keyBuf    []byte
-	recBuf    []byte
 }
 
 // Open opens (or creates) the state file of shard opts.Config.Frontier.Shard.
@@ -328,8 +326,7 @@ func (s *State) putMetaLocked(tx *bolt.Tx, dirty []*host) error {
 			continue
 		}
 		h.dirty = false
-		s.recBuf = h.rec.encode(s.recBuf)
-		if err := hb.Put([]byte(h.name), s.recBuf); err != nil {
+		if err := hb.Put([]byte(h.name), h.rec.encode()); err != nil {
 			return fmt.Errorf("frontier: put host %s: %w", h.name, err)
 		}
 	}

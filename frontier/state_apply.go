@@ -175,8 +175,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 			continue
 		}
 		rec := urlRecord{URL: pl.Key, Depth: c.depth, EnqueuedAt: now}
-		s.keyBuf = queueKey(s.keyBuf, h.name, h.rec.NextSeq)
-		if err := q.Put(s.keyBuf, rec.encode()); err != nil {
+		if err := q.Put(queueKey(h.name, h.rec.NextSeq), rec.encode()); err != nil {
 			return nil, fmt.Errorf("frontier: enqueue: %w", err)
 		}
 		h.rec.NextSeq++
