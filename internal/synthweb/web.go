@@ -231,7 +231,9 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		case <-timer.C:
 		case <-r.Context().Done():
 			timer.Stop()
-			return
+			// Close (or the client) ended the request: drop the connection
+			// rather than send an empty 200.
+			panic(http.ErrAbortHandler)
 		}
 	}
 	w.respond(rw, req, p)
