@@ -121,7 +121,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 		e.HostState = hx
 	}
 	err = s.db.View(func(tx *bolt.Tx) error {
-		e.InTruth = tx.Bucket(bucketTruth).Get([]byte(key)) != nil
+		e.InTruth = has(tx.Bucket(bucketTruth), []byte(key))
 		if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
 			d, err := decodeDone(b)
 			if err != nil {

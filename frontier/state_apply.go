@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -145,7 +146,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 				if err := truth.Put(key, nil); err != nil {
 					return nil, fmt.Errorf("frontier: put truth: %w", err)
 				}
-			case truth.Get(key) == nil:
+			case !has(truth, key):
 				// The filter says seen, the exact sample says new: a
 				// false-positive skip. Record the key so it counts once.
 				res.FPSkips++
@@ -288,6 +289,13 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		s.backOff(h, now, o.RetryAfter)
 	}
 	return nil
+}
+
+// has reports whether b holds key. Not b.Get(key) != nil: a key put with
+// an empty value earlier in the same transaction reads back as nil.
+func has(b *bolt.Bucket, key []byte) bool {
+	k, _ := b.Cursor().Seek(key)
+	return k != nil && bytes.Equal(k, key)
 }
 
 func hashKey(url string) uint64 { return dedup.Hash([]byte(url)) }
