@@ -130,3 +130,25 @@ func Total(all []msg.Status) msg.Status {
 	}
 	return t
 }
+
+// ShardCount asks the frontiers how many shards the crawl has (it is fixed
+// in their state) and returns the first answer.
+func ShardCount(ctx context.Context, nc *nats.Conn, subj msg.Subjects) (int, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultGatherTimeout)
+		defer cancel()
+	}
+	m, err := nc.RequestWithContext(ctx, subj.Status(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("%w: no frontier answered on %s: %v", ErrMissingShards, subj.Status(), err)
+	}
+	s, err := msg.UnmarshalStatus(m.Data)
+	if err != nil {
+		return 0, fmt.Errorf("monitor: status answer: %w", err)
+	}
+	if s.Shards < 1 {
+		return 0, fmt.Errorf("monitor: frontier %d reports %d shards", s.Shard, s.Shards)
+	}
+	return s.Shards, nil
+}

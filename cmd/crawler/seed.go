@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/cli"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/crawl"
+	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+func init() {
+	cmds.Register(cli.Command{Name: "seed", Summary: "add seed URLs to a running distributed crawl", Run: runSeed})
+}
+
+func runSeed(args []string) int { return seedCmd(args, os.Stdin, os.Stdout, os.Stderr) }
+
+func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawler seed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "configuration file")
+	natsURL := fs.String("nats", "", "NATS URL (default: nats.url of the configuration)")
+	shards := fs.Int("shards", 0, "frontier shards (0: ask the running frontiers)")
+	file := fs.String("file", "", "read seed URLs from this file, one per line (- for stdin)")
+	ask := fs.Duration("ask-timeout", 5*time.Second, "how long to wait for the frontiers to say how many shards there are")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crawler seed [--nats URL] [--shards N] [--file F] URL...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cli.ExitUsage
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return cli.ExitUsage
+	}
+	if *natsURL != "" {
+		cfg.NATS.URL = *natsURL
+	}
+	seeds := fs.Args()
+	if *file != "" {
+		var r io.Reader = stdin
+		if *file != "-" {
+			f, err := os.Open(*file)
+			if err != nil {
+				fmt.Fprintln(stderr, "crawler seed:", err)
+				return cli.ExitUsage
+			}
+			defer f.Close()
+			r = f
+		}
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+				seeds = append(seeds, line)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			fmt.Fprintln(stderr, "crawler seed:", err)
+			return cli.ExitFailure
+		}
+	}
+	if len(seeds) == 0 {
+		fs.Usage()
+		return cli.ExitUsage
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := bus.Connect(ctx, cfg.NATS, "crawler-seed", nil)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return cli.ExitFailure
+	}
+	defer nc.Close()
+	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	n := *shards
+	if n == 0 {
+		// The shard count is fixed in the frontiers' state: ask them.
+		gctx, gcancel := context.WithTimeout(ctx, *ask)
+		count, err := monitor.ShardCount(gctx, nc, subj)
+		gcancel()
+		if err != nil {
+			fmt.Fprintln(stderr, "crawler seed: start the frontiers or pass --shards:", err)
+			return cli.ExitFailure
+		}
+		n = count
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler seed:", err)
+		return cli.ExitFailure
+	}
+	res, err := crawl.PublishSeeds(ctx, js, subj, n, seeds)
+	for u, e := range res.Invalid {
+		fmt.Fprintf(stderr, "crawler seed: skipping %q: %v\n", u, e)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return cli.ExitFailure
+	}
+	fmt.Fprintf(stdout, "published %d seed(s) to %d shard(s)\n", res.Published, n)
+	if len(res.Invalid) > 0 {
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}

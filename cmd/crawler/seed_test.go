@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/bus/bustest"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/parser"
+)
+
+func TestSeedCommand(t *testing.T) {
+	e := bustest.Start(t)
+	nc := bustest.Connect(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	js, _ := jetstream.New(nc)
+	cfg := config.Default().NATS
+	stream, err := bus.EnsureStream(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two frontiers answer status: the command learns there are 2 shards.
+	st := msg.Status{Shards: 2}
+	b, _ := msg.MarshalStatus(&st)
+	if _, err := nc.Subscribe("trawl.status", func(m *nats.Msg) { _ = m.Respond(b) }); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+
+	seeds := []string{"https://a.example/", "https://A.example/x", "http://b.example/"}
+	var out, errb bytes.Buffer
+	code := seedCmd(append([]string{"--nats", e.ClientURL(), "--file", "-"}, "mailto:x@y"), strings.NewReader(strings.Join(seeds, "\n")+"\n# comment\n"), &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), `skipping "mailto:x@y"`) || !strings.Contains(out.String(), "published 3 seed(s) to 2 shard(s)") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+
+	cons, err := stream.CreateConsumer(ctx, jetstream.ConsumerConfig{AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.FetchNoWait(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for m := range batch.Messages() {
+		var lb msg.LinkBatch
+		if err := lb.UnmarshalBinary(m.Data()); err != nil {
+			t.Fatal(err)
+		}
+		if lb.Source != "" || lb.Depth != 0 {
+			t.Errorf("seed batch with source %q depth %d", lb.Source, lb.Depth)
+		}
+		for _, l := range lb.Links {
+			got[m.Subject()] = append(got[m.Subject()], l.URL)
+		}
+	}
+	want := map[string][]string{}
+	for _, s := range seeds {
+		key, _ := parser.Canonical(s, 0)
+		subj := msg.NewSubjects("").Links(msg.ShardOf(parser.Host(key), 2))
+		want[subj] = append(want[subj], s)
+	}
+	for subj := range want {
+		sort.Strings(want[subj])
+		sort.Strings(got[subj])
+		if strings.Join(got[subj], " ") != strings.Join(want[subj], " ") {
+			t.Errorf("%s: got %v, want %v", subj, got[subj], want[subj])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("subjects %v, want %v", got, want)
+	}
+}
+
+func TestSeedCommandNoFrontier(t *testing.T) {
+	e := bustest.Start(t)
+	var out, errb bytes.Buffer
+	if code := seedCmd([]string{"--nats", e.ClientURL(), "--ask-timeout", "300ms", "https://a.example/"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no frontier answered") || !strings.Contains(errb.String(), "--shards") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
