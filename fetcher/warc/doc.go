@@ -1,0 +1,45 @@
+// Package warc writes and reads WARC/1.1 files (ISO 28500:2017, "WARC
+// File Format 1.1"), the archive format of web crawls.
+//
+// # Writing
+//
+// A Writer appends records to <dir>/<prefix>-<UTC start time>-<seq>.warc.gz,
+// each record compressed as its own gzip member (so a reader can seek to
+// any record), and starts a new file once the current one has reached
+// MaxSize. Every file opens with a warcinfo record naming the software
+// and the crawl's user agent; every other record points at it with
+// WARC-Warcinfo-ID. While a file is being written its name ends in .open;
+// the final name appears when the file is complete (rotation or Close).
+//
+// # Record layout (WARC/1.1)
+//
+//	WARC/1.1 CRLF
+//	WARC-Type: response CRLF             (warcinfo, request, response, ...)
+//	WARC-Record-ID: <urn:uuid:...> CRLF
+//	WARC-Date: 2026-12-02T17:00:00.123456789Z CRLF
+//	... other named fields CRLF
+//	Content-Length: <block length> CRLF
+//	CRLF
+//	<block: Content-Length bytes>
+//	CRLF CRLF
+//
+// Writer adds WARC-Block-Digest (sha1, base32, as every WARC tool does) to
+// every record; the caller adds WARC-Payload-Digest, WARC-Target-URI and
+// the rest.
+//
+// # Reading
+//
+// Reader is strict: it accepts exactly what the standard says a record is
+// (version line, named fields without folding, the mandatory fields,
+// Content-Length bytes of block, the CRLF CRLF trailer), checks the block
+// digest when present and, for .warc.gz input, that every gzip member
+// holds exactly one record. It is meant for tests and verification, and is
+// fuzzed (FuzzReader).
+//
+// # Caveats
+//
+// Writer is safe for concurrent use; records are compressed outside its
+// lock and written under it. A crash leaves the current file with its
+// .open name, complete up to its last whole record. Reader allocates at
+// most in proportion to its input.
+package warc

@@ -1,0 +1,191 @@
+package warc
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// WriterOptions configures a Writer.
+type WriterOptions struct {
+	Dir     string // created if missing
+	Prefix  string // file name prefix; default "trawl"
+	MaxSize int64  // start a new file past this many bytes; default 1 GiB
+	// Info is written as the warcinfo record's fields (application/warc-fields),
+	// after software and format.
+	Info []Field
+}
+
+// Writer appends gzip-compressed records to rotating WARC files.
+type Writer struct {
+	opts  WriterOptions
+	start string // UTC start time in file names
+
+	mu struct {
+		sync.Mutex
+		f      *os.File // the current file, nil before the first record
+		name   string   // its final name
+		size   int64
+		seq    int
+		infoID string // the current file's warcinfo record ID
+		err    error  // a failed write poisons the writer
+	}
+}
+
+// NewWriter returns a writer; no file is created before the first record.
+func NewWriter(opts WriterOptions) (*Writer, error) {
+	if opts.Dir == "" {
+		return nil, fmt.Errorf("warc: no directory")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "trawl"
+	}
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = 1 << 30
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("warc: %w", err)
+	}
+	return &Writer{opts: opts, start: time.Now().UTC().Format("20060102150405")}, nil
+}
+
+// Write appends recs to the current file, together (a rotation never
+// separates them). Records without an ID or Date get one. Each record gets
+// WARC-Warcinfo-ID pointing at the file's warcinfo record.
+func (w *Writer) Write(recs ...*Record) error {
+	for _, r := range recs {
+		if r.ID == "" {
+			r.ID = NewID()
+		}
+		if r.Date.IsZero() {
+			r.Date = time.Now()
+		}
+	}
+	w.mu.Lock()
+	infoID, err := w.mu.infoID, w.mu.err
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// Compress outside the lock with the current file's warcinfo ID; if a
+	// rotation happens meanwhile, compress again under the lock (rare).
+	buf, err := compressAll(recs, infoID)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.err != nil {
+		return w.mu.err
+	}
+	if w.mu.f == nil || w.mu.size >= w.opts.MaxSize {
+		if err := w.rotateLocked(NewID()); err != nil {
+			w.mu.err = err
+			return err
+		}
+	}
+	if w.mu.infoID != infoID {
+		if buf, err = compressAll(recs, w.mu.infoID); err != nil {
+			return err
+		}
+	}
+	n, err := w.mu.f.Write(buf)
+	w.mu.size += int64(n)
+	if err != nil {
+		w.mu.err = fmt.Errorf("warc: write %s: %w", w.mu.name, err)
+		return w.mu.err
+	}
+	return nil
+}
+
+// compressAll compresses recs, one gzip member each, adding the
+// WARC-Warcinfo-ID field.
+func compressAll(recs []*Record, infoID string) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		rc := *r
+		rc.Fields = append([]Field{{"WARC-Warcinfo-ID", infoID}}, r.Fields...)
+		if err := compress(&buf, &rc); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+func compress(buf *bytes.Buffer, r *Record) error {
+	zw, err := gzip.NewWriterLevel(buf, gzip.DefaultCompression)
+	if err != nil {
+		return err
+	}
+	zw.Write(r.appendHeader(nil))
+	zw.Write(r.Block)
+	zw.Write([]byte("\r\n\r\n"))
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("warc: compress: %w", err)
+	}
+	return nil
+}
+
+// rotateLocked closes the current file and opens the next, starting it
+// with a warcinfo record whose ID is infoID.
+func (w *Writer) rotateLocked(infoID string) error {
+	if err := w.closeLocked(); err != nil {
+		return err
+	}
+	w.mu.seq++
+	name := filepath.Join(w.opts.Dir, fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, w.start, w.mu.seq))
+	f, err := os.OpenFile(name+".open", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	w.mu.f, w.mu.name, w.mu.size, w.mu.infoID = f, name, 0, infoID
+	var block bytes.Buffer
+	for _, fld := range append([]Field{{"software", "trawl"}, {"format", "WARC File Format 1.1"},
+		{"conformsTo", "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"}}, w.opts.Info...) {
+		block.Write(appendField(nil, fld.Name, fld.Value))
+	}
+	info := &Record{Type: TypeWarcinfo, ID: infoID, Date: time.Now(), Block: block.Bytes(), Fields: []Field{
+		{"WARC-Filename", filepath.Base(name)},
+		{"Content-Type", "application/warc-fields"},
+	}}
+	var buf bytes.Buffer
+	if err := compress(&buf, info); err != nil {
+		return err
+	}
+	n, err := f.Write(buf.Bytes())
+	w.mu.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("warc: write %s: %w", name, err)
+	}
+	return nil
+}
+
+func (w *Writer) closeLocked() error {
+	if w.mu.f == nil {
+		return nil
+	}
+	f, name := w.mu.f, w.mu.name
+	w.mu.f = nil
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("warc: close %s: %w", name, err)
+	}
+	if err := os.Rename(name+".open", name); err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	return nil
+}
+
+// Close finishes the current file. The writer must not be used after.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.closeLocked()
+	if w.mu.err == nil {
+		w.mu.err = fmt.Errorf("warc: writer closed")
+	}
+	return err
+}
