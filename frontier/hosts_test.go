@@ -1,0 +1,130 @@
+package frontier
+
+import (
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+func robotsOutcome(l msg.Lease, status int, body string) *msg.Outcome {
+	o := outcome(l, status)
+	o.Body = []byte(body)
+	return o
+}
+
+func TestRobotsTTLRefetch(t *testing.T) {
+	h := newHarness(t, nil)
+	h.seed("https://example.com/1", "https://example.com/2", "https://example.com/3")
+	r := h.leaseOne()
+	if !r.Robots || r.URL != "https://example.com/robots.txt" {
+		t.Fatalf("first lease %+v, want the https robots.txt", r)
+	}
+	h.apply(nil, robotsOutcome(r, 200, "User-agent: *\nDisallow: /2\n"))
+	h.clock.Advance(time.Second)
+	if l := h.leaseOne(); l.Robots || l.URL != "https://example.com/1" {
+		t.Fatalf("lease %+v, want /1", l)
+	}
+	// Leave /1 out; robots.txt ages past its TTL meanwhile.
+	h.clock.Advance(25 * time.Hour)
+	if n, err := h.s.ExpireLeases(); err != nil || n != 1 {
+		t.Fatalf("ExpireLeases = %d, %v", n, err)
+	}
+	r = h.leaseOne()
+	if !r.Robots {
+		t.Fatalf("lease after the TTL %+v, want robots.txt", r)
+	}
+	// The robots lease expires too: the next lease is robots.txt again.
+	h.clock.Advance(3 * time.Minute)
+	if n, _ := h.s.ExpireLeases(); n != 1 {
+		t.Fatalf("robots lease not expired")
+	}
+	r = h.leaseOne()
+	if !r.Robots {
+		t.Fatalf("lease after an expired robots lease %+v, want robots.txt", r)
+	}
+	h.apply(nil, robotsOutcome(r, 200, "User-agent: *\nDisallow: /1\n"))
+	h.clock.Advance(time.Second)
+	// /1 is now disallowed and dropped, /2 allowed.
+	if l := h.leaseOne(); l.URL != "https://example.com/2" {
+		t.Fatalf("lease %+v, want /2 (/1 now disallowed)", l)
+	}
+	st := h.s.Status()
+	if st.RobotsDenied != 1 || st.Done != 1 {
+		t.Fatalf("robots denied %d done %d, want 1 1", st.RobotsDenied, st.Done)
+	}
+	e, err := h.s.Explain("https://example.com/1")
+	if err != nil || e.State != "done" || e.DoneReason != "robots" || e.HostState.RobotsAllowed == nil || *e.HostState.RobotsAllowed {
+		t.Fatalf("explain /1: %+v %v", e, err)
+	}
+}
+
+func TestRobots4xxAllowsAll(t *testing.T) {
+	h := newHarness(t, nil)
+	h.seed("http://example.com/private", "http://example.com/x")
+	h.apply(nil, robotsOutcome(h.leaseOne(), 404, "User-agent: *\nDisallow: /\n"))
+	for _, want := range []string{"http://example.com/private", "http://example.com/x"} {
+		h.clock.Advance(time.Second)
+		l := h.leaseOne()
+		if l.URL != want {
+			t.Fatalf("lease %s, want %s", l.URL, want)
+		}
+		h.apply(nil, outcome(l, 200))
+	}
+	// A link admitted later is not checked against a 404 robots.txt.
+	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0, "http://example.com/more")})
+	if res.Admitted != 1 {
+		t.Fatalf("admitted %d, want 1", res.Admitted)
+	}
+}
+
+func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
+	h := newHarness(t, nil)
+	h.seed("http://example.com/a", "http://example.com/b")
+	for i, status := range []int{503, 500, 0} {
+		r := h.leaseOne()
+		if !r.Robots {
+			t.Fatalf("attempt %d: lease %+v, want robots.txt", i, r)
+		}
+		h.apply(nil, robotsOutcome(r, status, ""))
+		wait := h.waitFor()
+		if wait < 5*time.Second {
+			t.Fatalf("attempt %d: robots retry in %v, want a back-off", i, wait)
+		}
+		h.clock.Advance(wait - time.Nanosecond)
+		if ls := h.lease(10); len(ls) != 0 {
+			t.Fatalf("attempt %d: leased %+v during the back-off", i, ls)
+		}
+		h.clock.Advance(time.Nanosecond)
+		if st := h.s.Status(); st.Queued != 2 || st.Done != 0 || st.RobotsDenied != 0 {
+			t.Fatalf("attempt %d: queued %d done %d denied %d, want URLs kept queued", i, st.Queued, st.Done, st.RobotsDenied)
+		}
+	}
+	h.apply(nil, robotsOutcome(h.leaseOne(), 200, "User-agent: *\nAllow: /\n"))
+	h.clock.Advance(time.Second)
+	if l := h.leaseOne(); l.Robots || l.URL != "http://example.com/a" {
+		t.Fatalf("after robots success: %+v, want /a", l)
+	}
+}
+
+func TestRobotsDeniesAtAdmission(t *testing.T) {
+	h := newHarness(t, nil)
+	h.seed("http://example.com/")
+	h.apply(nil, robotsOutcome(h.leaseOne(), 200, "User-agent: trawl\nDisallow: /no\n\nUser-agent: *\nDisallow: /\n"))
+	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0, "http://example.com/no/1", "http://example.com/yes")})
+	if res.RobotsDenied != 1 || res.Admitted != 1 {
+		t.Fatalf("denied %d admitted %d, want 1 1 (group trawl applies)", res.RobotsDenied, res.Admitted)
+	}
+	if st := h.s.Status(); st.RobotsDenied != 1 {
+		t.Fatalf("status robots denied %d", st.RobotsDenied)
+	}
+}
+
+func TestRobotsObeyOff(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Robots.Obey = false })
+	h.seed("http://example.com/")
+	if l := h.leaseOne(); l.Robots {
+		t.Fatalf("robots lease with robots.obey false: %+v", l)
+	}
+}

@@ -1,0 +1,118 @@
+package frontier
+
+import (
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+func TestLeaseExpiryRequeues(t *testing.T) {
+	h := newHarness(t, noRobots)
+	h.seed("http://example.com/1", "http://example.com/2")
+	l := h.leaseOne()
+	if l.URL != "http://example.com/1" || !l.Deadline.Equal(h.clock.Now().Add(2*time.Minute)) {
+		t.Fatalf("lease %+v", l)
+	}
+	if d := h.s.NextDeadline(); !d.Equal(l.Deadline) {
+		t.Fatalf("NextDeadline %v, want %v", d, l.Deadline)
+	}
+	h.clock.Advance(2*time.Minute - time.Nanosecond)
+	if n, _ := h.s.ExpireLeases(); n != 0 {
+		t.Fatalf("expired %d before the deadline", n)
+	}
+	h.clock.Advance(time.Nanosecond)
+	if n, _ := h.s.ExpireLeases(); n != 1 {
+		t.Fatalf("expired %d at the deadline, want 1", n)
+	}
+	// The URL is back at the head of its queue; the old lease's outcome is stale.
+	l2 := h.leaseOne()
+	if l2.URL != l.URL || l2.ID == l.ID {
+		t.Fatalf("lease after expiry %+v, want %s under a new ID", l2, l.URL)
+	}
+	res := h.apply(nil, outcome(l, 200))
+	if res.Stale != 1 || res.Outcomes != 0 {
+		t.Fatalf("outcome of the expired lease: %+v", res)
+	}
+	// An outcome past its deadline, before ExpireLeases ran, is stale too.
+	h.clock.Advance(3 * time.Minute)
+	if res := h.apply(nil, outcome(l2, 200)); res.Stale != 1 {
+		t.Fatalf("late outcome: %+v", res)
+	}
+	if n, _ := h.s.ExpireLeases(); n != 1 {
+		t.Fatalf("late lease not expired")
+	}
+	// Unknown IDs and other shards are ignored.
+	l3 := h.leaseOne()
+	res = h.apply(nil, &msg.Outcome{LeaseID: 999999, Status: 200}, &msg.Outcome{LeaseID: l3.ID, Shard: 5, Status: 200})
+	if res.Stale != 2 {
+		t.Fatalf("unknown/other-shard outcomes: %+v", res)
+	}
+	st := h.s.Status()
+	if st.Outcomes["stale"] != 4 || st.Leased != 1 || st.Queued != 1 || st.Done != 0 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestRetriesUpToMax(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Politeness.MaxRetries = 2
+		c.Politeness.ErrorStreak = 0
+	})
+	h.seed("http://example.com/flaky")
+	for i := 0; i < 3; i++ {
+		l := h.leaseOne()
+		if l.URL != "http://example.com/flaky" {
+			t.Fatalf("attempt %d: %+v", i, l)
+		}
+		h.apply(nil, outcome(l, 502))
+		h.clock.Advance(time.Minute)
+		e, _ := h.s.Explain(l.URL)
+		want := "queued"
+		if i == 2 {
+			want = "done"
+		}
+		if e.State != want {
+			t.Fatalf("after failure %d: state %s, want %s", i+1, e.State, want)
+		}
+		if i == 2 && (e.DoneReason != "failed" || e.DoneStatus != 502) {
+			t.Fatalf("done as %s %d, want failed 502", e.DoneReason, e.DoneStatus)
+		}
+		if i < 2 && e.Attempts != uint32(i+1) {
+			t.Fatalf("attempts %d, want %d", e.Attempts, i+1)
+		}
+	}
+	if ls := h.lease(10); len(ls) != 0 {
+		t.Fatalf("leased %+v after giving up", ls)
+	}
+	c := h.s.Counters()
+	if c["retries"] != 2 || c["failed"] != 1 || c["done"] != 1 || c["outcome_5xx"] != 3 {
+		t.Fatalf("counters %v", c)
+	}
+}
+
+func TestExplainStates(t *testing.T) {
+	h := newHarness(t, noRobots)
+	h.seed("http://example.com/a", "http://example.com/b")
+	l := h.leaseOne()
+	for _, tc := range []struct{ url, state string }{
+		{"http://example.com/a", "leased"},
+		{"HTTP://EXAMPLE.COM/b#x", "queued"},
+		{"http://example.com/c", "unknown"},
+	} {
+		e, err := h.s.Explain(tc.url)
+		if err != nil || e.State != tc.state || !e.Owned || e.Shard != 0 {
+			t.Errorf("explain %s: %+v %v, want %s", tc.url, e, err, tc.state)
+		}
+	}
+	h.apply(nil, outcome(l, 404))
+	e, _ := h.s.Explain("http://example.com/a")
+	if e.State != "done" || e.DoneStatus != 404 || e.DoneReason != "fetched" || !e.FilterSeen {
+		t.Errorf("explain done: %+v", e)
+	}
+	if _, err := h.s.Explain("ftp://x/"); err == nil {
+		t.Errorf("explain of an ftp URL: no error")
+	}
+}
