@@ -46,7 +46,8 @@ type Options struct {
 	// Archive, when set, is called after every HTTP exchange with the
 	// request and the body bytes as received (WARC output). It must not
 	// retain the Exchange's slices past the call unless it copies them.
-	Archive func(*Exchange)
+	// Its error is reported in Response.ArchiveErr.
+	Archive func(*Exchange) error
 }
 
 // Client fetches pages and robots.txt files. It is safe for concurrent use.
@@ -54,7 +55,7 @@ type Client struct {
 	cfg       config.Crawler
 	transport *http.Transport
 	dialer    *dialer
-	archive   func(*Exchange)
+	archive   func(*Exchange) error
 }
 
 // Exchange is one HTTP request and response, for archiving.
@@ -63,7 +64,7 @@ type Exchange struct {
 	Request    *http.Request  // as sent (method, URL, headers)
 	Response   *http.Response // status line and headers; the body is consumed
 	RawBody    []byte         // the body as received: content-encoded, at most max_body bytes
-	Truncated  bool           // RawBody stops at the cap or at a read error
+	Truncated  string         // why RawBody is incomplete, as WARC-Truncated says it: "length", "time", "disconnect", or ""
 	RemoteAddr string         // ip:port of the server, when known
 }
 
@@ -88,6 +89,7 @@ type Response struct {
 	FetchedAt   time.Time
 	Timings     msg.Timings
 	Err         error
+	ArchiveErr  error // Options.Archive failed for this fetch
 }
 
 // New returns a Client for opts.
@@ -216,8 +218,16 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 		}
 	}
 	if c.archive != nil {
-		c.archive(&Exchange{Started: r.FetchedAt, Request: req, Response: resp, RawBody: b.raw,
-			Truncated: b.truncated || b.err != nil, RemoteAddr: tm.remoteAddr()})
+		x := &Exchange{Started: r.FetchedAt, Request: req, Response: resp, RawBody: b.raw, RemoteAddr: tm.remoteAddr()}
+		switch {
+		case b.truncated:
+			x.Truncated = "length"
+		case b.err != nil && ctx.Err() != nil:
+			x.Truncated = "time"
+		case b.err != nil:
+			x.Truncated = "disconnect"
+		}
+		r.ArchiveErr = c.archive(x)
 	}
 	return r
 }
