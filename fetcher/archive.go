@@ -58,4 +58,3 @@ func (a *Archiver) Archive(x *Exchange) error {
 	}}
 	return a.w.Write(reqRec, respRec)
 }
-
