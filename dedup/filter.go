@@ -260,29 +260,31 @@ func (f *Filter) addStandard(hs []uint64, seen []bool) (newItems, flips uint64) 
 }
 
 // blockedGroup is how many keys addBlocked touches before setting bits.
-const blockedGroup = 32
+const blockedGroup = 64
 
+// addBlocked finds the blocks of a group of keys, loads one word of each in
+// a tight loop (so the misses overlap: computing the masks first would leave
+// only a few loads in flight), then computes each key's masks and sets them.
 func (f *Filter) addBlocked(hs []uint64, seen []bool) (newItems, flips uint64) {
 	var base [blockedGroup]uint64
-	var masks [blockedGroup][8]uint64
 	w := f.words
 	k := f.sz.K
 	for start := 0; start < len(hs); start += blockedGroup {
-		end := min(start+blockedGroup, len(hs))
+		group := hs[start:min(start+blockedGroup, len(hs))]
+		for i, h := range group {
+			base[i] = reduce(h, f.blocks) * 8
+		}
 		var sink uint64
-		for i, h := range hs[start:end] {
-			b := reduce(h, f.blocks) * 8
-			base[i] = b
-			masks[i] = [8]uint64{}
-			blockMasks(h, k, &masks[i])
-			sink |= atomic.LoadUint64(&w[b]) // bring the line in
+		for i := range group {
+			sink |= atomic.LoadUint64(&w[base[i]])
 		}
 		_ = sink
-		for i := range end - start {
+		for i, h := range group {
+			var masks [8]uint64
+			blockMasks(h, k, &masks)
 			line := w[base[i] : base[i]+8 : base[i]+8]
 			isNew := false
-			for j := range 8 {
-				m := masks[i][j]
+			for j, m := range masks {
 				if m == 0 || atomic.LoadUint64(&line[j])&m == m {
 					continue
 				}

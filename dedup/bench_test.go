@@ -1,0 +1,183 @@
+package dedup
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Benchmarks at the real size: a 1e9-capacity filter at 1% (1.12 GiB) and
+// URL keys of 60 to 80 bytes. b.N counts keys, so ns/op is ns per key. The
+// filters are shared by the benchmarks and pre-filled with 1e7 keys so every
+// page of the array is backed by memory (an untouched page would read as the
+// kernel's zero page, from cache). Run with
+//
+//	go test ./dedup -run '^$' -bench . -benchtime 3000000x -count 3
+
+const benchCapacity = 1_000_000_000
+
+var bench struct {
+	once     sync.Once
+	keys     [][]byte
+	keyBytes int64
+	filters  map[Layout]*Filter
+}
+
+// benchKeys returns 4M distinct URL keys of 60 to 80 bytes.
+func benchKeys() [][]byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	keys := make([][]byte, 1<<22)
+	const pad = "abcdefghijklmnopqrstuvwxyz0123456789"
+	for i := range keys {
+		k := fmt.Appendf(nil, "https://www.host%05d.example.com/articles/%08d/", r.IntN(100000), i)
+		want := 60 + r.IntN(21)
+		for len(k) < want {
+			k = append(k, pad[r.IntN(len(pad))])
+		}
+		keys[i] = k[:want]
+	}
+	return keys
+}
+
+func benchSetup(b *testing.B) {
+	bench.once.Do(func() {
+		bench.keys = benchKeys()
+		for _, k := range bench.keys {
+			bench.keyBytes += int64(len(k))
+		}
+		bench.filters = map[Layout]*Filter{}
+		for _, l := range []Layout{Standard, Blocked} {
+			f, err := New(benchCapacity, 0.01, WithLayout(l))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(3, 4))
+			hs := make([]uint64, 4096)
+			seen := make([]bool, 4096)
+			for i := 0; i < 10_000_000; i += len(hs) {
+				for j := range hs {
+					hs[j] = r.Uint64()
+				}
+				f.TestAndAddHashes(hs, seen)
+			}
+			bench.filters[l] = f
+		}
+	})
+	b.SetBytes(bench.keyBytes / int64(len(bench.keys)))
+}
+
+// benchKey returns the i-th key; past 4M keys the pool repeats.
+func benchKey(i int) []byte { return bench.keys[i&(len(bench.keys)-1)] }
+
+// forLayouts runs fn on each layout's filter and reports, next to ns/op,
+// the CPU time per key (cpu-ns/key), which other processes on a shared
+// machine do not inflate.
+func forLayouts(b *testing.B, fn func(b *testing.B, f *Filter)) {
+	for _, l := range []Layout{Standard, Blocked} {
+		b.Run(l.String(), func(b *testing.B) {
+			benchSetup(b)
+			b.ResetTimer()
+			cpu := cpuNanos()
+			fn(b, bench.filters[l])
+			b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/key")
+		})
+	}
+}
+
+func BenchmarkTestAndAdd(b *testing.B) {
+	forLayouts(b, func(b *testing.B, f *Filter) {
+		off := rand.IntN(len(bench.keys))
+		for i := 0; b.Loop(); i++ {
+			f.TestAndAdd(benchKey(off + i))
+		}
+	})
+}
+
+func BenchmarkTestAndAddBatch(b *testing.B) {
+	const batch = 1024
+	forLayouts(b, func(b *testing.B, f *Filter) {
+		off := rand.IntN(len(bench.keys))
+		keys := make([][]byte, batch)
+		seen := make([]bool, batch)
+		for i := 0; i < b.N; i += batch {
+			n := min(batch, b.N-i)
+			for j := range n {
+				keys[j] = benchKey(off + i + j)
+			}
+			f.TestAndAddBatch(keys[:n], seen[:n])
+		}
+	})
+}
+
+// BenchmarkTestAndAddHashes is the batch on precomputed hashes, as the
+// frontier calls it: the filter's own cost without xxhash.
+func BenchmarkTestAndAddHashes(b *testing.B) {
+	const batch = 1024
+	forLayouts(b, func(b *testing.B, f *Filter) {
+		r := rand.New(rand.NewPCG(rand.Uint64(), 5))
+		// Hashes are drawn beforehand so the loop times only the filter.
+		hs := make([]uint64, min(b.N, 1<<22))
+		for j := range hs {
+			hs[j] = r.Uint64()
+		}
+		seen := make([]bool, batch)
+		b.ResetTimer()
+		for i := 0; i < b.N; i += batch {
+			lo := i % len(hs)
+			n := min(batch, b.N-i, len(hs)-lo)
+			f.TestAndAddHashes(hs[lo:lo+n], seen[:n])
+			i -= batch - n
+		}
+	})
+}
+
+func BenchmarkTest(b *testing.B) {
+	forLayouts(b, func(b *testing.B, f *Filter) {
+		off := rand.IntN(len(bench.keys))
+		for i := 0; b.Loop(); i++ {
+			f.Test(benchKey(off + i))
+		}
+	})
+}
+
+// BenchmarkCheckpointLoad writes a full standard 1e9 filter (every chunk
+// dirty) to a bbolt file and loads it back: one op is one checkpoint plus
+// one load, the two reported separately.
+func BenchmarkCheckpointLoad(b *testing.B) {
+	benchSetup(b)
+	f := bench.filters[Standard]
+	path := filepath.Join(b.TempDir(), "bench.db")
+	b.SetBytes(int64(f.Sizing().Bytes))
+	for b.Loop() {
+		db, err := bolt.Open(path, 0o600, BoltOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range f.dirty {
+			f.dirty[i].Store(^uint64(0) >> (64 - min(64, f.nchunks-64*i)))
+		}
+		var st CheckpointStats
+		if err := db.Update(func(tx *bolt.Tx) (err error) { st, err = f.Checkpoint(tx); return err }); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+		b.ReportMetric(st.Duration.Seconds(), "checkpoint-s")
+		db, err = bolt.Open(path, 0o600, BoltOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		var g *Filter
+		if err := db.View(func(tx *bolt.Tx) (err error) { g, err = Load(tx, f.Sizing()); return err }); err != nil {
+			b.Fatal(err)
+		}
+		if g.Stats().SetBits != f.Stats().SetBits {
+			b.Fatal("reloaded filter differs")
+		}
+		g.Close()
+		db.Close()
+	}
+}
