@@ -159,8 +159,8 @@ func (w *Web) Client() *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			DialContext:         w.DialContext,
-			MaxIdleConns:        256,
-			MaxIdleConnsPerHost: 256,
+			MaxIdleConns:        0, // no limit: a crawl keeps many hosts warm
+			MaxIdleConnsPerHost: 64,
 			IdleConnTimeout:     30 * time.Second,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
