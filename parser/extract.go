@@ -217,8 +217,10 @@ const (
 
 // tag handles one start tag.
 func (x *extractor) tag(z *html.Tokenizer) {
-	name, hasAttr := z.TagName()
-	if !hasAttr || !interesting(name) {
+	// The name is read from the raw tag: TagName copies it on every call
+	// and most tags carry no link.
+	name := rawTagName(z.Raw())
+	if !interesting(name) {
 		return
 	}
 	var a attrs
@@ -252,7 +254,7 @@ func (x *extractor) tag(z *html.Tokenizer) {
 			a.set(hasPoster, &a.poster, v)
 		}
 	}
-	switch string(name) {
+	switch name {
 	case "a", "area":
 		x.add(a.href, KindNavigation, hasToken(a.rel, "nofollow"))
 	case "frame", "iframe":
@@ -292,10 +294,69 @@ func (a *attrs) set(bit uint16, dst *string, v []byte) {
 	}
 }
 
+// rawTagName returns the lowercased name of a raw start tag ("<IMG src>"
+// gives "img"), or "" when it is longer than any tag interesting knows.
+func rawTagName(raw []byte) string {
+	var buf [8]byte
+	n := 0
+	for i := 1; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>' {
+			break
+		}
+		if n == len(buf) {
+			return ""
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return lookupTag(buf[:n])
+}
+
+// lookupTag returns the interned name of an interesting tag, or "".
+func lookupTag(name []byte) string {
+	switch string(name) {
+	case "a":
+		return "a"
+	case "area":
+		return "area"
+	case "frame":
+		return "frame"
+	case "iframe":
+		return "iframe"
+	case "img":
+		return "img"
+	case "source":
+		return "source"
+	case "video":
+		return "video"
+	case "audio":
+		return "audio"
+	case "embed":
+		return "embed"
+	case "script":
+		return "script"
+	case "track":
+		return "track"
+	case "link":
+		return "link"
+	case "form":
+		return "form"
+	case "base":
+		return "base"
+	case "meta":
+		return "meta"
+	}
+	return ""
+}
+
 // interesting reports whether tag name can carry a link, so other tags
 // skip attribute parsing.
-func interesting(name []byte) bool {
-	switch string(name) {
+func interesting(name string) bool {
+	switch name {
 	case "a", "area", "frame", "iframe", "img", "source", "video", "audio", "embed",
 		"script", "track", "link", "form", "base", "meta":
 		return true

@@ -86,10 +86,28 @@ func (r *resolver) fast(ref string) (string, bool) {
 		}
 		return r.origin + ref, true
 	default:
-		// A relative path: no scheme-like colon in the first segment, no
-		// leading dot (dot segments) and not starting with '?' or '#'.
+		// A relative path: leading "./" and "../" segments are applied
+		// to the base directory; the rest must have no scheme-like colon
+		// in its first segment, no other dot segment, and not start with
+		// '?' or '#'.
+		dir := r.dir
+		for {
+			if strings.HasPrefix(ref, "./") {
+				ref = ref[2:]
+			} else if strings.HasPrefix(ref, "../") {
+				ref = ref[3:]
+				if len(dir) > len(r.origin)+1 {
+					dir = dir[:strings.LastIndexByte(dir[:len(dir)-1], '/')+1]
+				}
+			} else {
+				break
+			}
+		}
+		if ref == "" {
+			return dir, true
+		}
 		c := ref[0]
-		if c == '.' || c == '?' || c == '#' {
+		if c == '.' || c == '?' || c == '#' || c == '/' {
 			return "", false
 		}
 		for i := 0; i < len(ref); i++ {
@@ -103,7 +121,7 @@ func (r *resolver) fast(ref string) (string, bool) {
 		if !cleanPathQuery(ref, false) {
 			return "", false
 		}
-		return r.dir + ref, true
+		return dir + ref, true
 	}
 }
 

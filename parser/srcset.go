@@ -23,107 +23,102 @@ func ParseSrcset(s string) []string {
 			pos++
 		}
 		url := s[start:pos]
-		var descs []string
+		ok := true
 		if strings.HasSuffix(url, ",") {
 			url = strings.TrimRight(url, ",")
 		} else {
-			descs, pos = srcsetDescriptors(s, pos)
+			ok, pos = srcsetDescriptors(s, pos)
 		}
-		if url != "" && validDescriptors(descs) {
+		if url != "" && ok {
 			out = append(out, url)
 		}
 	}
 }
 
-// srcsetDescriptors runs the descriptor tokenizer from pos and returns the
-// descriptors and the position after the candidate.
-func srcsetDescriptors(s string, pos int) ([]string, int) {
+// srcsetDescriptors runs the descriptor tokenizer from pos, checks the
+// descriptors, and returns whether the candidate is valid and the position
+// after it. A descriptor is always a contiguous substring of s (the
+// tokenizer only drops the spaces and the comma around them).
+func srcsetDescriptors(s string, pos int) (bool, int) {
 	for pos < len(s) && isHTMLSpace(s[pos]) {
 		pos++
 	}
-	var descs []string
-	cur := strings.Builder{}
+	var v descValidator
+	start := pos
 	const (
 		inDescriptor = iota
 		inParens
 		afterDescriptor
 	)
 	state := inDescriptor
-	flush := func() {
-		if cur.Len() > 0 {
-			descs = append(descs, cur.String())
-			cur.Reset()
-		}
-	}
 	for ; ; pos++ {
 		if pos >= len(s) {
-			flush()
-			return descs, pos
+			if state != afterDescriptor {
+				v.add(s[start:pos])
+			}
+			return v.valid(), pos
 		}
 		c := s[pos]
 		switch state {
 		case inDescriptor:
 			switch {
 			case isHTMLSpace(c):
-				flush()
+				v.add(s[start:pos])
 				state = afterDescriptor
 			case c == ',':
-				flush()
-				return descs, pos + 1
+				v.add(s[start:pos])
+				return v.valid(), pos + 1
 			case c == '(':
-				cur.WriteByte(c)
 				state = inParens
-			default:
-				cur.WriteByte(c)
 			}
 		case inParens:
-			cur.WriteByte(c)
 			if c == ')' {
 				state = inDescriptor
 			}
 		case afterDescriptor:
 			if !isHTMLSpace(c) {
 				state = inDescriptor
+				start = pos
 				pos--
 			}
 		}
 	}
 }
 
-// validDescriptors applies the standard's descriptor rules as browsers
+// descValidator applies the standard's descriptor rules as browsers
 // do (web-platform-tests): a width ("Nw", N > 0), a density ("Fx", F >= 0)
 // and a height ("Nh", N > 0, only with a width) may each appear once, and
 // a width excludes a density; a candidate breaking these rules is dropped.
 // A descriptor of any other form ("foo", "1.0w", "-1x", "1W") is ignored.
-func validDescriptors(descs []string) bool {
-	var w, x, h bool
-	for _, d := range descs {
-		if len(d) < 2 {
-			continue
-		}
-		num, unit := d[:len(d)-1], d[len(d)-1]
-		switch {
-		case unit == 'w' && validNonNegInt(num):
-			if w || x || strings.Trim(num, "0") == "" {
-				return false
-			}
-			w = true
-		case unit == 'x' && validFloat(num):
-			if num[0] == '-' && !zeroMantissa(num) {
-				continue // negative: ignored
-			}
-			if w || x || h {
-				return false
-			}
-			x = true
-		case unit == 'h' && validNonNegInt(num):
-			if h || x || strings.Trim(num, "0") == "" {
-				return false
-			}
-			h = true
-		}
+type descValidator struct{ w, x, h, bad bool }
+
+func (v *descValidator) valid() bool { return !v.bad && (!v.h || v.w) }
+
+func (v *descValidator) add(d string) {
+	if len(d) < 2 || v.bad {
+		return
 	}
-	return !h || w
+	num, unit := d[:len(d)-1], d[len(d)-1]
+	switch {
+	case unit == 'w' && validNonNegInt(num):
+		if v.w || v.x || strings.Trim(num, "0") == "" {
+			v.bad = true
+		}
+		v.w = true
+	case unit == 'x' && validFloat(num):
+		if num[0] == '-' && !zeroMantissa(num) {
+			return // negative: ignored
+		}
+		if v.w || v.x || v.h {
+			v.bad = true
+		}
+		v.x = true
+	case unit == 'h' && validNonNegInt(num):
+		if v.h || v.x || strings.Trim(num, "0") == "" {
+			v.bad = true
+		}
+		v.h = true
+	}
 }
 
 // zeroMantissa reports whether a valid float's digits before any exponent
