@@ -1,0 +1,98 @@
+package extract
+
+import (
+	"bytes"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/trawlhq/trawl/parser"
+)
+
+// pages are trawl's hand-written test pages (see
+// parser/testdata/README.md), with the URL each is served from.
+var pages = []struct{ file, url string }{
+	{"news_front.html", "https://www.example-news.com/"},
+	{"docs_page.html", "https://docs.example.org/3.4/library/streams.html"},
+	{"shop_listing.html", "https://shop.example.com/herren/laufschuhe/"},
+}
+
+func load(t testing.TB, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "parser", "testdata", "pages", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSameLinks: on every page, each a[href] link goquery finds is among
+// trawl's links, compared as canonical keys (net/url leaves non-ASCII
+// query bytes raw where the WHATWG href percent-encodes them), so the two
+// extractors do comparable work.
+func TestSameLinks(t *testing.T) {
+	for _, p := range pages {
+		body := load(t, p.file)
+		u, _ := url.Parse(p.url)
+		gq, err := GoqueryLinks(body, u, "a[href]", "href")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := parser.Extract(bytes.NewReader(body), p.url, "text/html; charset=utf-8", parser.ExtractOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours := map[string]bool{}
+		for _, l := range page.Links {
+			k, err := parser.Canonical(l.URL, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours[k] = true
+		}
+		for _, g := range gq {
+			if k, err := parser.Canonical(g, 0); err != nil || !ours[k] {
+				t.Errorf("%s: goquery found %s, trawl did not", p.file, g)
+			}
+		}
+		t.Logf("%s: goquery a[href] %d links, trawl %d links (all kinds)", p.file, len(gq), len(page.Links))
+	}
+}
+
+// allSelector makes goquery look at the same elements trawl does.
+const allSelector = "a[href], area[href], link[href], frame[src], iframe[src], img[src], source[src], script[src], video[src], audio[src], embed[src]"
+
+func BenchmarkExtract(b *testing.B) {
+	for _, p := range pages {
+		body := load(b, p.file)
+		u, _ := url.Parse(p.url)
+		b.Run("trawl/"+p.file, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := parser.Extract(bytes.NewReader(body), p.url, "text/html; charset=utf-8", parser.ExtractOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("goquery-a/"+p.file, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := GoqueryLinks(body, u, "a[href]", "href"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("goquery-all/"+p.file, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := GoqueryLinks(body, u, allSelector, "href"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
