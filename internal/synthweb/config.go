@@ -14,6 +14,12 @@ const Domain = "sim.test"
 // to (x0.elsewhere.test, ...). They are never served or resolved.
 const ExternalDomain = "elsewhere.test"
 
+// GeneratorVersion names the generator that turns a Config into bytes. It
+// changes whenever the same Config would serve different bytes (the golden
+// test, testdata/golden.txt, catches that), so a benchmark can record which
+// site it crawled.
+const GeneratorVersion = 1
+
 // DefaultMaxRecorded is the request-log cap used when Config.MaxRecorded is 0.
 const DefaultMaxRecorded = 1 << 21
 

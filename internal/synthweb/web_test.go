@@ -77,7 +77,7 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("served bytes differ from %s; if the change is intended, run go test -update", file)
+		t.Errorf("served bytes differ from %s; if the change is intended, bump GeneratorVersion and run go test -run Golden -update", file)
 	}
 }
 
