@@ -133,7 +133,7 @@ func (d *dec) t(what string) time.Time {
 	if v == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, v)
+	return time.Unix(0, v).UTC()
 }
 
 func (d *dec) s(what string) string {
