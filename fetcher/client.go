@@ -73,7 +73,7 @@ type Exchange struct {
 // set, Body partial).
 type Response struct {
 	URL         string // the URL requested
-	FinalURL    string // robots.txt fetches: the URL after redirects; else URL
+	FinalURL    string // the URL of the response: after redirects for robots.txt, else URL
 	Status      int
 	Proto       string
 	Header      http.Header
@@ -146,7 +146,7 @@ func (c *Client) FetchRobots(ctx context.Context, rawURL string) *Response {
 	target := rawURL
 	for hop := 0; ; hop++ {
 		r := c.do(ctx, target, acceptRobots, MaxRobotsBody)
-		r.URL = rawURL
+		r.URL, r.FinalURL = rawURL, target
 		if r.Err != nil || r.Status < 300 || r.Status > 399 {
 			return r
 		}
@@ -212,9 +212,6 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 			if abs, err := parser.Resolve(rawURL, loc); err == nil {
 				r.Redirect = abs
 			}
-		}
-		if r.Redirect != "" {
-			r.FinalURL = r.Redirect
 		}
 	}
 	if c.archive != nil {

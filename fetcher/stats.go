@@ -1,0 +1,62 @@
+package fetcher
+
+import "sync/atomic"
+
+// WorkerStats is a snapshot of a Worker's counters.
+type WorkerStats struct {
+	Leases    uint64 // leases received
+	Expired   uint64 // leases skipped because their deadline had passed
+	Fetched   uint64 // fetches completed (any outcome)
+	Robots    uint64 // of which robots.txt fetches
+	Bytes     uint64 // body bytes read from the wire
+	Errors    uint64 // fetches with Outcome.Error set
+	Status2xx uint64
+	Status3xx uint64
+	Status4xx uint64
+	Status5xx uint64
+	NoStatus  uint64 // no response at all (Status 0)
+	InFlight  int64  // fetches running now
+
+	LinksPublished uint64 // links sent to the frontiers
+	LinksDropped   uint64 // links that did not canonicalize
+	Batches        uint64 // LinkBatch messages published
+	Outcomes       uint64 // Outcome messages published
+	PublishRetries uint64 // publishes retried after a failure or timeout
+	EmptyPolls     uint64 // lease requests answered with nothing or not at all
+}
+
+// workerCounters are the live counters behind WorkerStats.
+type workerCounters struct {
+	leases, expired, fetched, robots, bytes, errors atomic.Uint64
+	s2xx, s3xx, s4xx, s5xx, noStatus                atomic.Uint64
+	inFlight                                        atomic.Int64
+	linksPublished, linksDropped, batches, outcomes atomic.Uint64
+	publishRetries, emptyPolls                      atomic.Uint64
+}
+
+func (c *workerCounters) status(code int) {
+	switch {
+	case code >= 200 && code < 300:
+		c.s2xx.Add(1)
+	case code >= 300 && code < 400:
+		c.s3xx.Add(1)
+	case code >= 400 && code < 500:
+		c.s4xx.Add(1)
+	case code >= 500:
+		c.s5xx.Add(1)
+	default:
+		c.noStatus.Add(1)
+	}
+}
+
+func (c *workerCounters) snapshot() WorkerStats {
+	return WorkerStats{
+		Leases: c.leases.Load(), Expired: c.expired.Load(), Fetched: c.fetched.Load(), Robots: c.robots.Load(),
+		Bytes: c.bytes.Load(), Errors: c.errors.Load(),
+		Status2xx: c.s2xx.Load(), Status3xx: c.s3xx.Load(), Status4xx: c.s4xx.Load(), Status5xx: c.s5xx.Load(),
+		NoStatus: c.noStatus.Load(), InFlight: c.inFlight.Load(),
+		LinksPublished: c.linksPublished.Load(), LinksDropped: c.linksDropped.Load(),
+		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(),
+		PublishRetries: c.publishRetries.Load(), EmptyPolls: c.emptyPolls.Load(),
+	}
+}

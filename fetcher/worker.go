@@ -1,0 +1,397 @@
+package fetcher
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/trawlhq/trawl/fetcher/warc"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/parser"
+)
+
+// Worker loop timings.
+const (
+	leaseRequestTimeout = 2 * time.Second
+	pollBackoffMin      = 50 * time.Millisecond  // after an empty lease reply
+	pollBackoffSpread   = 200 * time.Millisecond // plus up to this much jitter
+	// drainGrace bounds how long Run waits, after ctx ends and the last
+	// fetch is done, for publishes that keep failing.
+	drainGrace = 30 * time.Second
+	// maxErrorLen and maxContentTypeLen keep server-controlled strings in
+	// an outcome short.
+	maxErrorLen       = 1024
+	maxContentTypeLen = 256
+)
+
+// WorkerOptions configures a Worker.
+type WorkerOptions struct {
+	// Config is the crawler section of the configuration: workers,
+	// lease_batch, the fetch options, fetch_log and warc_dir.
+	Config   config.Crawler
+	Subjects msg.Subjects
+	// Shards is the number of frontier shards; links are routed with
+	// msg.ShardOf(parser.Host(canonical), Shards).
+	Shards int
+	Logger *slog.Logger // nil discards
+	// ID names this crawler in lease requests and message IDs; "" means
+	// host name and process ID.
+	ID string
+	// TLSConfig is handed to the Client (nil = system roots).
+	TLSConfig *tls.Config
+}
+
+// Worker takes leases from the frontiers and fetches them. See the package
+// documentation for the loop.
+type Worker struct {
+	nc     *nats.Conn
+	opts   WorkerOptions
+	log    *slog.Logger
+	agent  string // robots product token, for <meta name=...>
+	stats  workerCounters
+	client *Client
+	pub    *publisher
+
+	// Outputs, opened by Run.
+	fetchLog *FetchLog
+	archiver *Archiver
+}
+
+// NewWorker checks opts and prepares a worker on nc. Nothing is fetched or
+// opened before Run.
+func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
+	if nc == nil {
+		return nil, fmt.Errorf("%w: no NATS connection", ErrConfig)
+	}
+	if opts.Shards < 1 {
+		return nil, fmt.Errorf("%w: shards must be at least 1, got %d", ErrConfig, opts.Shards)
+	}
+	if opts.Config.Workers < 1 || opts.Config.LeaseBatch < 1 {
+		return nil, fmt.Errorf("%w: workers and lease_batch must be at least 1", ErrConfig)
+	}
+	if opts.Subjects.Prefix == "" {
+		opts.Subjects = msg.NewSubjects("")
+	}
+	if opts.ID == "" {
+		host, _ := os.Hostname()
+		opts.ID = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &Worker{nc: nc, opts: opts, log: log, agent: robots.ProductToken(opts.Config.UserAgent)}
+	var archive func(*Exchange) error
+	if opts.Config.WARCDir != "" {
+		archive = func(x *Exchange) error { return w.archiver.Archive(x) }
+	}
+	c, err := New(Options{Config: opts.Config, TLSConfig: opts.TLSConfig, Archive: archive})
+	if err != nil {
+		return nil, err
+	}
+	w.client = c
+	if w.pub, err = newPublisher(nc, opts.ID, log, &w.stats.publishRetries); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() WorkerStats { return w.stats.snapshot() }
+
+// Run takes and fetches leases until ctx ends. Then it stops asking for
+// leases, finishes the fetches in flight (each bounded by fetch_timeout),
+// waits until everything they published is acknowledged (giving up
+// drainGrace after the last fetch), closes its outputs and returns. Run
+// may be called once. It returns nil after a clean shutdown.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.openOutputs(); err != nil {
+		return err
+	}
+	defer w.client.Close()
+
+	// Publishing continues after ctx ends, for drainGrace past the last
+	// fetch.
+	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPub()
+	fetchCtx := context.WithoutCancel(ctx)
+
+	var (
+		wg      sync.WaitGroup
+		errMu   sync.Mutex
+		pubErrs int
+	)
+	slots := make(chan struct{}, w.opts.Config.Workers)
+	start := func(shard uint32, l msg.Lease) {
+		wg.Add(1)
+		w.stats.inFlight.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			defer w.stats.inFlight.Add(-1)
+			if err := w.handle(fetchCtx, pubCtx, shard, l); err != nil {
+				errMu.Lock()
+				pubErrs++
+				errMu.Unlock()
+				w.log.Error("lease result not published", "url", l.URL, "err", err)
+			}
+		}()
+	}
+
+	w.log.Info("crawler worker started", "id", w.opts.ID, "workers", w.opts.Config.Workers, "shards", w.opts.Shards, "agent", w.agent)
+loop:
+	for {
+		// Hold one slot before asking, then as many more as are free, up
+		// to lease_batch.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		}
+		held := 1
+	more:
+		for held < w.opts.Config.LeaseBatch {
+			select {
+			case slots <- struct{}{}:
+				held++
+			default:
+				break more
+			}
+		}
+		reply, err := w.requestLeases(uint32(held))
+		if err != nil || len(reply.Leases) == 0 {
+			for ; held > 0; held-- {
+				<-slots
+			}
+			w.stats.emptyPolls.Add(1)
+			if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+				w.log.Debug("lease request failed", "err", err)
+			}
+			if sleep(ctx, pollBackoffMin+rand.N(pollBackoffSpread)) != nil {
+				break loop
+			}
+			continue
+		}
+		w.stats.leases.Add(uint64(len(reply.Leases)))
+		for _, l := range reply.Leases {
+			if held > 0 {
+				held--
+			} else {
+				slots <- struct{}{} // a frontier granted more than asked: wait for a slot
+			}
+			start(reply.Shard, l)
+		}
+		for ; held > 0; held-- {
+			<-slots
+		}
+	}
+
+	w.log.Info("crawler worker stopping: finishing fetches in flight", "in_flight", w.stats.inFlight.Load())
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(w.opts.Config.FetchTimeout + drainGrace):
+		cancelPub() // fetches are over by now; stop retrying publishes
+		<-done
+	}
+	err := w.closeOutputs()
+	if pubErrs > 0 {
+		err = errors.Join(err, fmt.Errorf("fetcher: %d lease results were not acknowledged by JetStream; their leases will expire and be fetched again", pubErrs))
+	}
+	return err
+}
+
+// requestLeases asks the frontiers for up to n leases. The request is not
+// tied to Run's ctx: leases granted while shutting down are still fetched.
+func (w *Worker) requestLeases(n uint32) (*msg.LeaseReply, error) {
+	req := msg.LeaseRequest{Crawler: w.opts.ID, Max: n}
+	data, err := req.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := w.nc.Request(w.opts.Subjects.Work(), data, leaseRequestTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("fetcher: lease request: %w", err)
+	}
+	var reply msg.LeaseReply
+	if len(resp.Data) == 0 {
+		return &reply, nil
+	}
+	if err := reply.UnmarshalBinary(resp.Data); err != nil {
+		w.log.Warn("undecodable lease reply", "err", err)
+		return nil, fmt.Errorf("fetcher: lease reply: %w", err)
+	}
+	return &reply, nil
+}
+
+// handle fetches one lease and publishes its links, then its outcome.
+func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Lease) error {
+	now := time.Now()
+	if !l.Deadline.IsZero() && now.After(l.Deadline) {
+		w.stats.expired.Add(1)
+		w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
+		return nil
+	}
+	ctx := fetchCtx
+	if !l.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(fetchCtx, l.Deadline)
+		defer cancel()
+	}
+	var r *Response
+	if l.Robots {
+		r = w.client.FetchRobots(ctx, l.URL)
+		w.stats.robots.Add(1)
+	} else {
+		r = w.client.Fetch(ctx, l.URL)
+	}
+	out := w.outcome(shard, l, r)
+
+	var links []msg.Link
+	switch {
+	case l.Robots:
+		out.Body = r.Body
+	case r.Status >= 300 && r.Status <= 399 && r.Redirect != "":
+		links = []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect)}}
+	case r.Status >= 200 && r.Status <= 299 && r.HTML:
+		links = w.extract(r, l)
+	}
+	rt := route(l.URL, l.Depth, links, w.opts.Shards)
+	out.LinksFound = uint32(rt.links)
+	w.stats.linksDropped.Add(uint64(rt.dropped))
+
+	var msgs []*nats.Msg
+	for _, s := range rt.shards {
+		for _, b := range rt.batches[s] {
+			data, err := b.MarshalBinary()
+			if err != nil {
+				return fmt.Errorf("fetcher: encode link batch: %w", err)
+			}
+			msgs = append(msgs, w.pub.message(w.opts.Subjects.Links(s), data))
+		}
+	}
+	if err := w.pub.send(pubCtx, msgs...); err != nil {
+		return err
+	}
+	w.stats.batches.Add(uint64(len(msgs)))
+	w.stats.linksPublished.Add(uint64(rt.links))
+
+	data, err := out.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("fetcher: encode outcome: %w", err)
+	}
+	if err := w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data)); err != nil {
+		return err
+	}
+	w.stats.outcomes.Add(1)
+	w.record(l, r, out)
+	return nil
+}
+
+// outcome fills the Outcome of a fetch, bounding server-controlled strings.
+func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
+	out := &msg.Outcome{
+		LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Status: r.Status,
+		FetchedAt: r.FetchedAt, Timings: r.Timings, RetryAfter: r.RetryAfter, Bytes: r.Bytes,
+		ContentType: clip(r.ContentType, maxContentTypeLen), Truncated: r.Truncated,
+	}
+	if len(r.Redirect) <= msg.MaxURLLen {
+		out.Redirect = r.Redirect
+	}
+	if r.Err != nil {
+		out.Error = clip(r.Err.Error(), maxErrorLen)
+	}
+	if r.ArchiveErr != nil {
+		w.log.Error("warc write failed", "url", l.URL, "err", r.ArchiveErr)
+	}
+	return out
+}
+
+// extract parses an HTML body for links. Meta robots nofollow marks every
+// link NoFollow; the frontier decides what that means.
+func (w *Worker) extract(r *Response, l msg.Lease) []msg.Link {
+	page, err := parser.Extract(bytes.NewReader(r.Body), r.FinalURL, r.ParserType, parser.ExtractOptions{Agent: w.agent})
+	if err != nil {
+		w.log.Warn("page not parsed", "url", l.URL, "err", err)
+		return nil
+	}
+	links := make([]msg.Link, len(page.Links))
+	for i, pl := range page.Links {
+		links[i] = msg.Link{URL: pl.URL, Kind: uint8(pl.Kind), NoFollow: pl.NoFollow || page.NoFollow}
+	}
+	return links
+}
+
+// record updates the counters and writes the fetch log line.
+func (w *Worker) record(l msg.Lease, r *Response, out *msg.Outcome) {
+	w.stats.fetched.Add(1)
+	w.stats.bytes.Add(uint64(r.Bytes))
+	w.stats.status(r.Status)
+	if out.Error != "" {
+		w.stats.errors.Add(1)
+	}
+	if w.fetchLog == nil {
+		return
+	}
+	err := w.fetchLog.Write(&LogEntry{
+		Time: r.FetchedAt, URL: l.URL, Status: r.Status, Bytes: r.Bytes, ContentType: out.ContentType,
+		DurationMS: float64(r.Timings.Total.Microseconds()) / 1000, Depth: l.Depth,
+		LinksFound: int(out.LinksFound), Error: out.Error,
+	})
+	if err != nil {
+		w.log.Error("fetch log write failed", "err", err)
+	}
+}
+
+func (w *Worker) openOutputs() error {
+	cfg := w.opts.Config
+	if cfg.FetchLog != "" {
+		l, err := OpenFetchLog(cfg.FetchLog)
+		if err != nil {
+			return err
+		}
+		w.fetchLog = l
+	}
+	if cfg.WARCDir != "" {
+		ww, err := warc.NewWriter(warc.WriterOptions{Dir: cfg.WARCDir, MaxSize: int64(cfg.WARCMaxSize),
+			Info: []warc.Field{{Name: "http-header-user-agent", Value: cfg.UserAgent}, {Name: "operator-crawler", Value: w.opts.ID}}})
+		if err != nil {
+			if w.fetchLog != nil {
+				w.fetchLog.Close()
+			}
+			return err
+		}
+		w.archiver = NewArchiver(ww)
+	}
+	return nil
+}
+
+func (w *Worker) closeOutputs() error {
+	var errs []error
+	if w.fetchLog != nil {
+		errs = append(errs, w.fetchLog.Close())
+	}
+	if w.archiver != nil {
+		errs = append(errs, w.archiver.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
