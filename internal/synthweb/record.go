@@ -20,6 +20,10 @@ type Request struct {
 	// Attempt counts the requests for URL so far, this one included (1 for
 	// the first), or 0 when the count was dropped because the log is full.
 	Attempt int
+	// Aborted is set when the request ended before its answer was sent:
+	// the client went away (or Close ran) during the latency. The client
+	// never saw Status.
+	Aborted bool
 }
 
 // recorder is the server's request log. It is safe for concurrent use; its
@@ -42,10 +46,11 @@ func newRecorder(max int) *recorder {
 	return r
 }
 
-// record logs a request and returns its attempt number for p and the
-// status to answer: status, unless p is an error page still within its
-// failures, in which case fail(attempt) decides.
-func (r *recorder) record(req Request, p page, failures int, fail func(attempt int) int) Request {
+// record logs a request and returns it with its start, attempt number for
+// p and the status to answer: req.Status, unless p is an error page still
+// within its failures, in which case fail(attempt) decides. idx is its
+// index in the log, or -1 when the log is full.
+func (r *recorder) record(req Request, p page, failures int, fail func(attempt int) int) (_ Request, idx int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	req.Start = time.Now() // under the lock, so the log is in time order
@@ -63,10 +68,21 @@ func (r *recorder) record(req Request, p page, failures int, fail func(attempt i
 		r.mu.attempts[req.URL] = n
 		req.Attempt = int(n)
 	}
-	if len(r.mu.log) < r.max {
-		r.mu.log = append(r.mu.log, req)
+	if len(r.mu.log) >= r.max {
+		return req, -1
 	}
-	return req
+	r.mu.log = append(r.mu.log, req)
+	return req, len(r.mu.log) - 1
+}
+
+// abort marks record idx (from record) as aborted. The log may have been
+// reset since; then there is nothing to mark.
+func (r *recorder) abort(idx int, start time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if idx >= 0 && idx < len(r.mu.log) && r.mu.log[idx].Start.Equal(start) {
+		r.mu.log[idx].Aborted = true
+	}
 }
 
 // snapshot returns a copy of the log and the number of requests received.

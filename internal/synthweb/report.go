@@ -20,6 +20,9 @@ type ReportOptions struct {
 	Tolerance time.Duration
 	// IgnoreRobotsTxt leaves robots.txt requests out of the interval check.
 	IgnoreRobotsTxt bool
+	// MaxInFlight, when positive, is the most requests the crawler may have
+	// in flight to one host; Problems reports hosts that saw more.
+	MaxInFlight int
 }
 
 // URLCount is a URL and how many times it was answered.
@@ -38,6 +41,10 @@ type HostReport struct {
 	// effective delay minus the tolerance.
 	MinInterval time.Duration
 	Violations  int
+	// MaxInFlight is the most requests the host had in flight at once
+	// (arrival to answer; the latency included). Kept for served hosts
+	// only, and never truncated with the log.
+	MaxInFlight int
 }
 
 // Report compares the request log with the ground truth. A request
@@ -91,6 +98,13 @@ type Report struct {
 	Hosts                []HostReport
 	PolitenessViolations int
 	MinInterval          time.Duration
+	// MaxInFlight is the largest HostReport.MaxInFlight.
+	MaxInFlight int
+	// Aborted counts requests that ended before their answer was sent (a
+	// killed crawler, say); they do not count as completions.
+	Aborted int
+	// allowedInFlight is ReportOptions.MaxInFlight, for Problems.
+	allowedInFlight int
 }
 
 // Report checks the requests received so far against the ground truth.
@@ -99,7 +113,7 @@ func (w *Web) Report(opts ReportOptions) *Report {
 	truth := w.Truth(opts.Truth)
 	g := w.g
 	r := &Report{Requests: int(total), Truncated: int64(len(log)) < total,
-		RobotsFetches: make(map[string]int), TrapDepth: -1}
+		RobotsFetches: make(map[string]int), TrapDepth: -1, allowedInFlight: opts.MaxInFlight}
 
 	type urlStat struct {
 		completed, requests int
@@ -118,7 +132,9 @@ func (w *Web) Report(opts ReportOptions) *Report {
 			stats[q.URL] = s
 		}
 		s.requests++
-		if q.Status < 500 {
+		if q.Aborted {
+			r.Aborted++
+		} else if q.Status < 500 {
 			s.completed++
 		}
 		if q.Status >= 500 {
@@ -235,12 +251,17 @@ func (w *Web) Report(opts ReportOptions) *Report {
 	slices.Sort(names)
 	for _, name := range names {
 		h := hosts[name].rep
+		hi := g.parseHost(name)
+		if hi >= 0 {
+			h.MaxInFlight = w.maxInFlight(hi)
+			r.MaxInFlight = max(r.MaxInFlight, h.MaxInFlight)
+		}
 		r.Hosts = append(r.Hosts, h)
 		r.PolitenessViolations += h.Violations
 		if h.Requests > 1 && (r.MinInterval == 0 || h.MinInterval < r.MinInterval) {
 			r.MinInterval = h.MinInterval
 		}
-		if g.parseHost(name) < 0 {
+		if hi < 0 {
 			continue
 		}
 		r.RobotsFetches[name] = h.RobotsFetches
@@ -256,7 +277,9 @@ func (w *Web) Report(opts ReportOptions) *Report {
 
 // Problems lists, one line each, what a correct and polite crawl to
 // completion must not show: missed, repeated, unexpected and disallowed
-// fetches, robots.txt fetched more than once, and politeness violations.
+// fetches, robots.txt fetched more than once, politeness violations, and
+// (when ReportOptions.MaxInFlight is set) hosts with too many requests in
+// flight.
 // It is empty for a perfect crawl.
 func (r *Report) Problems() []string {
 	var ps []string
@@ -284,6 +307,15 @@ func (r *Report) Problems() []string {
 		}
 	}
 	add(r.PolitenessViolations, "%d politeness violations: %s", rude)
+	if r.allowedInFlight > 0 {
+		var busy []string
+		for _, h := range r.Hosts {
+			if h.MaxInFlight > r.allowedInFlight {
+				busy = append(busy, fmt.Sprintf("%s (%d)", h.Host, h.MaxInFlight))
+			}
+		}
+		add(len(busy), "%d hosts with more than the allowed requests in flight: %s", busy)
+	}
 	return ps
 }
 

@@ -1,6 +1,7 @@
 package synthweb
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -61,7 +62,7 @@ func TestReportPerfectCrawl(t *testing.T) {
 	cfg.Trap = true
 	cfg.CrawlDelay = time.Millisecond
 	w := startWeb(t, cfg)
-	opts := ReportOptions{Truth: TruthOptions{MaxTrapDepth: 2}, Delay: 2 * time.Millisecond}
+	opts := ReportOptions{Truth: TruthOptions{MaxTrapDepth: 2}, Delay: 2 * time.Millisecond, MaxInFlight: 1}
 	want := w.Reachable(opts.Truth)
 	politeCrawl(t, w, want, 3*time.Millisecond)
 
@@ -88,6 +89,9 @@ func TestReportPerfectCrawl(t *testing.T) {
 	}
 	if r.ServerErrors != errPages || r.Requests != len(want)+cfg.Hosts+errPages {
 		t.Errorf("ServerErrors %d Requests %d; want %d, %d", r.ServerErrors, r.Requests, errPages, len(want)+cfg.Hosts+errPages)
+	}
+	if r.MaxInFlight != 1 || r.Aborted != 0 {
+		t.Errorf("MaxInFlight %d Aborted %d; want 1, 0", r.MaxInFlight, r.Aborted)
 	}
 	if r.MinInterval < 3*time.Millisecond || len(r.Hosts) != cfg.Hosts {
 		t.Errorf("MinInterval %v over %d hosts; want at least 3ms over %d", r.MinInterval, len(r.Hosts), cfg.Hosts)
@@ -226,5 +230,49 @@ func TestConcurrentRecording(t *testing.T) {
 	r := w.Report(ReportOptions{})
 	if len(r.Repeated) != 1 || r.Repeated[0].Count != workers*each {
 		t.Errorf("Repeated = %v", r.Repeated)
+	}
+}
+
+// TestReportInFlightAndAborted: three requests sleeping in one host's
+// latency are three in flight; cut off by their clients, they are aborted
+// and count as no fetch.
+func TestReportInFlightAndAborted(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Latency = time.Hour
+	cfg.ErrorRate = 0
+	w := startWeb(t, cfg)
+	c := w.Client()
+	u := w.URL(1, "/")
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if resp, err := c.Do(req); err == nil {
+				resp.Body.Close()
+				t.Error("a request sleeping for an hour was answered")
+			}
+		})
+	}
+	for len(w.Requests()) < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	r := w.Report(ReportOptions{MaxInFlight: 1})
+	if r.MaxInFlight != 3 || !strings.Contains(strings.Join(r.Problems(), "\n"), "1 hosts with more than the allowed requests in flight: h1.sim.test (3)") {
+		t.Errorf("MaxInFlight %d, Problems %q; want 3 and the host named", r.MaxInFlight, r.Problems())
+	}
+	cancel()
+	wg.Wait()
+	for w.Report(ReportOptions{}).Aborted < 3 {
+		time.Sleep(time.Millisecond) // the server sees the clients leave
+	}
+	r = w.Report(ReportOptions{})
+	if len(r.Repeated) != 0 || !slices.Contains(r.Missed, u) {
+		t.Errorf("aborted requests counted as fetches: Repeated %v, %s missed: %v", r.Repeated, u, slices.Contains(r.Missed, u))
+	}
+	for _, q := range w.Requests() {
+		if !q.Aborted {
+			t.Errorf("request %+v not marked aborted", q)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,6 +39,9 @@ type Web struct {
 	}
 	inflight sync.WaitGroup // running handlers
 
+	// hostsInFlight counts each served host's requests being handled.
+	hostsInFlight []struct{ cur, max atomic.Int32 }
+
 	bufs sync.Pool // *[]byte page buffers
 	lnks sync.Pool // *[]link scratch
 }
@@ -60,6 +64,7 @@ func Start(ctx context.Context, cfg Config) (*Web, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Web{cfg: cfg, g: newGraph(cfg), addr: ln.Addr().String(), rec: newRecorder(cfg.MaxRecorded)}
+	w.hostsInFlight = make([]struct{ cur, max atomic.Int32 }, cfg.Hosts)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.srv = &http.Server{
 		Handler:           w,
@@ -174,9 +179,17 @@ func (w *Web) Requests() []Request {
 	return log
 }
 
-// ResetRequests forgets every recorded request, and the error pages'
-// counters: every error page fails again.
-func (w *Web) ResetRequests() { w.rec.reset() }
+// ResetRequests forgets every recorded request, the error pages' counters
+// (every error page fails again) and the in-flight maxima.
+func (w *Web) ResetRequests() {
+	w.rec.reset()
+	for i := range w.hostsInFlight {
+		w.hostsInFlight[i].max.Store(0)
+	}
+}
+
+// maxInFlight returns the most requests host h had in flight at once.
+func (w *Web) maxInFlight(h int32) int { return int(w.hostsInFlight[h].max.Load()) }
 
 // ServeHTTP answers one request. Status and body depend only on the config,
 // the URL and, for error pages, how many times the URL was requested.
@@ -218,7 +231,18 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	default:
 		failures = w.g.failures(p)
 	}
-	req = w.rec.record(req, p, failures, func(attempt int) int {
+	if served {
+		// Count the host's requests in flight, arrival to return. Pages
+		// are smaller than net/http's 4 KiB write buffer, so the client
+		// gets the answer only after the handler returned: a polite
+		// crawler never shows two.
+		n := w.hostsInFlight[p.host].cur.Add(1)
+		defer w.hostsInFlight[p.host].cur.Add(-1)
+		for m := w.hostsInFlight[p.host].max.Load(); n > m && !w.hostsInFlight[p.host].max.CompareAndSwap(m, n); {
+			m = w.hostsInFlight[p.host].max.Load()
+		}
+	}
+	req, idx := w.rec.record(req, p, failures, func(attempt int) int {
 		if w.g.pageHash(saltErrorStatus, p, uint64(attempt))%2 == 0 {
 			return http.StatusInternalServerError
 		}
@@ -231,6 +255,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		case <-timer.C:
 		case <-r.Context().Done():
 			timer.Stop()
+			w.rec.abort(idx, req.Start)
 			// Close (or the client) ended the request: drop the connection
 			// rather than send an empty 200.
 			panic(http.ErrAbortHandler)
