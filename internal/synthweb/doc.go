@@ -40,8 +40,9 @@
 // request (host, target, canonical URL, start, status, attempt); Report
 // compares the log with the truth: missed and repeated pages, disallowed
 // fetches, robots.txt fetches per host, the least interval between request
-// starts per host and the politeness violations, and the URLs the pages
-// offered that were never requested (a dedup's wrong skips).
+// starts per host and the politeness violations, the most requests in
+// flight per host, requests aborted before their answer, and the URLs the
+// pages offered that were never requested (a dedup's wrong skips).
 //
 // # Caveats
 //
