@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/bus/bustest"
@@ -342,6 +343,11 @@ func TestWorker(t *testing.T) {
 	if st.Fetched != 9 || st.Expired != 1 || st.Leases != 10 || st.Robots != 1 || st.Outcomes != 9 || st.InFlight != 0 ||
 		st.Status2xx != 6 || st.Status3xx != 1 || st.Status4xx != 1 || st.NoStatus != 1 || st.LinksPublished != 9 || st.Errors != 2 {
 		t.Errorf("stats %+v", st)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(w.Collector())
+	if fams, err := reg.Gather(); err != nil || len(fams) != 10 {
+		t.Errorf("metrics: %d families, err %v", len(fams), err)
 	}
 	front.mu.Lock()
 	for _, n := range front.asked {

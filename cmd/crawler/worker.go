@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trawlhq/trawl/fetcher"
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/cli"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+func init() {
+	cmds.Register(cli.Command{Name: "", Summary: "run a fetch worker (--nats URL) or a one-command crawl (SEED_URL...)", Run: runDefault})
+}
+
+func runDefault(args []string) int { return workerCmd(args, os.Stdout, os.Stderr) }
+
+// resolveFlag collects repeated --resolve host:port=ip:port flags.
+type resolveFlag []string
+
+func (r *resolveFlag) String() string { return strings.Join(*r, ",") }
+func (r *resolveFlag) Set(v string) error {
+	from, to, ok := strings.Cut(v, "=")
+	if !ok || from == "" || to == "" {
+		return fmt.Errorf("want host:port=ip:port, got %q", v)
+	}
+	*r = append(*r, v)
+	return nil
+}
+
+// workerCmd: crawler --nats URL [--config file.yaml] [flags]
+func workerCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "configuration `file` (YAML); TRAWL_* environment variables override it, flags override both")
+	natsURL := fs.String("nats", "", "NATS `URL`(s) of the crawl, comma-separated (nats.url); runs a fetch worker")
+	checkOnly := fs.Bool("check-config", false, "validate the configuration and exit")
+	shards := fs.Int("shards", 0, "frontier shards (frontier.shards); 0 asks the running frontiers")
+	workers := fs.Int("workers", 0, "concurrent fetches (crawler.workers, default 64)")
+	ua := fs.String("user-agent", "", "User-Agent header (crawler.user_agent); the robots token is derived from it")
+	allowPrivate := fs.Bool("allow-private-networks", false, "let the crawler connect to loopback and private addresses (crawler.allow_private_networks)")
+	fetchLog := fs.String("fetch-log", "", "append one JSON line per fetch to this `file` (crawler.fetch_log)")
+	warcDir := fs.String("warc-dir", "", "write WARC/1.1 files into this `directory` (crawler.warc_dir)")
+	maxBody := fs.String("max-body", "", "body size cap, e.g. 10MiB (crawler.max_body)")
+	var resolve resolveFlag
+	fs.Var(&resolve, "resolve", "connect to ip:port for host:port, like curl --resolve (`host:port=ip:port`, repeatable; crawler.resolve)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crawler --nats URL [--config file.yaml] [flags]   run a fetch worker of a distributed crawl")
+		fmt.Fprintln(stderr, "       crawler <command> [flags]                         (crawler help lists the commands)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return cli.ExitUsage
+	}
+	// Flags given on the command line override the file and environment.
+	set := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "nats":
+			set["nats.url"] = *natsURL
+		case "shards":
+			if *shards != 0 {
+				set["frontier.shards"] = strconv.Itoa(*shards)
+			}
+		case "workers":
+			set["crawler.workers"] = strconv.Itoa(*workers)
+		case "user-agent":
+			set["crawler.user_agent"] = *ua
+		case "allow-private-networks":
+			set["crawler.allow_private_networks"] = strconv.FormatBool(*allowPrivate)
+		case "fetch-log":
+			set["crawler.fetch_log"] = *fetchLog
+		case "warc-dir":
+			set["crawler.warc_dir"] = *warcDir
+		case "max-body":
+			set["crawler.max_body"] = *maxBody
+		case "resolve":
+			set["crawler.resolve"] = resolve.String()
+		}
+	})
+	for path, v := range set {
+		if err := cfg.Set(path, v); err != nil {
+			fmt.Fprintln(stderr, err)
+			return cli.ExitUsage
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return cli.ExitUsage
+	}
+	if *checkOnly {
+		fmt.Fprintln(stdout, "configuration ok")
+		return cli.ExitOK
+	}
+	if cfg.NATS.URL == "" || fs.NArg() > 0 {
+		return oneCommandCrawl(fs.Args(), stderr)
+	}
+	log := newLogger(cfg.Log, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// shardsGiven: the shard count came from a flag, the file or the
+	// environment rather than the default.
+	if err := runWorker(ctx, cfg, cfg.Origin("frontier.shards") != "", log); err != nil {
+		log.Error("crawler worker failed", "err", err)
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+// oneCommandCrawl is the `crawler SEED_URL...` mode (issue 6).
+func oneCommandCrawl(_ []string, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "one-command crawl: not yet available, pass --nats")
+	return cli.ExitUsage
+}
+
+// runWorker connects to NATS, learns the shard count if it was not given,
+// and runs a fetcher.Worker until ctx ends.
+func runWorker(ctx context.Context, cfg config.Config, shardsGiven bool, log *slog.Logger) error {
+	host, _ := os.Hostname()
+	id := fmt.Sprintf("%s/%d", host, os.Getpid())
+	nc, err := bus.Connect(ctx, cfg.NATS, "trawl-crawler "+id, log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	shards := cfg.Frontier.Shards
+	if !shardsGiven {
+		// The shard count is fixed in the frontiers' state: ask them, and
+		// keep asking until one answers (they may start after us).
+		for {
+			n, err := monitor.ShardCount(ctx, nc, subj)
+			if err == nil {
+				shards = n
+				break
+			}
+			log.Info("waiting for a frontier to learn the shard count", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: shards, Logger: log, ID: id})
+	if err != nil {
+		return err
+	}
+	if cfg.Crawler.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.Crawler.MetricsAddr, w, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+	err = w.Run(ctx)
+	s := w.Stats()
+	log.Info("crawler worker stopped", "fetched", s.Fetched, "bytes", s.Bytes, "errors", s.Errors,
+		"links", s.LinksPublished, "publish_retries", s.PublishRetries)
+	if err := nc.Drain(); err != nil {
+		log.Warn("nats drain", "err", err)
+	}
+	return err
+}
+
+// serveMetrics exports the worker's counters on addr/metrics.
+func serveMetrics(addr string, w *fetcher.Worker, log *slog.Logger) (func(), error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(w.Collector())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("crawler: metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go srv.Serve(ln)
+	log.Info("metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}, nil
+}
+
+// newLogger builds the handler log.format and log.level ask for.
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,57 @@
+package fetcher
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metricsCollector exports a Worker's counters as Prometheus metrics
+// (trawl_crawler_*), read at every scrape.
+type metricsCollector struct{ w *Worker }
+
+var _ prometheus.Collector = metricsCollector{}
+
+// Collector returns a Prometheus collector over w.Stats.
+func (w *Worker) Collector() prometheus.Collector { return metricsCollector{w} }
+
+func cdesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("trawl_crawler_"+name, help, labels, nil)
+}
+
+var (
+	mLeases    = cdesc("leases_total", "Leases received from the frontiers.")
+	mExpired   = cdesc("leases_expired_total", "Leases skipped because their deadline had passed.")
+	mFetched   = cdesc("fetches_total", "Fetches by status class.", "class")
+	mBytes     = cdesc("body_bytes_total", "Response body bytes read from the wire.")
+	mErrors    = cdesc("fetch_errors_total", "Fetches whose outcome carries an error.")
+	mInFlight  = cdesc("fetches_in_flight", "Fetches running now.")
+	mLinks     = cdesc("links_published_total", "Links published to the frontiers.")
+	mDropped   = cdesc("links_dropped_total", "Links dropped because they did not canonicalize.")
+	mRetries   = cdesc("publish_retries_total", "JetStream publishes retried.")
+	mEmpty     = cdesc("empty_polls_total", "Lease requests that got nothing.")
+	metricDesc = []*prometheus.Desc{mLeases, mExpired, mFetched, mBytes, mErrors, mInFlight, mLinks, mDropped, mRetries, mEmpty}
+)
+
+func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range metricDesc {
+		ch <- d
+	}
+}
+
+func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.w.Stats()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	counter(mLeases, s.Leases)
+	counter(mExpired, s.Expired)
+	counter(mFetched, s.Status2xx, "2xx")
+	counter(mFetched, s.Status3xx, "3xx")
+	counter(mFetched, s.Status4xx, "4xx")
+	counter(mFetched, s.Status5xx, "5xx")
+	counter(mFetched, s.NoStatus, "none")
+	counter(mBytes, s.Bytes)
+	counter(mErrors, s.Errors)
+	ch <- prometheus.MustNewConstMetric(mInFlight, prometheus.GaugeValue, float64(s.InFlight))
+	counter(mLinks, s.LinksPublished)
+	counter(mDropped, s.LinksDropped)
+	counter(mRetries, s.PublishRetries)
+	counter(mEmpty, s.EmptyPolls)
+}
