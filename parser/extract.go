@@ -108,7 +108,9 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 		}
 	}
 	if res == docRes && urlEnc != nil {
-		res = &resolver{base: docRes.base, baseStr: docRes.baseStr, origin: docRes.origin, dir: docRes.dir, enc: urlEnc}
+		r := *docRes
+		r.enc = urlEnc
+		res = &r
 	}
 	x.page.Links = make([]Link, 0, len(x.raw))
 	for _, l := range x.raw {
@@ -224,36 +226,35 @@ func (x *extractor) tag(z *html.Tokenizer) {
 		return
 	}
 	var a attrs
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		if len(v) > x.opts.MaxAttrLen {
-			continue
+	maxLen := x.opts.MaxAttrLen
+	eachRawAttr(z.Raw(), func(k, v []byte) {
+		if len(k) < 3 || len(k) > 10 || len(v) > maxLen {
+			return // no key we read is shorter or longer
 		}
 		// First occurrence of an attribute wins, as in the HTML tokenizer.
-		switch string(k) {
-		case "href":
+		switch {
+		case equalFold(k, "href"):
 			a.set(hasHref, &a.href, v)
-		case "src":
+		case equalFold(k, "src"):
 			a.set(hasSrc, &a.src, v)
-		case "srcset":
+		case equalFold(k, "srcset"):
 			a.set(hasSrcset, &a.srcset, v)
-		case "rel":
+		case equalFold(k, "rel"):
 			a.set(hasRel, &a.rel, v)
-		case "action":
+		case equalFold(k, "action"):
 			a.set(hasAction, &a.action, v)
-		case "method":
+		case equalFold(k, "method"):
 			a.set(hasMethod, &a.method, v)
-		case "name":
+		case equalFold(k, "name"):
 			a.set(hasName, &a.name, v)
-		case "content":
+		case equalFold(k, "content"):
 			a.set(hasContent, &a.content, v)
-		case "http-equiv":
+		case equalFold(k, "http-equiv"):
 			a.set(hasHTTPEquiv, &a.httpEquiv, v)
-		case "poster":
+		case equalFold(k, "poster"):
 			a.set(hasPoster, &a.poster, v)
 		}
-	}
+	})
 	switch name {
 	case "a", "area":
 		x.add(a.href, KindNavigation, hasToken(a.rel, "nofollow"))
@@ -290,8 +291,25 @@ func (x *extractor) tag(z *html.Tokenizer) {
 func (a *attrs) set(bit uint16, dst *string, v []byte) {
 	if a.has&bit == 0 {
 		a.has |= bit
-		*dst = string(v)
+		*dst = attrString(v)
 	}
+}
+
+// equalFold reports whether b equals the lowercase ASCII s, ignoring case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // rawTagName returns the lowercased name of a raw start tag ("<IMG src>"

@@ -15,10 +15,12 @@ import (
 // the WHATWG parser for everything else; FuzzResolverFast holds the two
 // together.
 type resolver struct {
-	base    *whatwg.Url
-	baseStr string // base href, when it is itself fast-path clean; else ""
-	origin  string // "scheme://host[:port]" of baseStr
-	dir     string // baseStr up to and including the last '/' of its path
+	base     *whatwg.Url
+	baseStr  string // base href, when it is itself fast-path clean; else ""
+	origin   string // "scheme://host[:port]" of baseStr
+	dir      string // baseStr up to and including the last '/' of its path
+	pathEnd  string // baseStr without its query
+	queryEnd string // baseStr (it has no fragment)
 	// enc, when not nil, is the document's non-UTF-8 encoding: non-ASCII
 	// characters in a query are encoded with it, as browsers do.
 	enc encoding.Encoding
@@ -35,13 +37,14 @@ func newResolver(base string, enc encoding.Encoding) (*resolver, error) {
 	}
 	r := &resolver{base: u, enc: enc}
 	href := u.Href(true)
-	if o, ok := cleanAbsolute(href); ok {
+	if o, ok, _ := cleanAbsolute(href, false); ok {
 		r.baseStr, r.origin = href, o
 		end := len(href)
 		if q := strings.IndexByte(href, '?'); q >= 0 {
 			end = q
 		}
 		r.dir = href[:strings.LastIndexByte(href[:end], '/')+1]
+		r.pathEnd, r.queryEnd = href[:end], href
 	}
 	return r, nil
 }
@@ -67,29 +70,51 @@ func (r *resolver) resolve(ref string) (string, error) {
 	return u.Href(false), nil
 }
 
-// fast handles references whose href is a plain concatenation.
+// fast handles references whose href is a plain concatenation (with
+// non-ASCII bytes percent-encoded when the document is UTF-8).
 func (r *resolver) fast(ref string) (string, bool) {
-	switch {
-	case ref == "":
+	if ref == "" {
 		return "", false
-	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
-		if _, ok := cleanAbsolute(ref); ok {
+	}
+	allowNA := r.enc == nil && utf8.ValidString(ref)
+	join := func(prefix, ref string, nonASCII bool) (string, bool) {
+		if nonASCII {
+			return joinEscaped(prefix, ref), true
+		}
+		if prefix == "" {
 			return ref, true
+		}
+		return prefix + ref, true
+	}
+	switch {
+	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
+		if _, ok, na := cleanAbsolute(ref, allowNA); ok {
+			return join("", ref, na)
 		}
 		return "", false
 	case ref[0] == '/':
 		if len(ref) > 1 && (ref[1] == '/' || ref[1] == '\\') {
 			return "", false
 		}
-		if !cleanPathQuery(ref, true) {
-			return "", false
+		if ok, na := cleanPathQuery(ref, true, 0, allowNA); ok {
+			return join(r.origin, ref, na)
 		}
-		return r.origin + ref, true
+		return "", false
+	case ref[0] == '?':
+		if ok, na := cleanPathQuery(ref[1:], false, 1, allowNA); ok {
+			return join(r.pathEnd, ref, na)
+		}
+		return "", false
+	case ref[0] == '#':
+		if ok, na := cleanPathQuery(ref[1:], false, 2, allowNA); ok {
+			return join(r.queryEnd, ref, na)
+		}
+		return "", false
 	default:
 		// A relative path: leading "./" and "../" segments are applied
 		// to the base directory; the rest must have no scheme-like colon
 		// in its first segment, no other dot segment, and not start with
-		// '?' or '#'.
+		// '/', '?' or '#'.
 		dir := r.dir
 		for {
 			if strings.HasPrefix(ref, "./") {
@@ -118,10 +143,10 @@ func (r *resolver) fast(ref string) (string, bool) {
 				break
 			}
 		}
-		if !cleanPathQuery(ref, false) {
-			return "", false
+		if ok, na := cleanPathQuery(ref, false, 0, allowNA); ok {
+			return join(dir, ref, na)
 		}
-		return dir + ref, true
+		return "", false
 	}
 }
 
@@ -130,7 +155,7 @@ func (r *resolver) fast(ref string) (string, bool) {
 // lowercase scheme and host (LDH labels, no "xn--", last label starting
 // with a letter), a non-default port without leading zeros, and a path,
 // query and fragment accepted by cleanPathQuery.
-func cleanAbsolute(s string) (origin string, ok bool) {
+func cleanAbsolute(s string, allowNA bool) (origin string, ok, nonASCII bool) {
 	var rest, defPort string
 	switch {
 	case strings.HasPrefix(s, "http://"):
@@ -138,7 +163,7 @@ func cleanAbsolute(s string) (origin string, ok bool) {
 	case strings.HasPrefix(s, "https://"):
 		rest, defPort = s[8:], "443"
 	default:
-		return "", false
+		return "", false, false
 	}
 	i, labelStart := 0, 0
 	for ; i < len(rest); i++ {
@@ -148,7 +173,7 @@ func cleanAbsolute(s string) (origin string, ok bool) {
 		}
 		if c == '.' {
 			if i == labelStart || isACE(rest[labelStart:i]) {
-				return "", false
+				return "", false, false
 			}
 			labelStart = i + 1
 			continue
@@ -156,10 +181,10 @@ func cleanAbsolute(s string) (origin string, ok bool) {
 		if c == ':' || c == '/' {
 			break
 		}
-		return "", false
+		return "", false, false
 	}
 	if i == labelStart || isACE(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
-		return "", false
+		return "", false, false
 	}
 	if i < len(rest) && rest[i] == ':' {
 		j := i + 1
@@ -168,41 +193,46 @@ func cleanAbsolute(s string) (origin string, ok bool) {
 		}
 		port := rest[i+1 : j]
 		if port == "" || port == defPort || port[0] == '0' || len(port) > 5 || (len(port) == 5 && port > "65535") {
-			return "", false
+			return "", false, false
 		}
 		i = j
 	}
 	if i == len(rest) || rest[i] != '/' {
-		return "", false // WHATWG adds the '/'
+		return "", false, false // WHATWG adds the '/'
 	}
-	if !cleanPathQuery(rest[i:], true) {
-		return "", false
+	if ok, nonASCII = cleanPathQuery(rest[i:], true, 0, allowNA); !ok {
+		return "", false, false
 	}
-	return s[:len(s)-len(rest)+i], true
+	return s[:len(s)-len(rest)+i], true, nonASCII
 }
 
 // cleanPathQuery reports whether a path[?query][#fragment] reference holds
-// only characters the WHATWG parser keeps as they are and no dot segment.
-// rooted says whether pq starts with '/'.
-func cleanPathQuery(pq string, rooted bool) bool {
-	part := 0 // 0 path, 1 query, 2 fragment
+// only characters the WHATWG parser keeps as they are (or, with allowNA,
+// non-ASCII bytes it percent-encodes, reported in nonASCII) and no dot
+// segment. rooted says whether pq starts with '/'; part is where pq starts
+// (0 path, 1 query, 2 fragment).
+func cleanPathQuery(pq string, rooted bool, part int, allowNA bool) (ok, nonASCII bool) {
 	segStart := 0
 	if rooted {
 		segStart = 1
 	}
 	for i := segStart; i < len(pq); i++ {
 		c := pq[i]
+		if c >= 0x80 && allowNA {
+			nonASCII = true
+			continue
+		}
 		if c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '`' || c == '\\' {
-			return false
+			return false, false
 		}
 		switch part {
 		case 0:
 			switch c {
 			case '{', '}', '^':
-				return false
+				return false, false
 			case '/', '?', '#':
 				if dotSegment(pq[segStart:i]) || isDotEscape(pq[segStart:i]) {
-					return false
+					return false, false
 				}
 				segStart = i + 1
 				if c == '?' {
@@ -213,7 +243,7 @@ func cleanPathQuery(pq string, rooted bool) bool {
 			}
 		case 1:
 			if c == '\'' {
-				return false
+				return false, false
 			}
 			if c == '#' {
 				part = 2
@@ -221,9 +251,26 @@ func cleanPathQuery(pq string, rooted bool) bool {
 		}
 	}
 	if part == 0 && (dotSegment(pq[segStart:]) || isDotEscape(pq[segStart:])) {
-		return false
+		return false, false
 	}
-	return true
+	return true, nonASCII
+}
+
+// joinEscaped returns prefix+ref with every non-ASCII byte of ref
+// percent-encoded, as the WHATWG parser encodes the UTF-8 of non-ASCII
+// code points in a path, query (UTF-8 document) and fragment.
+func joinEscaped(prefix, ref string) string {
+	var b strings.Builder
+	b.Grow(len(prefix) + len(ref) + 16)
+	b.WriteString(prefix)
+	for i := 0; i < len(ref); i++ {
+		if c := ref[i]; c >= 0x80 {
+			writeEscape(&b, c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // isDotEscape reports whether seg is a WHATWG dot segment spelled with
