@@ -119,7 +119,13 @@ func Open(opts Options) (*State, error) {
 		return nil, fmt.Errorf("frontier: %w", err)
 	}
 	bo := *dedup.BoltOptions()
-	bo.Timeout = 2 * time.Second
+	bo.Timeout = 2 * time.Second // another process holding the file: fail, do not hang
+	// Map 1 GiB from the start: every remap as the file grows would
+	// re-read the whole file (dedup's MAP_POPULATE) and copy live nodes.
+	bo.InitialMmapSize = 1 << 30
+	// Do not rewrite the freelist on every commit (the map freelist is
+	// rebuilt by scanning the file on open instead).
+	bo.NoFreelistSync = true
 	s.db, err = bolt.Open(s.path, 0o600, &bo)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: open %s: %w", s.path, err)
