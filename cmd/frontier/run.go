@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/cli"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/parser"
+)
+
+func init() {
+	cmds.Register(cli.Command{Name: "", Summary: "run one frontier shard (the default command)", Run: runFrontier})
+}
+
+// configFlags are the flags that override one configuration key each.
+// They are strings parsed by config.Set, and only the flags given on the
+// command line are applied (a flag left out keeps the file's value).
+var configFlags = []struct{ name, path, usage string }{
+	{"nats", "nats.url", "NATS server URL(s), comma-separated"},
+	{"creds", "nats.creds", "NATS credentials file (JWT + nkey)"},
+	{"tls-ca", "nats.tls_ca", "CA bundle to verify the NATS server"},
+	{"tls-cert", "nats.tls_cert", "client certificate for mutual TLS"},
+	{"tls-key", "nats.tls_key", "client key for mutual TLS"},
+	{"shard", "frontier.shard", "this process's shard, 0..shards-1"},
+	{"shards", "frontier.shards", "number of shards (fixed for the life of a crawl)"},
+	{"data-dir", "data_dir", "directory of the state file when --data-file is not given"},
+	{"data-file", "frontier.data_file", "the shard's bbolt state file"},
+	{"capacity", "frontier.filter.capacity", "Bloom filter capacity in URLs (fixed for the life of a crawl)"},
+	{"fp", "frontier.filter.fp", "Bloom filter false-positive rate at capacity"},
+	{"metrics", "frontier.metrics_addr", `Prometheus metrics and status page address ("" disables)`},
+	{"log-level", "log.level", "debug, info, warn or error"},
+	{"log-format", "log.format", "text or json"},
+}
+
+func runFrontier(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return frontierCommand(ctx, args, os.Stdout, os.Stderr)
+}
+
+// frontierCommand is `frontier --config f.yaml [flags]`: it serves until
+// ctx is done (SIGINT or SIGTERM), then stops gracefully. Exit codes: 0
+// after a graceful stop, 1 on a runtime failure, 2 on bad flags or
+// configuration.
+func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("frontier", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML configuration file (see config.example.yaml)")
+	check := fs.Bool("check-config", false, "validate the configuration, print it is valid, and exit")
+	for _, f := range configFlags {
+		fs.String(f.name, "", f.usage+" (sets "+f.path+")")
+	}
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: frontier --config f.yaml [--nats URL] [--shard i --shards n] [flags]")
+		fmt.Fprintln(stderr, "Runs one frontier shard until SIGINT or SIGTERM. Other commands: frontier help.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "frontier: unexpected arguments %q (frontier help lists the commands)\n", fs.Args())
+		return cli.ExitUsage
+	}
+	cfg, err := loadConfig(fs, *cfgPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "frontier: %v\n", err)
+		return cli.ExitUsage
+	}
+	if *check {
+		fmt.Fprintf(stdout, "configuration valid: shard %d of %d, state file %s\n", cfg.Frontier.Shard, cfg.Frontier.Shards, stateFile(cfg))
+		return cli.ExitOK
+	}
+	log := newLogger(cfg.Log, stderr)
+	nc, err := bus.Connect(ctx, cfg.NATS, "trawl-frontier-"+strconv.Itoa(cfg.Frontier.Shard), log)
+	if err != nil {
+		log.Error("frontier: cannot reach NATS", "err", err)
+		return cli.ExitFailure
+	}
+	defer func() {
+		_ = nc.FlushTimeout(2 * time.Second)
+		nc.Close()
+	}()
+	if err := frontier.Run(ctx, cfg, nc, log); err != nil {
+		log.Error("frontier failed", "err", err)
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+// loadConfig layers defaults, the file, the environment and the flags that
+// were set, then validates (scope.canonical included).
+func loadConfig(fs *flag.FlagSet, path string) (config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return cfg, err
+	}
+	paths := map[string]string{}
+	for _, f := range configFlags {
+		paths[f.name] = f.path
+	}
+	var errs []error
+	fs.Visit(func(f *flag.Flag) {
+		if p, ok := paths[f.Name]; ok {
+			if err := cfg.Set(p, f.Value.String()); err != nil {
+				errs = append(errs, fmt.Errorf("--%s: %w", f.Name, err))
+			}
+		}
+	})
+	if len(errs) > 0 {
+		return cfg, errors.Join(errs...)
+	}
+	return cfg, cfg.Validate(checkCanonical)
+}
+
+// checkCanonical validates scope.canonical with the parser's own rules.
+func checkCanonical(c *config.Config) []config.FieldError {
+	if _, err := parser.ParseRules(c.Scope.Canonical); err != nil {
+		return []config.FieldError{{Path: "scope.canonical", Msg: err.Error()}}
+	}
+	return nil
+}
+
+// stateFile is where the shard's bbolt file lives (see frontier.Options).
+func stateFile(cfg config.Config) string {
+	if cfg.Frontier.DataFile != "" {
+		return cfg.Frontier.DataFile
+	}
+	return fmt.Sprintf("%s/frontier-%d-of-%d.db", strings.TrimRight(cfg.DataDir, "/"), cfg.Frontier.Shard, cfg.Frontier.Shards)
+}
+
+// newLogger is the one place the frontier chooses its log handler.
+func newLogger(l config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(l.Level)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if l.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

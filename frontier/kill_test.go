@@ -1,0 +1,373 @@
+package frontier
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/bus/bustest"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// The kill -9 test. The parent runs an embedded nats-server, a publisher
+// of link batches and a fake crawler (leases, robots.txt answers, page
+// outcomes of every kind, some leases abandoned). A frontier child process
+// (this test binary re-executed, selected by killEnvNATS) serves the shard
+// and is SIGKILLed at a random moment, then restarted, for killRounds
+// rounds (-soak: killSoakRounds). Then the load stops, a last child drains
+// the stream and stops gracefully, and the parent opens the state file and
+// checks the DESIGN.md invariant for every URL whose publish JetStream
+// acked: it is queued, leased or done (and the filter says seen), or
+// recorded as skipped by a scope rule.
+
+var soak = flag.Bool("soak", false, "run the long kill -9 soak (50 rounds)")
+
+const (
+	killEnvNATS    = "TRAWL_FRONTIER_KILL_NATS"
+	killEnvFile    = "TRAWL_FRONTIER_KILL_FILE"
+	killRounds     = 3
+	killSoakRounds = 50
+	killHosts      = 32
+	killAckWait    = 500 * time.Millisecond // a killed child's messages come back after this
+)
+
+// killConfig is the configuration parent and child share.
+func killConfig(natsURL, file string) config.Config {
+	cfg := config.Default()
+	cfg.DataDir = filepath.Dir(file)
+	cfg.NATS.URL = natsURL
+	cfg.Frontier.DataFile = file
+	cfg.Frontier.Filter.Capacity = 200_000
+	cfg.Frontier.CommitInterval = 5 * time.Millisecond
+	cfg.Frontier.CheckpointInterval = 150 * time.Millisecond // kills land in checkpoints too
+	// Outcomes a killed child held come back after killAckWait plus a
+	// restart: the lease must outlive that, or every outcome is stale.
+	cfg.Frontier.LeaseTimeout = 3 * time.Second
+	cfg.Frontier.MetricsAddr = ""
+	cfg.Politeness.MinDelay = 0
+	cfg.Politeness.DelayFactor = 0
+	cfg.Politeness.BackoffBase = 50 * time.Millisecond
+	cfg.Politeness.BackoffMax = 200 * time.Millisecond
+	cfg.Politeness.ErrorPause = 100 * time.Millisecond
+	cfg.Politeness.ErrorStreak = 3
+	cfg.Scope.SeedHostsOnly = false // redelivery may reorder seeds after links
+	cfg.Scope.MaxURLLength = 200    // some published URLs are too long: skipped
+	return cfg
+}
+
+// TestKill9Child is the frontier process of TestKill9; it skips unless
+// re-executed by it. It serves until SIGTERM (exit 0) or SIGKILL.
+func TestKill9Child(t *testing.T) {
+	natsURL := os.Getenv(killEnvNATS)
+	if natsURL == "" {
+		t.Skip("the frontier child of TestKill9")
+	}
+	cfg := killConfig(natsURL, os.Getenv(killEnvFile))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	nc, err := bus.Connect(ctx, cfg.NATS, "kill-child", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	st, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := NewService(nc, st, ServiceOptions{Config: cfg, AckWait: killAckWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := svc.Run(ctx)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+}
+
+// killLoad is the parent's publisher and fake crawler.
+type killLoad struct {
+	t    *testing.T
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	subj msg.Subjects
+
+	leases, reported atomic.Int64 // the crawler's
+
+	mu    sync.Mutex
+	acked map[string]bool // every URL in a batch whose publish was acked
+}
+
+func TestKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	rounds := killRounds
+	if *soak {
+		rounds = killSoakRounds
+	}
+	e := bustest.Start(t)
+	file := filepath.Join(t.TempDir(), "kill.db")
+	cfg := killConfig(e.ClientURL(), file)
+	nc := bustest.Connect(t, e)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
+	_, err = bus.EnsureStream(ctx, js, cfg.NATS)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := &killLoad{t: t, nc: nc, js: js, subj: msg.NewSubjects(cfg.NATS.Prefix), acked: map[string]bool{}}
+
+	loadCtx, stopLoad := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { load.publish(loadCtx) })
+	wg.Go(func() { load.crawl(loadCtx) })
+	defer func() { stopLoad(); wg.Wait() }()
+
+	start := time.Now()
+	for round := range rounds {
+		child, out := startKillChild(t, e.ClientURL(), file)
+		waitChildServing(t, nc, load.subj, child, out)
+		time.Sleep(time.Duration(100+rand.IntN(1200)) * time.Millisecond)
+		if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		err := child.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("round %d: child ended with %v before the kill:\n%s", round, err, out)
+		}
+	}
+	stopLoad()
+	wg.Wait()
+	t.Logf("%d rounds of load and kills: %v", rounds, time.Since(start))
+
+	// A last child drains what the killed ones left, then stops gracefully.
+	child, out := startKillChild(t, e.ClientURL(), file)
+	waitChildServing(t, nc, load.subj, child, out)
+	waitDrained(t, nc, load.subj)
+	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Wait(); err != nil {
+		t.Fatalf("final child: %v\n%s", err, out)
+	}
+
+	t.Logf("drained and stopped: %v", time.Since(start))
+	st, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatalf("reopen after %d kills: %v", rounds, err)
+	}
+	defer st.Close()
+	load.check(st, rounds)
+	t.Logf("checked: %v", time.Since(start))
+}
+
+func startKillChild(t *testing.T, natsURL, file string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v=false")
+	cmd.Env = append(os.Environ(), killEnvNATS+"="+natsURL, killEnvFile+"="+file)
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}
+
+// waitChildServing waits until a frontier answers on the status subject.
+func waitChildServing(t *testing.T, nc *nats.Conn, subj msg.Subjects, child *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(svcWait)
+	for time.Now().Before(deadline) {
+		if _, err := nc.Request(subj.Status(), nil, 200*time.Millisecond); err == nil {
+			return
+		}
+	}
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	t.Fatalf("child did not start serving:\n%s", out)
+}
+
+// waitDrained waits until the shard's consumer has nothing pending.
+func waitDrained(t *testing.T, nc *nats.Conn, subj msg.Subjects) {
+	t.Helper()
+	deadline := time.Now().Add(2 * svcWait)
+	for time.Now().Before(deadline) {
+		m, err := nc.Request(subj.Status(), nil, time.Second)
+		if err == nil {
+			st, err := msg.UnmarshalStatus(m.Data)
+			if err == nil && st.Pending == 0 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the stream did not drain")
+}
+
+// publish sends link batches until ctx is done: paths drawn from a growing
+// space so that about a third repeat, a few too long for scope, and
+// /private paths that host 0's robots.txt disallows.
+func (l *killLoad) publish(ctx context.Context) {
+	next := 0
+	for ctx.Err() == nil {
+		lb := msg.LinkBatch{Source: fmt.Sprintf("http://h%d.test/", rand.IntN(killHosts)), Depth: uint32(rand.IntN(3))}
+		if next == 0 {
+			lb.Source, lb.Depth = "", 0 // the first batch carries seeds
+		}
+		for range 10 {
+			id := next
+			if next > 0 && rand.IntN(3) == 0 {
+				id = rand.IntN(next) // a repeat
+			} else {
+				next++
+			}
+			u := fmt.Sprintf("http://h%d.test/p/%d", id%killHosts, id)
+			switch {
+			case id%97 == 5:
+				u += "/" + strings.Repeat("x", 250) // over scope.max_url_length
+			case id%13 == 7:
+				u = fmt.Sprintf("http://h0.test/private/%d", id)
+			}
+			lb.Links = append(lb.Links, msg.Link{URL: u, Kind: 1})
+		}
+		b, err := lb.MarshalBinary()
+		if err != nil {
+			l.t.Error(err)
+			return
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err = l.js.Publish(pctx, l.subj.Links(0), b)
+		cancel()
+		if err != nil {
+			continue // not acked: the invariant does not cover it
+		}
+		l.mu.Lock()
+		for _, lk := range lb.Links {
+			l.acked[lk.URL] = true
+		}
+		l.mu.Unlock()
+		time.Sleep(3 * time.Millisecond)
+	}
+}
+
+// crawl leases and reports until ctx is done: robots.txt (h0 disallows
+// /private, the others 404), and pages answering 200, 404, 500 or 503, or
+// never (an abandoned lease, which must expire and come back).
+func (l *killLoad) crawl(ctx context.Context) {
+	req, _ := (&msg.LeaseRequest{Crawler: "kill-test", Max: 16}).MarshalBinary()
+	for ctx.Err() == nil {
+		m, err := l.nc.Request(l.subj.Work(), req, 500*time.Millisecond)
+		if err != nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		var rep msg.LeaseReply
+		if err := rep.UnmarshalBinary(m.Data); err != nil {
+			l.t.Errorf("lease reply: %v", err)
+			return
+		}
+		if len(rep.Leases) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		l.leases.Add(int64(len(rep.Leases)))
+		for _, ls := range rep.Leases {
+			o := msg.Outcome{LeaseID: ls.ID, Shard: rep.Shard, URL: ls.URL, Robots: ls.Robots, FetchedAt: time.Now(),
+				Timings: msg.Timings{Total: time.Millisecond}}
+			switch r := rand.IntN(20); {
+			case ls.Robots && strings.HasPrefix(ls.URL, "http://h0.test/"):
+				o.Status, o.Body = 200, []byte("User-agent: *\nDisallow: /private\n")
+			case ls.Robots:
+				o.Status = 404
+			case r == 0:
+				continue // abandoned
+			case r == 1:
+				o.Status = 500
+			case r == 2:
+				o.Status, o.RetryAfter = 503, 10*time.Millisecond
+			case r == 3:
+				o.Status = 404
+			default:
+				o.Status = 200
+			}
+			b, err := o.MarshalBinary()
+			if err != nil {
+				l.t.Error(err)
+				return
+			}
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			if _, err := l.js.Publish(pctx, l.subj.Done(int(rep.Shard)), b); err == nil {
+				l.reported.Add(1)
+			}
+			cancel()
+		}
+	}
+}
+
+// check verifies the invariant for every acked URL.
+func (l *killLoad) check(st *State, rounds int) {
+	t := l.t
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	states := map[string]int{}
+	for u := range l.acked {
+		ex, err := st.Explain(u)
+		if err != nil {
+			t.Fatalf("explain %s: %v", u, err)
+		}
+		switch ex.State {
+		case "queued", "leased", "done":
+			if !ex.FilterSeen {
+				t.Errorf("%s is %s but the filter does not hold it", u, ex.State)
+			}
+			states[ex.State+" "+ex.DoneReason]++
+		default:
+			switch {
+			case ex.Rejected != "":
+				states["skipped "+ex.Rejected]++
+			case ex.HostState != nil && ex.HostState.RobotsAllowed != nil && !*ex.HostState.RobotsAllowed:
+				states["skipped robots"]++ // denied at admission: robots.txt was known
+			default:
+				t.Errorf("%s was acked but is %s and not skipped by any rule: %+v", u, ex.State, ex)
+			}
+		}
+	}
+	s := st.Status()
+	t.Logf("crawler: %d leases, %d outcomes reported", l.leases.Load(), l.reported.Load())
+	t.Logf("%d kill rounds, %d distinct URLs acked: %v; status: admitted %d, duplicates %d, queued %d, leased %d, done %d, rejected %v, outcomes %v",
+		rounds, len(l.acked), states, s.Admitted, s.Duplicates, s.Queued, s.Leased, s.Done, s.Rejected, s.Outcomes)
+	if states["done fetched"] == 0 || states["done robots"]+states["skipped robots"] == 0 {
+		t.Errorf("the load did not exercise fetches and robots denials: %v", states)
+	}
+	// Every admitted URL is queued, leased or done, once. Leased also
+	// counts robots.txt leases, which admit nothing: hence a range.
+	admitted := int64(s.Admitted + s.Audit.Rescued)
+	if lo, hi := s.Queued+s.Done, s.Queued+s.Done+s.Leased; admitted < lo || admitted > hi {
+		t.Errorf("admitted+rescued = %d, want within queued+done = %d .. queued+done+leased = %d", admitted, lo, hi)
+	}
+}

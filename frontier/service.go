@@ -1,0 +1,335 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// Service defaults; ServiceOptions documents each.
+const (
+	DefaultFetchBatch     = 1000
+	DefaultAckWait        = 2 * time.Minute
+	DefaultMaxAckPending  = 50_000
+	DefaultExpireInterval = time.Second
+	statusTimeout         = 2 * time.Second  // consumer info for Status, dead-letter publish
+	defaultRequestTimeout = 10 * time.Second // client requests whose ctx has no deadline
+)
+
+// ServiceOptions configures a Service. A zero field takes the default it
+// names.
+type ServiceOptions struct {
+	// Config supplies nats.stream, nats.prefix, nats.replicas and the
+	// frontier keys shard, commit_interval, checkpoint_interval and
+	// max_leases_per_reply. It must be the configuration the State was
+	// opened with.
+	Config config.Config
+	// Logger receives the service's log lines (nil = discard).
+	Logger *slog.Logger
+	// Registry, when not nil, receives the service's own metrics (commits,
+	// messages, dead letters, lease requests, checkpoints). The State's
+	// counters are exported separately from Status.
+	Registry prometheus.Registerer
+	// FetchBatch is the most JetStream messages applied in one bbolt
+	// transaction (default DefaultFetchBatch, 1000).
+	FetchBatch int
+	// Workers prepare link batches in parallel (default GOMAXPROCS).
+	Workers int
+	// AckWait is how long JetStream waits for an ack before it redelivers
+	// a message (default DefaultAckWait, 2 min). Tests shorten it so that
+	// the messages a killed frontier held come back quickly.
+	AckWait time.Duration
+	// MaxAckPending bounds delivered but unacknowledged messages (default
+	// DefaultMaxAckPending, 50,000).
+	MaxAckPending int
+	// ExpireInterval is how often expired leases return to their queues
+	// (default DefaultExpireInterval, 1 s).
+	ExpireInterval time.Duration
+}
+
+func (o *ServiceOptions) withDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.FetchBatch <= 0 {
+		o.FetchBatch = DefaultFetchBatch
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.AckWait <= 0 {
+		o.AckWait = DefaultAckWait
+	}
+	if o.MaxAckPending <= 0 {
+		o.MaxAckPending = DefaultMaxAckPending
+	}
+	if o.MaxAckPending < o.FetchBatch {
+		o.MaxAckPending = o.FetchBatch
+	}
+	if o.ExpireInterval <= 0 {
+		o.ExpireInterval = DefaultExpireInterval
+	}
+}
+
+// Service puts a State on NATS: it consumes the shard's link batches and
+// outcomes from JetStream, grants leases on the work subject, and answers
+// status and control (explain) requests. See the package documentation,
+// section "The service".
+type Service struct {
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	st   *State
+	opts ServiceOptions
+	log  *slog.Logger
+	subj msg.Subjects
+	m    *serviceMetrics
+
+	shard, shards   int
+	stream, durable string
+	commitInterval  time.Duration
+	checkpointEvery time.Duration
+	maxLeases       int
+
+	started      atomic.Bool
+	decodeErrors atomic.Uint64 // messages dead-lettered since the service started
+	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
+
+	mu struct {
+		sync.Mutex
+		cons jetstream.Consumer // set by Run once the consumer exists
+	}
+}
+
+// NewService checks opts and prepares a Service over st; it does no I/O.
+// The caller keeps ownership of nc and st: Run neither closes the
+// connection nor the State.
+func NewService(nc *nats.Conn, st *State, opts ServiceOptions) (*Service, error) {
+	if nc == nil || st == nil {
+		return nil, errors.New("frontier: NewService needs a NATS connection and a State")
+	}
+	opts.withDefaults()
+	f := opts.Config.Frontier
+	if f.Shards < 1 || f.Shard < 0 || f.Shard >= f.Shards {
+		return nil, fmt.Errorf("frontier: shard %d of %d: %w", f.Shard, f.Shards, ErrServiceConfig)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("frontier: jetstream: %w", err)
+	}
+	s := &Service{
+		nc:              nc,
+		js:              js,
+		st:              st,
+		opts:            opts,
+		log:             opts.Logger.With("shard", f.Shard),
+		subj:            msg.NewSubjects(opts.Config.NATS.Prefix),
+		shard:           f.Shard,
+		shards:          f.Shards,
+		stream:          opts.Config.NATS.Stream,
+		durable:         ConsumerName(f.Shard),
+		commitInterval:  f.CommitInterval,
+		checkpointEvery: f.CheckpointInterval,
+		maxLeases:       f.MaxLeasesPerReply,
+	}
+	if s.stream == "" {
+		s.stream = msg.DefaultStream
+	}
+	if s.commitInterval <= 0 {
+		s.commitInterval = config.Default().Frontier.CommitInterval
+	}
+	if s.checkpointEvery <= 0 {
+		s.checkpointEvery = config.Default().Frontier.CheckpointInterval
+	}
+	if s.maxLeases <= 0 || s.maxLeases > msg.MaxLeases {
+		s.maxLeases = min(max(s.maxLeases, config.Default().Frontier.MaxLeasesPerReply), msg.MaxLeases)
+	}
+	if s.m, err = newServiceMetrics(opts.Registry, f.Shard); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ConsumerName is the durable JetStream consumer of shard.
+func ConsumerName(shard int) string { return "frontier-" + strconv.Itoa(shard) }
+
+// Run serves until ctx is done or a fatal error: it declares the stream and
+// the shard's durable consumer, subscribes the work, status and control
+// responders, and applies messages as they arrive. On ctx done it stops
+// answering, applies and acks the messages it already holds, and writes a
+// checkpoint; it returns nil then. A failed Apply, Lease or ExpireLeases is
+// fatal: Run returns the error without checkpointing, because the State's
+// memory may now differ from its file; the caller must close the State and
+// the process should exit (unacked messages are redelivered to the next
+// run). Run may be called once.
+func (s *Service) Run(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("frontier: Service.Run called twice")
+	}
+	cons, err := s.setup(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fatal := func(err error) { cancel(err) }
+
+	subs, err := s.subscribe(fatal)
+	defer func() {
+		for _, sub := range subs {
+			_ = sub.Unsubscribe()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	s.log.Info("frontier serving", "stream", s.stream, "consumer", s.durable,
+		"links", s.subj.Links(s.shard), "done", s.subj.Done(s.shard), "work", s.subj.Work())
+
+	var wg sync.WaitGroup
+	tickCtx, stopTicks := context.WithCancel(ctx)
+	wg.Go(func() { s.tick(tickCtx, fatal) })
+
+	ingestErr := s.ingest(ctx, cons)
+	for _, sub := range subs {
+		_ = sub.Unsubscribe()
+	}
+	stopTicks()
+	wg.Wait()
+
+	if ingestErr == nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+			ingestErr = cause
+		}
+	}
+	if ingestErr != nil {
+		s.log.Error("frontier stopping on a fatal error; restart it to recover from its file", "err", ingestErr)
+		return ingestErr
+	}
+	if err := s.checkpoint(); err != nil {
+		return err
+	}
+	s.log.Info("frontier stopped")
+	return nil
+}
+
+// setup declares the stream and creates or updates the shard's consumer.
+func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
+	if _, err := bus.EnsureStream(ctx, s.js, s.opts.Config.NATS); err != nil {
+		return nil, fmt.Errorf("frontier: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, bus.DefaultConnectTimeout)
+	defer cancel()
+	cons, err := s.js.CreateOrUpdateConsumer(cctx, s.stream, jetstream.ConsumerConfig{
+		Durable:        s.durable,
+		Description:    fmt.Sprintf("trawl frontier shard %d of %d", s.shard, s.shards),
+		FilterSubjects: []string{s.subj.Links(s.shard), s.subj.Done(s.shard)},
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        s.opts.AckWait,
+		MaxAckPending:  s.opts.MaxAckPending,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		MaxDeliver:     -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("frontier: consumer %s on stream %s: %w", s.durable, s.stream, err)
+	}
+	s.mu.Lock()
+	s.mu.cons = cons
+	s.mu.Unlock()
+	return cons, nil
+}
+
+// tick runs the lease-expiry and checkpoint timers until ctx is done.
+func (s *Service) tick(ctx context.Context, fatal func(error)) {
+	expire := time.NewTicker(s.opts.ExpireInterval)
+	defer expire.Stop()
+	ckpt := time.NewTicker(s.checkpointEvery)
+	defer ckpt.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-expire.C:
+			n, err := s.st.ExpireLeases()
+			if err != nil {
+				fatal(fmt.Errorf("frontier: expire leases: %w", err))
+				return
+			}
+			if n > 0 {
+				s.m.expired.Add(float64(n))
+				s.log.Debug("leases expired", "n", n)
+			}
+		case <-ckpt.C:
+			if err := s.checkpoint(); err != nil {
+				// The checkpoint's transaction rolled back; the journal
+				// still covers every admitted key, so the next one retries.
+				s.log.Error("checkpoint failed; will retry", "err", err)
+			}
+		}
+	}
+}
+
+func (s *Service) checkpoint() error {
+	start := time.Now()
+	cs, err := s.st.Checkpoint()
+	if err != nil {
+		s.m.checkpointErrors.Inc()
+		return fmt.Errorf("frontier: checkpoint: %w", err)
+	}
+	d := time.Since(start)
+	s.m.checkpointSeconds.Observe(d.Seconds())
+	s.log.Debug("checkpoint", "chunks", cs.Chunks, "bytes", cs.Bytes, "took", d)
+	return nil
+}
+
+// Status is the shard's progress: the State's counters, plus Pending (the
+// consumer's backlog: messages not yet delivered plus delivered but not
+// acked, read from the server with a short timeout, else the last value
+// read) and the messages this service dead-lettered since it started.
+// Safe for concurrent use; the consumer is read before the State so that a
+// zero Pending implies every earlier message is reflected in the counts.
+func (s *Service) Status() msg.Status {
+	pending := s.pending()
+	st := s.st.Status()
+	st.Shard, st.Shards = s.shard, s.shards
+	if st.Time.IsZero() {
+		st.Time = time.Now()
+	}
+	st.Pending = pending
+	st.DecodeErrors += s.decodeErrors.Load()
+	return st
+}
+
+// pending reads the consumer's backlog; before Run has created the
+// consumer, or when the server does not answer, it returns the last value.
+func (s *Service) pending() int64 {
+	s.mu.Lock()
+	cons := s.mu.cons
+	s.mu.Unlock()
+	if cons == nil {
+		return s.lastPending.Load()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+	defer cancel()
+	info, err := cons.Info(ctx)
+	if err != nil {
+		s.log.Debug("consumer info", "err", err)
+		return s.lastPending.Load()
+	}
+	p := int64(info.NumPending) + int64(info.NumAckPending)
+	s.lastPending.Store(p)
+	return p
+}

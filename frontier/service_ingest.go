@@ -1,0 +1,225 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// Headers on a dead-lettered message. The body is the original message's
+// bytes, unchanged. Nats-Msg-Id is "dead-<shard>-<stream sequence>", so a
+// message dead-lettered twice (the ack was lost) is stored once.
+const (
+	HeaderDeadError   = "Trawl-Dead-Error"   // why it could not be decoded
+	HeaderDeadSubject = "Trawl-Dead-Subject" // the subject it arrived on
+	maxHeaderValue    = 512
+)
+
+// ingest pulls the shard's messages in batches of at most FetchBatch,
+// waiting at most commit_interval after the first one, and commits each
+// batch. It returns nil once ctx is done and the buffered messages are
+// applied, or the first fatal error.
+func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
+	it, err := cons.Messages(jetstream.PullMaxMessages(2 * s.opts.FetchBatch))
+	if err != nil {
+		return fmt.Errorf("frontier: consume %s: %w", s.durable, err)
+	}
+	defer it.Stop()
+	// On ctx done, Drain makes Next return the buffered messages, then
+	// ErrMsgIteratorClosed: the batch in hand is finished, not dropped.
+	stop := context.AfterFunc(ctx, it.Drain)
+	defer stop()
+
+	batch := make([]jetstream.Msg, 0, s.opts.FetchBatch)
+	for {
+		batch = batch[:0]
+		m, err := it.Next()
+		if err != nil {
+			return s.iterError(err)
+		}
+		batch = append(batch, m)
+		deadline := time.Now().Add(s.commitInterval)
+		var endErr error
+		for len(batch) < s.opts.FetchBatch {
+			wait := time.Until(deadline)
+			if wait <= 0 {
+				break
+			}
+			m, err := it.Next(jetstream.NextMaxWait(wait))
+			if err != nil {
+				if !errors.Is(err, nats.ErrTimeout) {
+					endErr = err
+				}
+				break
+			}
+			batch = append(batch, m)
+		}
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return nil // a fatal error elsewhere: apply nothing more
+		}
+		if err := s.commit(ctx, batch); err != nil {
+			return err
+		}
+		if endErr != nil {
+			return s.iterError(endErr)
+		}
+	}
+}
+
+func (s *Service) iterError(err error) error {
+	if errors.Is(err, jetstream.ErrMsgIteratorClosed) && !errors.Is(err, jetstream.ErrConnectionClosed) {
+		return nil
+	}
+	return fmt.Errorf("frontier: consuming %s: %w", s.durable, err)
+}
+
+// commit decodes, dead-letters, prepares and applies one batch, then acks
+// every message of it. Only a failed Apply is an error.
+func (s *Service) commit(ctx context.Context, batch []jetstream.Msg) error {
+	noAck := make([]bool, len(batch)) // dead-lettering failed: leave it for redelivery
+	var batches []*msg.LinkBatch
+	var outcomes []*msg.Outcome
+	var dead int
+	for i, m := range batch {
+		lb, out, err := s.decode(m)
+		switch {
+		case err != nil:
+			dead++
+			if derr := s.deadLetter(ctx, m, err); derr != nil {
+				s.log.Warn("dead-letter failed; the message will be redelivered", "subject", m.Subject(), "err", derr)
+				noAck[i] = true
+			}
+		case lb != nil:
+			batches = append(batches, lb)
+		default:
+			outcomes = append(outcomes, out)
+		}
+	}
+	prepared := s.prepare(batches)
+
+	start := time.Now()
+	res, err := s.st.Apply(prepared, outcomes)
+	if err != nil {
+		s.m.applyErrors.Inc()
+		return fmt.Errorf("frontier: apply %d link batches and %d outcomes: %w", len(batches), len(outcomes), err)
+	}
+	s.m.commitSeconds.Observe(time.Since(start).Seconds())
+	s.m.messages.WithLabelValues("links").Add(float64(len(batches)))
+	s.m.messages.WithLabelValues("outcome").Add(float64(len(outcomes)))
+	s.m.messages.WithLabelValues("dead").Add(float64(dead))
+	_ = res
+
+	// Effects are committed: now, and only now, ack. A lost ack means a
+	// redelivery, which Apply absorbs (duplicate links, unknown leases).
+	for i, m := range batch {
+		if noAck[i] {
+			continue
+		}
+		if err := m.Ack(); err != nil {
+			s.log.Debug("ack failed; the message will be redelivered and absorbed", "err", err)
+		}
+	}
+	return nil
+}
+
+// decode checks a message's type against its subject and decodes it.
+func (s *Service) decode(m jetstream.Msg) (*msg.LinkBatch, *msg.Outcome, error) {
+	data := m.Data()
+	t, err := msg.PeekType(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch subj := m.Subject(); {
+	case subj == s.subj.Links(s.shard) && t == msg.TypeLinkBatch:
+		lb := new(msg.LinkBatch)
+		if err := lb.UnmarshalBinary(data); err != nil {
+			return nil, nil, err
+		}
+		return lb, nil, nil
+	case subj == s.subj.Done(s.shard) && t == msg.TypeOutcome:
+		o := new(msg.Outcome)
+		if err := o.UnmarshalBinary(data); err != nil {
+			return nil, nil, err
+		}
+		if int(o.Shard) != s.shard {
+			return nil, nil, fmt.Errorf("%w: outcome of shard %d's lease %d sent to shard %d", msg.ErrMalformed, o.Shard, o.LeaseID, s.shard)
+		}
+		return nil, o, nil
+	default:
+		return nil, nil, fmt.Errorf("%w: %s on subject %s", msg.ErrType, t, subj)
+	}
+}
+
+// deadLetter stores m's bytes on the shard's dead subject (in the stream,
+// which keeps them until an operator removes them) and counts it. It
+// waits for the stream's ack, so the original is acked only once its copy
+// is stored.
+func (s *Service) deadLetter(ctx context.Context, m jetstream.Msg, cause error) error {
+	s.decodeErrors.Add(1)
+	dm := nats.NewMsg(s.subj.Dead(s.shard))
+	dm.Data = m.Data()
+	dm.Header.Set(HeaderDeadError, headerValue(cause.Error()))
+	dm.Header.Set(HeaderDeadSubject, m.Subject())
+	if md, err := m.Metadata(); err == nil {
+		dm.Header.Set(jetstream.MsgIDHeader, "dead-"+strconv.Itoa(s.shard)+"-"+strconv.FormatUint(md.Sequence.Stream, 10))
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusTimeout)
+	defer cancel()
+	if _, err := s.js.PublishMsg(pctx, dm); err != nil {
+		return fmt.Errorf("frontier: dead-letter to %s: %w", dm.Subject, err)
+	}
+	s.log.Warn("message dead-lettered", "subject", m.Subject(), "dead", dm.Subject, "err", cause)
+	return nil
+}
+
+// headerValue makes s safe as a NATS header value: one line, bounded.
+func headerValue(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > maxHeaderValue {
+		s = s[:maxHeaderValue]
+	}
+	return s
+}
+
+// prepare runs State.Prepare over batches on up to Workers goroutines;
+// the result is in the order of batches.
+func (s *Service) prepare(batches []*msg.LinkBatch) []Prepared {
+	out := make([]Prepared, len(batches))
+	workers := min(s.opts.Workers, len(batches))
+	if workers <= 1 {
+		for i, lb := range batches {
+			out[i] = s.st.Prepare(lb)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(batches) {
+					return
+				}
+				out[i] = s.st.Prepare(batches[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}

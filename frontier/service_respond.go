@@ -1,0 +1,213 @@
+package frontier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/parser"
+)
+
+// ControlVersion is the version of the control request and reply JSON.
+const ControlVersion = 1
+
+// ControlRequest is an operator's request on Subjects.Control(shard),
+// sent as JSON (version 1):
+//
+//	{"version": 1, "op": "explain", "url": "https://example.com/a"}
+//
+// Ops: "explain" (URL required): the State's Explanation of the URL.
+type ControlRequest struct {
+	Version int    `json:"version"`
+	Op      string `json:"op"`
+	URL     string `json:"url,omitempty"`
+}
+
+// ControlReply answers a ControlRequest (JSON, version 1). Error is set
+// when the request failed; Explain holds the Explanation as JSON.
+type ControlReply struct {
+	Version int             `json:"version"`
+	Shard   int             `json:"shard"`
+	Error   string          `json:"error,omitempty"`
+	Explain json.RawMessage `json:"explain,omitempty"`
+}
+
+// subscribe starts the three responders. On error it returns those it
+// started so the caller can unsubscribe them.
+func (s *Service) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	work, err := s.nc.QueueSubscribe(s.subj.Work(), s.subj.WorkQueue(), func(m *nats.Msg) { s.onWork(m, fatal) })
+	if err != nil {
+		return subs, fmt.Errorf("frontier: subscribe %s: %w", s.subj.Work(), err)
+	}
+	subs = append(subs, work)
+	status, err := s.nc.Subscribe(s.subj.Status(), s.onStatus)
+	if err != nil {
+		return subs, fmt.Errorf("frontier: subscribe %s: %w", s.subj.Status(), err)
+	}
+	subs = append(subs, status)
+	ctl, err := s.nc.Subscribe(s.subj.Control(s.shard), s.onControl)
+	if err != nil {
+		return subs, fmt.Errorf("frontier: subscribe %s: %w", s.subj.Control(s.shard), err)
+	}
+	subs = append(subs, ctl)
+	// The subscriptions must reach the server before a caller relies on them.
+	if err := s.nc.Flush(); err != nil {
+		return subs, fmt.Errorf("frontier: flush subscriptions: %w", err)
+	}
+	return subs, nil
+}
+
+// onWork grants up to min(request Max, max_leases_per_reply) leases. A
+// request that does not decode gets an empty reply and is counted; a
+// failing Lease is fatal (the State's memory may differ from its file).
+func (s *Service) onWork(m *nats.Msg, fatal func(error)) {
+	reply := msg.LeaseReply{Shard: uint32(s.shard)}
+	var req msg.LeaseRequest
+	if err := req.UnmarshalBinary(m.Data); err != nil {
+		s.m.leaseRequests.WithLabelValues("bad").Inc()
+		s.log.Debug("bad lease request", "err", err)
+	} else if n := min(int(req.Max), s.maxLeases); n > 0 {
+		leases, err := s.st.Lease(n)
+		if err != nil {
+			s.m.leaseRequests.WithLabelValues("error").Inc()
+			fatal(fmt.Errorf("frontier: lease: %w", err))
+		} else {
+			reply.Leases = leases
+			s.m.leasesGranted.Add(float64(len(leases)))
+			if len(leases) > 0 {
+				s.m.leaseRequests.WithLabelValues("granted").Inc()
+			} else {
+				s.m.leaseRequests.WithLabelValues("empty").Inc()
+			}
+		}
+	} else {
+		s.m.leaseRequests.WithLabelValues("empty").Inc()
+	}
+	if m.Reply == "" {
+		return // granted leases expire at their deadline
+	}
+	b, err := reply.MarshalBinary()
+	if err != nil { // more leases than a reply holds: a bug, not input
+		s.log.Error("encode lease reply", "err", err)
+		return
+	}
+	if err := m.Respond(b); err != nil {
+		s.log.Debug("lease reply not sent; the leases will expire", "err", err)
+	}
+}
+
+// onStatus answers with Status as JSON; every shard answers.
+func (s *Service) onStatus(m *nats.Msg) {
+	if m.Reply == "" {
+		return
+	}
+	st := s.Status()
+	b, err := msg.MarshalStatus(&st)
+	if err != nil {
+		s.log.Error("encode status", "err", err)
+		return
+	}
+	_ = m.Respond(b)
+}
+
+// onControl answers an operator's ControlRequest.
+func (s *Service) onControl(m *nats.Msg) {
+	if m.Reply == "" {
+		return
+	}
+	rep := s.control(m.Data)
+	b, err := json.Marshal(rep)
+	if err != nil {
+		b, _ = json.Marshal(ControlReply{Version: ControlVersion, Shard: s.shard, Error: "frontier: encode reply: " + err.Error()})
+	}
+	_ = m.Respond(b)
+}
+
+func (s *Service) control(data []byte) ControlReply {
+	rep := ControlReply{Version: ControlVersion, Shard: s.shard}
+	var req ControlRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		rep.Error = "frontier: control request: " + err.Error()
+		return rep
+	}
+	if req.Version != ControlVersion {
+		rep.Error = fmt.Sprintf("frontier: control request version %d, want %d", req.Version, ControlVersion)
+		return rep
+	}
+	switch req.Op {
+	case "explain":
+		e, err := s.st.Explain(req.URL)
+		if err != nil {
+			rep.Error = err.Error()
+			return rep
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			rep.Error = "frontier: encode explanation: " + err.Error()
+			return rep
+		}
+		rep.Explain = b
+	default:
+		rep.Error = fmt.Sprintf("frontier: unknown control op %q", req.Op)
+	}
+	return rep
+}
+
+// ShardOfURL canonicalizes rawURL with cfg's scope.canonical rules and
+// returns its key and the shard of cfg.Frontier.Shards that owns it.
+func ShardOfURL(cfg config.Config, rawURL string) (canonical string, shard int, err error) {
+	rules, err := parser.ParseRules(cfg.Scope.Canonical)
+	if err != nil {
+		return "", 0, fmt.Errorf("frontier: scope.canonical: %w", err)
+	}
+	key, err := parser.Canonical(rawURL, rules)
+	if err != nil {
+		return "", 0, fmt.Errorf("frontier: %w", err)
+	}
+	shards := max(cfg.Frontier.Shards, 1)
+	return key, msg.ShardOf(parser.Host(key), shards), nil
+}
+
+// RequestExplain asks the frontier that owns rawURL (by cfg's shards,
+// prefix and canonical rules) to explain it. ctx bounds the request (a
+// default of 10 s applies when it has no deadline).
+func RequestExplain(ctx context.Context, nc *nats.Conn, cfg config.Config, rawURL string) (ControlReply, error) {
+	_, shard, err := ShardOfURL(cfg, rawURL)
+	if err != nil {
+		return ControlReply{}, err
+	}
+	req, _ := json.Marshal(ControlRequest{Version: ControlVersion, Op: "explain", URL: rawURL})
+	return requestControl(ctx, nc, msg.NewSubjects(cfg.NATS.Prefix).Control(shard), req)
+}
+
+func requestControl(ctx context.Context, nc *nats.Conn, subject string, req []byte) (ControlReply, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultRequestTimeout)
+		defer cancel()
+	}
+	m, err := nc.RequestWithContext(ctx, subject, req)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+			return ControlReply{}, fmt.Errorf("%w on %s: %v", ErrNoFrontier, subject, err)
+		}
+		return ControlReply{}, fmt.Errorf("frontier: request %s: %w", subject, err)
+	}
+	var rep ControlReply
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return ControlReply{}, fmt.Errorf("%w: reply on %s: %v", ErrControl, subject, err)
+	}
+	if rep.Version != ControlVersion {
+		return rep, fmt.Errorf("%w: reply version %d, want %d", ErrControl, rep.Version, ControlVersion)
+	}
+	if rep.Error != "" {
+		return rep, fmt.Errorf("%w: %s", ErrControl, rep.Error)
+	}
+	return rep, nil
+}

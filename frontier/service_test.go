@@ -1,0 +1,513 @@
+package frontier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/bus/bustest"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// svcWait bounds every wait for the service to catch up. It is a
+// liveness bound, not a speed assertion: a healthy run takes milliseconds.
+const svcWait = 30 * time.Second
+
+// svcConfig is a small, fast frontier on e: no politeness delay, a
+// 1 s lease timeout, a 100k-key filter in t.TempDir().
+func svcConfig(t testing.TB, e *bus.Embedded) config.Config {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.NATS.URL = e.ClientURL()
+	cfg.Frontier.Filter.Capacity = 100_000
+	cfg.Frontier.CommitInterval = 5 * time.Millisecond
+	cfg.Frontier.LeaseTimeout = time.Second
+	cfg.Frontier.MetricsAddr = ""
+	cfg.Politeness.MinDelay = 0
+	cfg.Politeness.DelayFactor = 0
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// svcHarness is a running Service plus a fake crawler's view of NATS.
+type svcHarness struct {
+	t      testing.TB
+	cfg    config.Config
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	subj   msg.Subjects
+	st     *State
+	svc    *Service
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startService(t testing.TB, e *bus.Embedded, cfg config.Config) *svcHarness {
+	t.Helper()
+	nc := bustest.Connect(t, e)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := NewService(nc, st, ServiceOptions{Config: cfg, AckWait: 2 * time.Second})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &svcHarness{t: t, cfg: cfg, nc: nc, js: js, subj: msg.NewSubjects(cfg.NATS.Prefix), st: st, svc: svc, cancel: cancel, done: make(chan error, 1)}
+	go func() { h.done <- svc.Run(ctx) }()
+	t.Cleanup(func() { h.stop() })
+	h.waitServing()
+	return h
+}
+
+// waitServing waits until the responders answer.
+func (h *svcHarness) waitServing() {
+	h.t.Helper()
+	deadline := time.Now().Add(svcWait)
+	for time.Now().Before(deadline) {
+		if _, err := h.nc.Request(h.subj.Status(), nil, time.Second); err == nil {
+			return
+		}
+		select {
+		case err := <-h.done:
+			h.t.Fatalf("service ended before serving: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	h.t.Fatal("service did not start serving")
+}
+
+// stop cancels Run, waits for it and closes the State; it is idempotent.
+func (h *svcHarness) stop() error {
+	if h.st == nil {
+		return nil
+	}
+	h.cancel()
+	err := <-h.done
+	if cerr := h.st.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	h.st = nil
+	return err
+}
+
+func (h *svcHarness) publish(subject string, data []byte) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
+	defer cancel()
+	if _, err := h.js.Publish(ctx, subject, data); err != nil {
+		h.t.Fatalf("publish %s: %v", subject, err)
+	}
+}
+
+func (h *svcHarness) links(source string, depth uint32, urls ...string) {
+	h.t.Helper()
+	lb := msg.LinkBatch{Source: source, Depth: depth}
+	for _, u := range urls {
+		lb.Links = append(lb.Links, msg.Link{URL: u, Kind: 1})
+	}
+	b, err := lb.MarshalBinary()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.publish(h.subj.Links(h.cfg.Frontier.Shard), b)
+}
+
+func (h *svcHarness) report(o msg.Outcome) {
+	h.t.Helper()
+	o.Shard = uint32(h.cfg.Frontier.Shard)
+	if o.FetchedAt.IsZero() {
+		o.FetchedAt = time.Now()
+	}
+	b, err := o.MarshalBinary()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.publish(h.subj.Done(h.cfg.Frontier.Shard), b)
+}
+
+// request sends raw bytes to the work subject and decodes the reply.
+func (h *svcHarness) request(data []byte) msg.LeaseReply {
+	h.t.Helper()
+	m, err := h.nc.Request(h.subj.Work(), data, svcWait)
+	if err != nil {
+		h.t.Fatalf("work request: %v", err)
+	}
+	var rep msg.LeaseReply
+	if err := rep.UnmarshalBinary(m.Data); err != nil {
+		h.t.Fatalf("lease reply: %v", err)
+	}
+	return rep
+}
+
+func (h *svcHarness) lease(max int) []msg.Lease {
+	h.t.Helper()
+	b, _ := (&msg.LeaseRequest{Crawler: "test", Max: uint32(max)}).MarshalBinary()
+	return h.request(b).Leases
+}
+
+// settle waits until every published message is committed and acked.
+func (h *svcHarness) settle() msg.Status {
+	h.t.Helper()
+	deadline := time.Now().Add(svcWait)
+	for {
+		st := h.svc.Status()
+		if st.Pending == 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("still %d messages pending", st.Pending)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// leaseUntil leases (up to max per call) until it has at least want
+// leases or svcWait passes.
+func (h *svcHarness) leaseUntil(max, want int) []msg.Lease {
+	h.t.Helper()
+	var got []msg.Lease
+	deadline := time.Now().Add(svcWait)
+	for len(got) < want && time.Now().Before(deadline) {
+		ls := h.lease(max)
+		got = append(got, ls...)
+		if len(ls) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if len(got) < want {
+		h.t.Fatalf("got %d leases, want %d", len(got), want)
+	}
+	return got
+}
+
+// crawlRobots answers every robots lease among ls with a 404 (allow all)
+// and returns the page leases.
+func (h *svcHarness) crawlRobots(ls []msg.Lease) []msg.Lease {
+	var pages []msg.Lease
+	for _, l := range ls {
+		if l.Robots {
+			h.report(msg.Outcome{LeaseID: l.ID, URL: l.URL, Robots: true, Status: 404})
+		} else {
+			pages = append(pages, l)
+		}
+	}
+	return pages
+}
+
+func TestServiceEndToEnd(t *testing.T) {
+	e := bustest.Start(t)
+	h := startService(t, e, svcConfig(t, e))
+
+	h.links("", 0, "http://a.test/", "http://B.test:80/") // seeds
+	st := h.settle()
+	if st.Admitted != 2 || st.Queued != 2 || st.LinksReceived != 2 {
+		t.Fatalf("after seeds: admitted %d queued %d received %d, want 2 2 2", st.Admitted, st.Queued, st.LinksReceived)
+	}
+
+	// The first lease of each host is its robots.txt.
+	ls := h.leaseUntil(10, 2)
+	for _, l := range ls {
+		if !l.Robots {
+			t.Fatalf("first lease %+v is not a robots lease", l)
+		}
+	}
+	h.crawlRobots(ls)
+	h.settle()
+	pages := h.leaseUntil(10, 2)
+	seen := map[string]bool{}
+	for _, l := range pages {
+		if l.Robots {
+			t.Fatalf("robots lease %+v after robots.txt was answered", l)
+		}
+		seen[l.URL] = true
+	}
+	if !seen["http://a.test/"] || !seen["http://b.test/"] {
+		t.Fatalf("page leases %v, want the two seeds (canonical)", seen)
+	}
+
+	// The crawler fetches both and reports what a.test/ links to.
+	for _, l := range pages {
+		if l.URL == "http://a.test/" {
+			h.links(l.URL, l.Depth, "http://a.test/x", "http://a.test/y", "http://a.test/", "http://elsewhere.test/z")
+		}
+		h.report(msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 200, Timings: msg.Timings{Total: time.Millisecond}})
+	}
+	st = h.settle()
+	var rejected uint64
+	for _, n := range st.Rejected {
+		rejected += n
+	}
+	if st.Admitted != 4 || st.Duplicates != 1 || rejected != 1 || st.Done != 2 || st.Queued != 2 || st.Leased != 0 {
+		t.Fatalf("after links: %+v\nwant admitted 4, duplicates 1, rejected 1 (not a seed host), done 2, queued 2, leased 0", st)
+	}
+
+	// Status and explain answer over NATS too.
+	m, err := h.nc.Request(h.subj.Status(), nil, svcWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := msg.UnmarshalStatus(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Admitted != 4 || got.Queued != 2 || got.Shards != 1 {
+		t.Fatalf("status reply %+v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
+	defer cancel()
+	tests := []struct {
+		url, state string
+		seen       bool
+	}{
+		{"http://A.test/x", "queued", true},
+		{"http://a.test/", "done", true},
+		{"http://a.test/never", "unknown", false},
+	}
+	for _, tt := range tests {
+		rep, err := RequestExplain(ctx, h.nc, h.cfg, tt.url)
+		if err != nil {
+			t.Fatalf("explain %s: %v", tt.url, err)
+		}
+		var ex Explanation
+		if err := json.Unmarshal(rep.Explain, &ex); err != nil {
+			t.Fatal(err)
+		}
+		if ex.State != tt.state || ex.FilterSeen != tt.seen {
+			t.Errorf("explain %s: state %q filter_seen %v, want %q %v", tt.url, ex.State, ex.FilterSeen, tt.state, tt.seen)
+		}
+	}
+	if err := h.stop(); err != nil {
+		t.Fatalf("graceful stop: %v", err)
+	}
+}
+
+func TestServiceDeadLetters(t *testing.T) {
+	e := bustest.Start(t)
+	h := startService(t, e, svcConfig(t, e))
+	outcome, _ := (&msg.Outcome{LeaseID: 1, URL: "http://a.test/"}).MarshalBinary()
+	otherShard, _ := (&msg.Outcome{LeaseID: 1, Shard: 7, URL: "http://a.test/"}).MarshalBinary()
+	bad := []struct {
+		subject string
+		data    []byte
+		err     error
+	}{
+		{h.subj.Links(0), []byte("garbage"), msg.ErrVersion},
+		{h.subj.Links(0), outcome, msg.ErrType}, // the wrong type for the subject
+		{h.subj.Done(0), []byte{1, 2, 0xff}, msg.ErrTruncated},
+		{h.subj.Done(0), otherShard, msg.ErrMalformed},
+		{h.subj.Links(0), nil, msg.ErrTruncated},
+	}
+	for _, b := range bad {
+		h.publish(b.subject, b.data)
+	}
+	h.links("", 0, "http://a.test/") // good messages around bad ones still count
+	st := h.settle()
+	if st.DecodeErrors != uint64(len(bad)) || st.Admitted != 1 {
+		t.Fatalf("decode errors %d admitted %d, want %d 1", st.DecodeErrors, st.Admitted, len(bad))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
+	defer cancel()
+	// An operator's consumer of the dead subject (work-queue streams need
+	// explicit acks).
+	c, err := h.js.CreateConsumer(ctx, msg.DefaultStream, jetstream.ConsumerConfig{
+		FilterSubject: h.subj.Dead(0), AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := c.Fetch(len(bad), jetstream.FetchMaxWait(svcWait))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead []jetstream.Msg
+	for m := range batch.Messages() {
+		dead = append(dead, m)
+	}
+	if len(dead) != len(bad) {
+		t.Fatalf("%d dead letters, want %d (%v)", len(dead), len(bad), batch.Error())
+	}
+	for i, b := range bad {
+		m := dead[i]
+		if string(m.Data()) != string(b.data) || m.Headers().Get(HeaderDeadSubject) != b.subject || m.Headers().Get(HeaderDeadError) == "" {
+			t.Errorf("dead letter %d: data %q subject %q error %q; want %q from %s",
+				i, m.Data(), m.Headers().Get(HeaderDeadSubject), m.Headers().Get(HeaderDeadError), b.data, b.subject)
+		}
+	}
+	// Acked once stored: nothing comes back after the ack wait.
+	if st := h.settle(); st.DecodeErrors != uint64(len(bad)) {
+		t.Fatalf("decode errors grew to %d", st.DecodeErrors)
+	}
+}
+
+func TestWorkResponderCaps(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	cfg.Frontier.MaxLeasesPerReply = 3
+	h := startService(t, e, cfg)
+	var seeds []string
+	for i := range 10 {
+		seeds = append(seeds, fmt.Sprintf("http://h%d.test/", i))
+	}
+	h.links("", 0, seeds...)
+	h.settle()
+
+	req := func(max uint32) []byte { b, _ := (&msg.LeaseRequest{Crawler: "t", Max: max}).MarshalBinary(); return b }
+	tests := []struct {
+		name string
+		data []byte
+		want int
+	}{
+		{"over the per-reply cap", req(10), 3},
+		{"under the cap", req(2), 2},
+		{"zero", req(0), 0},
+		{"garbage", []byte("not a lease request"), 0},
+		{"empty", nil, 0},
+		{"the rest, capped", req(100), 3},
+		{"the last two hosts", req(100), 2},
+		{"every host in flight", req(100), 0},
+	}
+	hosts := map[string]bool{}
+	for _, tt := range tests {
+		rep := h.request(tt.data)
+		if len(rep.Leases) != tt.want || rep.Shard != 0 {
+			t.Fatalf("%s: %d leases from shard %d, want %d from 0", tt.name, len(rep.Leases), rep.Shard, tt.want)
+		}
+		for _, l := range rep.Leases {
+			if hosts[l.URL] {
+				t.Fatalf("%s: %s leased twice (max_inflight_per_host 1)", tt.name, l.URL)
+			}
+			hosts[l.URL] = true
+		}
+	}
+	if st := h.svc.Status(); st.Leased != 10 {
+		t.Fatalf("leased %d, want 10", st.Leased)
+	}
+}
+
+func TestLeaseExpiryRedelivers(t *testing.T) {
+	e := bustest.Start(t)
+	h := startService(t, e, svcConfig(t, e))
+	h.links("", 0, "http://a.test/")
+	h.settle()
+	h.crawlRobots(h.leaseUntil(1, 1))
+	h.settle()
+	first := h.leaseUntil(1, 1)[0]
+	// The crawler "dies": no outcome. After lease_timeout (1 s) the URL
+	// returns to its queue and is leased again under a new ID.
+	again := h.leaseUntil(1, 1)[0]
+	if again.URL != first.URL || again.ID == first.ID || again.Robots {
+		t.Fatalf("re-lease %+v after %+v", again, first)
+	}
+	// The dead crawler's late outcome is ignored; the live one's counts.
+	h.report(msg.Outcome{LeaseID: first.ID, URL: first.URL, Status: 200})
+	if st := h.settle(); st.Done != 0 || st.Leased != 1 {
+		t.Fatalf("after a stale outcome: done %d leased %d, want 0 1", st.Done, st.Leased)
+	}
+	h.report(msg.Outcome{LeaseID: again.ID, URL: again.URL, Status: 200})
+	if st := h.settle(); st.Done != 1 || st.Leased != 0 || st.Queued != 0 {
+		t.Fatalf("after the outcome: done %d leased %d queued %d, want 1 0 0", st.Done, st.Leased, st.Queued)
+	}
+}
+
+func TestServiceRestartResumes(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	h := startService(t, e, cfg)
+	urls := []string{"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1"}
+	h.links("", 0, urls...)
+	h.settle()
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Published while no frontier runs: waits in the stream.
+	h.links("", 0, append(urls, "http://b.test/2")...)
+
+	h2 := startService(t, e, cfg)
+	st := h2.settle()
+	if st.Admitted != 5 || st.Duplicates != 4 || st.Queued != 5 {
+		t.Fatalf("after restart: admitted %d duplicates %d queued %d, want 5 4 5", st.Admitted, st.Duplicates, st.Queued)
+	}
+}
+
+func TestControlErrors(t *testing.T) {
+	e := bustest.Start(t)
+	h := startService(t, e, svcConfig(t, e))
+	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
+	defer cancel()
+	tests := []struct {
+		name string
+		req  string
+	}{
+		{"not json", "{"},
+		{"old version", `{"version":0,"op":"explain","url":"http://a.test/"}`},
+		{"unknown op", `{"version":1,"op":"delete-everything"}`},
+		{"bad url", `{"version":1,"op":"explain","url":"::"}`},
+	}
+	for _, tt := range tests {
+		rep, err := requestControl(ctx, h.nc, h.subj.Control(0), []byte(tt.req))
+		if !errors.Is(err, ErrControl) || rep.Error == "" {
+			t.Errorf("%s: reply %+v, err %v; want an ErrControl", tt.name, rep, err)
+		}
+	}
+	// No frontier on shard 3.
+	cfg := h.cfg
+	cfg.Frontier.Shards = 4
+	for u := 0; ; u++ {
+		raw := fmt.Sprintf("http://h%d.test/", u)
+		if _, shard, _ := ShardOfURL(cfg, raw); shard == 3 {
+			short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			_, err := RequestExplain(short, h.nc, cfg, raw)
+			cancel()
+			if !errors.Is(err, ErrNoFrontier) {
+				t.Errorf("explain on a shard nobody serves: %v, want ErrNoFrontier", err)
+			}
+			break
+		}
+	}
+}
+
+func TestNewServiceRejects(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	nc := bustest.Connect(t, e)
+	st, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := NewService(nil, st, ServiceOptions{Config: cfg}); err == nil {
+		t.Error("nil connection accepted")
+	}
+	bad := cfg
+	bad.Frontier.Shard = 2
+	if _, err := NewService(nc, st, ServiceOptions{Config: bad}); !errors.Is(err, ErrServiceConfig) {
+		t.Errorf("shard 2 of 1: %v", err)
+	}
+	svc, err := NewService(nc, st, ServiceOptions{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = svc.Run(ctx) // a cancelled context stops Run at once
+	if err := svc.Run(context.Background()); err == nil {
+		t.Error("second Run accepted")
+	}
+}
