@@ -114,7 +114,16 @@ func (f *Filter) Sizing() Sizing { return f.sz }
 func (f *Filter) TestAndAdd(key []byte) (seen bool) {
 	hs := [1]uint64{Hash(key)}
 	var s [1]bool
-	f.TestAndAddHashes(hs[:], s[:])
+	var newItems, flips uint64
+	if f.sz.Layout == Blocked {
+		newItems, flips = f.addBlocked(hs[:], s[:])
+	} else {
+		// Buffers for one key: the batch-sized ones cost more to zero than
+		// the key costs to add.
+		var idx, mask, val [maxK]uint64
+		newItems, flips = f.addStandard(hs[:], s[:], idx[:], mask[:], val[:])
+	}
+	f.count(newItems, flips)
 	return s[0]
 }
 
@@ -213,19 +222,26 @@ func (f *Filter) TestAndAddHashes(hs []uint64, seen []bool) {
 	if f.sz.Layout == Blocked {
 		newItems, flips = f.addBlocked(hs, seen)
 	} else {
-		newItems, flips = f.addStandard(hs, seen)
+		var idx, mask, val [batchPositions]uint64
+		newItems, flips = f.addStandard(hs, seen, idx[:], mask[:], val[:])
 	}
+	f.count(newItems, flips)
+}
+
+// count adds a batch's new items and flipped bits to the counters.
+func (f *Filter) count(newItems, flips uint64) {
 	if newItems > 0 {
 		f.items.Add(newItems)
 		f.setBits.Add(flips)
 	}
 }
 
-func (f *Filter) addStandard(hs []uint64, seen []bool) (newItems, flips uint64) {
-	var idx, mask, val [batchPositions]uint64
+// addStandard adds hs in groups of as many keys as idx, mask and val (of
+// equal length, at least k) have room for positions.
+func (f *Filter) addStandard(hs []uint64, seen []bool, idx, mask, val []uint64) (newItems, flips uint64) {
 	w := f.words
 	k := f.sz.K
-	per := max(1, batchPositions/k)
+	per := len(idx) / k
 	for start := 0; start < len(hs); start += per {
 		end := min(start+per, len(hs))
 		n := 0
@@ -260,7 +276,7 @@ func (f *Filter) addStandard(hs []uint64, seen []bool) (newItems, flips uint64) 
 }
 
 // blockedGroup is how many keys addBlocked touches before setting bits.
-const blockedGroup = 64
+const blockedGroup = 256
 
 // addBlocked finds the blocks of a group of keys, loads one word of each in
 // a tight loop (so the misses overlap: computing the masks first would leave

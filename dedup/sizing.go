@@ -43,8 +43,9 @@ func ParseLayout(s string) (Layout, error) {
 // blockBits is the size of a block of the Blocked layout: one cache line.
 const blockBits = 512
 
-// maxK bounds the number of bits per key (a rate of about 1e-9 needs 30).
-const maxK = 64
+// maxK bounds the number of bits per key: a rate of 1e-9 needs 30; lower
+// rates are refused.
+const maxK = 32
 
 // Sizing is the plan of a filter: how many bits and hash functions it needs
 // for Capacity items at rate FP, and the rates it should then show.
