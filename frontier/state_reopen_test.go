@@ -160,6 +160,9 @@ func TestReopenAfterCloseRestoresEverything(t *testing.T) {
 		diffSnapshots(t, before, after)
 	}
 	checkFilterHolds(t, h.s, admitted)
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
 	// The reopened state keeps working: leases found on open expire.
 	h.clock.Advance(3 * time.Minute)
 	if n, err := h.s.ExpireLeases(); err != nil || n != len(before.Leases) {
@@ -204,6 +207,9 @@ func TestReopenWithoutClose(t *testing.T) {
 		diffSnapshots(t, before, after)
 	}
 	checkFilterHolds(t, s2, admitted)
+	if err := s2.Verify(); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := s2.filter.Stats().SetBits, h.s.filter.Stats().SetBits; got != want {
 		t.Fatalf("crash copy filter has %d set bits, the live one %d", got, want)
 	}

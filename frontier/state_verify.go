@@ -1,0 +1,80 @@
+package frontier
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Verify checks the state's internal consistency against its file, for
+// tests and after a crash: every URL admitted is queued, leased or done
+// (Admitted = Queued + page leases + Done); each host's queued count
+// matches its queue entries; every lease names a known host; and the
+// filter holds every queued, leased and done URL. It reads the whole
+// queue: slow on a big crawl.
+func (s *State) Verify() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	pageLeases := 0
+	for _, l := range s.leases {
+		if s.hosts[l.Host] == nil {
+			return fmt.Errorf("%w: lease %d names unknown host %q", ErrCorrupt, l.ID, l.Host)
+		}
+		if !l.Robots {
+			pageLeases++
+			if !s.filter.Test([]byte(l.URL)) {
+				return fmt.Errorf("%w: leased URL %s not in the filter", ErrCorrupt, l.URL)
+			}
+		}
+	}
+	if got, want := uint64(s.queued)+uint64(pageLeases)+uint64(s.doneN), s.count[cAdmitted]; got != want {
+		return fmt.Errorf("%w: queued %d + leased %d + done %d = %d, admitted %d", ErrCorrupt, s.queued, pageLeases, s.doneN, got, want)
+	}
+	if uint64(s.doneN) != s.count[cDone] {
+		return fmt.Errorf("%w: hosts count %d done, counter %d", ErrCorrupt, s.doneN, s.count[cDone])
+	}
+	return s.db.View(func(tx *bolt.Tx) error {
+		perHost := map[string]uint64{}
+		err := tx.Bucket(bucketQueue).ForEach(func(k, v []byte) error {
+			i := bytes.IndexByte(k, 0)
+			if i < 0 || len(k)-i != 9 {
+				return fmt.Errorf("%w: queue key %q", ErrCorrupt, k)
+			}
+			r, err := decodeURL(v)
+			if err != nil {
+				return err
+			}
+			if !s.filter.Test([]byte(r.URL)) {
+				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
+			}
+			perHost[string(k[:i])]++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for name, h := range s.hosts {
+			if perHost[name] != h.rec.Queued {
+				return fmt.Errorf("%w: host %s counts %d queued, queue holds %d", ErrCorrupt, name, h.rec.Queued, perHost[name])
+			}
+		}
+		if n := tx.Bucket(bucketLeases).Stats().KeyN; n != len(s.leases) {
+			return fmt.Errorf("%w: %d leases in memory, %d in the file", ErrCorrupt, len(s.leases), n)
+		}
+		return tx.Bucket(bucketDone).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("%w: done key %q", ErrCorrupt, k)
+			}
+			if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
+				return fmt.Errorf("%w: done URL %x not in the filter", ErrCorrupt, k)
+			}
+			_, err := decodeDone(v)
+			return err
+		})
+	})
+}
