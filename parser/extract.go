@@ -76,7 +76,7 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 		in = transform.NewReader(br, enc.NewDecoder())
 	}
 
-	x := extractor{opts: opts, agent: strings.ToLower(opts.Agent)}
+	x := extractor{opts: opts, agent: strings.ToLower(opts.Agent), raw: make([]Link, 0, 256)}
 	z := html.NewTokenizer(in)
 	z.SetMaxBuf(maxTokenBuf)
 	for !x.done {
@@ -179,6 +179,8 @@ func (x *extractor) add(ref string, k Kind, nofollow bool) {
 	x.raw = append(x.raw, Link{URL: ref, Kind: k, NoFollow: nofollow})
 }
 
+func (x *extractor) addEmbed(ref string) { x.add(ref, KindEmbed, false) }
+
 // mayBeHTTP is a cheap pre-filter: false when ref starts with a scheme
 // other than http or https (data:, javascript:, mailto:, tel:, ...).
 func mayBeHTTP(ref string) bool {
@@ -262,8 +264,8 @@ func (x *extractor) tag(z *html.Tokenizer) {
 		x.add(a.src, KindNavigation, false)
 	case "img", "source":
 		x.add(a.src, KindEmbed, false)
-		for _, c := range ParseSrcset(a.srcset) {
-			x.add(c, KindEmbed, false)
+		if a.srcset != "" {
+			eachSrcset(a.srcset, x.addEmbed)
 		}
 	case "video":
 		x.add(a.src, KindEmbed, false)

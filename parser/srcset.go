@@ -9,6 +9,12 @@ import "strings"
 // them. URLs are returned unresolved, in attribute order.
 func ParseSrcset(s string) []string {
 	var out []string
+	eachSrcset(s, func(u string) { out = append(out, u) })
+	return out
+}
+
+// eachSrcset calls fn with each valid candidate URL of srcset s.
+func eachSrcset(s string, fn func(string)) {
 	pos := 0
 	for {
 		// Skip whitespace and commas.
@@ -16,7 +22,7 @@ func ParseSrcset(s string) []string {
 			pos++
 		}
 		if pos >= len(s) {
-			return out
+			return
 		}
 		start := pos
 		for pos < len(s) && !isHTMLSpace(s[pos]) {
@@ -30,7 +36,7 @@ func ParseSrcset(s string) []string {
 			ok, pos = srcsetDescriptors(s, pos)
 		}
 		if url != "" && ok {
-			out = append(out, url)
+			fn(url)
 		}
 	}
 }
