@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -12,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // Run is a frontier process: it opens the State for cfg (the shard's bbolt
@@ -40,7 +43,10 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopMetrics := serveMetrics(ctx, cfg.Frontier.MetricsAddr, svc, reg, log)
+	stopMetrics, err := serveMetrics(ctx, cfg.Frontier.MetricsAddr, svc, reg, log)
+	if err != nil {
+		return err
+	}
 	err = svc.Run(ctx)
 	cancel()
 	if merr := stopMetrics(); merr != nil {
@@ -49,12 +55,24 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 	return err
 }
 
-// serveMetrics would serve reg and the status page on addr; see the report
-// of the service engineer: internal/monitor is wired here once it lands.
-func serveMetrics(ctx context.Context, addr string, svc *Service, reg *prometheus.Registry, log *slog.Logger) (wait func() error) {
+// serveMetrics serves reg (with the shard's Status collector) and the
+// status page on addr until ctx is done; "" disables it. The listener is
+// bound before it returns, so a taken port fails Run at once; wait
+// returns the server's error once ctx is done.
+func serveMetrics(ctx context.Context, addr string, svc *Service, reg *prometheus.Registry, log *slog.Logger) (wait func() error, err error) {
 	if strings.TrimSpace(addr) == "" {
-		return func() error { return nil }
+		return func() error { return nil }, nil
 	}
-	log.Warn("metrics listener not available in this build", "addr", addr)
-	return func() error { return nil }
+	if err := reg.Register(monitor.NewCollector(svc.Status)); err != nil {
+		return nil, fmt.Errorf("frontier: metrics: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("frontier: metrics listener (frontier.metrics_addr): %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		errc <- monitor.ServeListener(ctx, ln, func() []msg.Status { return []msg.Status{svc.Status()} }, reg, log)
+	}()
+	return func() error { return <-errc }, nil
 }
