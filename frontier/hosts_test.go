@@ -82,7 +82,7 @@ func TestRobots4xxAllowsAll(t *testing.T) {
 func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
 	h := newHarness(t, nil)
 	h.seed("http://example.com/a", "http://example.com/b")
-	for i, status := range []int{503, 500, 0} {
+	for i, status := range []int{503, 500, 0, 429} {
 		r := h.leaseOne()
 		if !r.Robots {
 			t.Fatalf("attempt %d: lease %+v, want robots.txt", i, r)

@@ -255,7 +255,9 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 
 // applyRobotsLocked stores the result of a robots.txt lease: RFC 9309 2xx
 // parse, 4xx allow all, anything else unavailable (disallow all; the host
-// backs off and the next lease retries robots.txt).
+// backs off and the next lease retries robots.txt). 429 counts as
+// unavailable, as Google's crawler treats it: "slow down" is no licence to
+// crawl everything.
 func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time.Time) error {
 	rb := tx.Bucket(bucketRobots)
 	h.rec.RobotsHTTP = uint32(min(max(o.Status, 0), 999))
@@ -274,7 +276,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		}
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.succeeded(h)
-	case st >= 400 && st < 500:
+	case st >= 400 && st < 500 && st != 429:
 		h.rec.RobotsStatus = robotsAllowAll
 		h.rules = nil
 		if err := rb.Delete([]byte(h.name)); err != nil {
