@@ -1,13 +1,55 @@
 package parser
 
-import "strings"
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// hostCache remembers the WHATWG host serialization of hosts the fast path
+// cannot check itself (IDN, punycode, numeric IPv4, escapes): crawls see
+// the same hosts again and again, and one full parse costs microseconds.
+// It holds at most hostCacheMax entries; past that, misses are computed
+// and not stored.
+var hostCache hostMemo
+
+const hostCacheMax = 1 << 16
+
+type hostMemo struct {
+	m sync.Map     // raw host -> hostEntry
+	n atomic.Int64 // entries stored
+}
+
+type hostEntry struct {
+	host string
+	ok   bool
+}
+
+// lookup returns the serialized host, or ok=false when WHATWG rejects it
+// (the caller then takes the full path, which reports the error).
+func (c *hostMemo) lookup(raw string) (string, bool) {
+	if e, found := c.m.Load(raw); found {
+		he := e.(hostEntry)
+		return he.host, he.ok
+	}
+	var he hostEntry
+	if key, err := canonicalFull("http://" + raw + "/"); err == nil {
+		he = hostEntry{Host(key), true}
+	}
+	if c.n.Load() < hostCacheMax {
+		if _, loaded := c.m.LoadOrStore(strings.Clone(raw), he); !loaded {
+			c.n.Add(1)
+		}
+	}
+	return he.host, he.ok
+}
 
 // canonicalFast computes the key of the URLs that make up nearly all links
 // on real pages (ASCII, lowercase "http://" or "https://", a plain DNS host,
 // no userinfo, no dot segments) in one pass without the WHATWG parser. It
 // reports ok=false for anything unusual, and the caller falls back to
 // canonicalFull; when ok it returns exactly what canonicalFull would
-// (FuzzCanonicalFastFull holds the two paths together).
+// (FuzzCanonical holds the two paths together).
 func canonicalFast(raw string) (key string, ok bool) {
 	var rest string
 	var defPort string
@@ -23,8 +65,10 @@ func canonicalFast(raw string) (key string, ok bool) {
 
 	// Host: labels of [A-Za-z0-9-], none empty, none starting "xn--" (IDNA
 	// validation), the last starting with a letter (otherwise WHATWG may
-	// read the host as an IPv4 number).
-	i, labelStart, upper := 0, 0, false
+	// read the host as an IPv4 number). Other hosts without '@', '[',
+	// '\\' or controls (IDN, punycode, IPv4, '%'-escapes) go through
+	// hostCache.
+	i, labelStart, upper, plain := 0, 0, false, true
 	for ; i < len(rest); i++ {
 		c := rest[i]
 		switch {
@@ -33,21 +77,34 @@ func canonicalFast(raw string) (key string, ok bool) {
 			upper = true
 		case c == '.':
 			if i == labelStart || isACE(rest[labelStart:i]) {
-				return "", false
+				plain = false
 			}
 			labelStart = i + 1
 		case c == ':' || c == '/' || c == '?' || c == '#':
 			goto hostDone
+		case c >= 0x80 || c == '%' || c == '_' || c == '~':
+			plain = false
 		default:
 			return "", false
 		}
 	}
 hostDone:
-	if i == labelStart || isACE(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
+	if i == 0 {
 		return "", false
+	}
+	if i == labelStart || isACE(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
+		plain = false
 	}
 	host := rest[:i]
 	rest = rest[i:]
+	if !plain {
+		h, ok := hostCache.lookup(host)
+		if !ok {
+			return "", false
+		}
+		upper = upper || h != host
+		host = h
+	}
 
 	// Port: digits, no leading zero, at most 65535; the default is dropped.
 	port, portDropped := "", false

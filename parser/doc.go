@@ -10,6 +10,8 @@
 // robots verdict. Memory is bounded for any input: at most
 // ExtractOptions.MaxLinks links (Page.Truncated says when the cap was hit)
 // and attribute values longer than ExtractOptions.MaxAttrLen are skipped.
+// ParseSrcset and ParseRefresh expose the WHATWG srcset and meta-refresh
+// parsing it uses.
 //
 // # Resolution
 //
@@ -27,7 +29,8 @@
 // parameters, query order, www., scheme, index.html), each off by default.
 // Canonical is idempotent. Typical ASCII URLs take a one-pass fast path
 // with no allocation; anything unusual falls back to a full WHATWG parse.
-// Host returns a key's host[:port] without parsing it again.
+// Host returns a key's host[:port] without parsing it again. KeyLines is
+// the body of `crawler urlkey`.
 //
 // # Caveats
 //
@@ -35,5 +38,10 @@
 // is a string, compared byte for byte: changing any rule here changes keys,
 // so a crawl's Bloom filter must be rebuilt (or the hash scheme version
 // bumped) when this package's canonicalization changes. Link.URL keeps the
-// fragment (it is the browser's href); Canonical drops it.
+// fragment (it is the browser's href); Canonical drops it. Extract does not
+// find links in inline JavaScript, CSS, data-* lazy-load attributes or
+// <noscript> content (read as raw text, as by a browser with scripting
+// on). An unlabelled page whose first KiB is ASCII is decoded as UTF-8.
+// The fast paths of Canonical and of resolution must return exactly what
+// the WHATWG parser would; FuzzCanonical and FuzzResolverFast check it.
 package parser
