@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // hostCache remembers the WHATWG host serialization of hosts the fast path
@@ -132,7 +133,7 @@ hostDone:
 		rest = rest[:h]
 	}
 	clean := !upper && !portDropped && len(rest) > 0 && rest[0] == '/' && rest[len(rest)-1] != '?'
-	inQuery := false
+	inQuery, validUTF8 := false, false
 	segStart := 0
 	for j := 0; j < len(rest); j++ {
 		c := rest[j]
@@ -152,8 +153,18 @@ hostDone:
 			}
 		}
 		switch {
-		case c <= 0x20 || c >= 0x7f:
-			return "", false // spaces and C0 (stripped at the ends), tab/CR/LF, non-ASCII
+		case c >= 0x7f:
+			// DEL and non-ASCII: percent-encoded (as UTF-8) by both paths,
+			// when the input is valid UTF-8.
+			if !validUTF8 {
+				if !utf8.ValidString(raw) {
+					return "", false
+				}
+				validUTF8 = true
+			}
+			clean = false
+		case c <= 0x20:
+			return "", false // spaces and C0 (stripped at the ends), tab/CR/LF
 		case c == '%':
 			if j+2 >= len(rest) || !isHex(rest[j+1]) || !isHex(rest[j+2]) {
 				clean = false
