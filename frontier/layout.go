@@ -40,7 +40,8 @@ const SchemaVersion = 1
 // panics (FuzzRecords).
 //
 // Schema record: version, shard, shards, filter capacity, filter FP
-// (IEEE-754 bits as uvarint), filter layout, filter bits, k.
+// (IEEE-754 bits as uvarint), filter layout, filter bits, k, audit
+// fraction (IEEE-754 bits): all fixed for the life of a crawl.
 //
 // URL record: version, URL, depth, attempts, enqueued at.
 //
@@ -179,12 +180,13 @@ type schemaRecord struct {
 	Shard   int
 	Shards  int
 	Sizing  dedup.Sizing
+	Audit   float64 // audit.fraction: the truth bucket is only meaningful under one
 }
 
 func (r *schemaRecord) encode() []byte {
 	e := enc(nil).u(r.Version).u(uint64(r.Shard)).u(uint64(r.Shards)).
 		u(r.Sizing.Capacity).u(math.Float64bits(r.Sizing.FP)).u(uint64(r.Sizing.Layout)).
-		u(r.Sizing.Bits).u(uint64(r.Sizing.K))
+		u(r.Sizing.Bits).u(uint64(r.Sizing.K)).u(math.Float64bits(r.Audit))
 	return e
 }
 
@@ -199,6 +201,7 @@ func decodeSchema(b []byte) (schemaRecord, error) {
 	r.Sizing.Layout = dedup.Layout(d.small("schema layout", 255))
 	r.Sizing.Bits = d.u("schema bits")
 	r.Sizing.K = int(d.small("schema k", 1<<10))
+	r.Audit = math.Float64frombits(d.u("schema audit fraction"))
 	return r, d.end("schema record")
 }
 

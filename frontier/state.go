@@ -143,7 +143,7 @@ func Open(opts Options) (*State, error) {
 // load creates the layout in a new file, or checks and reads an existing
 // one.
 func (s *State) load() error {
-	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.sizing}
+	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.sizing, Audit: s.cfg.Audit.Fraction}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			return checkSchema(meta.Get(keySchema), want)
@@ -217,6 +217,8 @@ func checkSchema(b []byte, want schemaRecord) error {
 		return fmt.Errorf("%w: filter capacity %d fp %g layout %s (%d bits, k %d), configured capacity %d fp %g layout %s (%d bits, k %d)",
 			ErrMismatch, got.Sizing.Capacity, got.Sizing.FP, got.Sizing.Layout, got.Sizing.Bits, got.Sizing.K,
 			want.Sizing.Capacity, want.Sizing.FP, want.Sizing.Layout, want.Sizing.Bits, want.Sizing.K)
+	case got.Audit != want.Audit:
+		return fmt.Errorf("%w: audit fraction %g, configured %g (the audit sample is only meaningful under one fraction)", ErrMismatch, got.Audit, want.Audit)
 	}
 	return nil
 }

@@ -244,6 +244,7 @@ func TestOpenRefusesMismatch(t *testing.T) {
 		{"capacity", func(c *config.Config) { c.Frontier.Filter.Capacity = 200_000 }, "filter capacity 100000"},
 		{"fp", func(c *config.Config) { c.Frontier.Filter.FP = 0.001 }, "fp 0.01"},
 		{"layout", func(c *config.Config) { c.Frontier.Filter.Layout = "blocked" }, "layout blocked"},
+		{"audit", func(c *config.Config) { c.Audit.Fraction = 0.5 }, "audit fraction 0.015625, configured 0.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig()
@@ -260,7 +261,7 @@ func TestOpenRefusesMismatch(t *testing.T) {
 	}
 	// Another schema version.
 	rewrite(t, path, func(tx *bolt.Tx) error {
-		r := schemaRecord{Version: 2, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg)}
+		r := schemaRecord{Version: 2, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
 		return tx.Bucket(bucketMeta).Put(keySchema, r.encode())
 	})
 	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "schema version 2") {
