@@ -116,12 +116,12 @@ func (f *Filter) TestAndAdd(key []byte) (seen bool) {
 	var s [1]bool
 	var newItems, flips uint64
 	if f.sz.Layout == Blocked {
-		newItems, flips = f.addBlocked(hs[:], s[:])
+		newItems, flips = f.addBlocked(hs[:], nil, s[:])
 	} else {
 		// Buffers for one key: the batch-sized ones cost more to zero than
 		// the key costs to add.
-		var idx, mask, val [maxK]uint64
-		newItems, flips = f.addStandard(hs[:], s[:], idx[:], mask[:], val[:])
+		var buf [4 * maxK]uint64
+		newItems, flips = f.addStandard(hs[:], nil, s[:], buf[:])
 	}
 	f.count(newItems, flips)
 	return s[0]
@@ -130,21 +130,30 @@ func (f *Filter) TestAndAdd(key []byte) (seen bool) {
 // Test reports whether key is (probably) in the filter, without adding it.
 func (f *Filter) Test(key []byte) bool { return f.TestHash(Hash(key)) }
 
-// hashBatch is how many keys TestAndAddBatch hashes at a time.
-const hashBatch = 256
+// hashBatch is how many keys TestAndAddBatch takes at a time.
+const hashBatch = 1024
 
 // TestAndAddBatch is TestAndAdd for every key; seen[i] reports keys[i].
 // seen must be at least as long as keys. A key repeated within the batch
-// reports seen from its second occurrence on.
+// reports seen from its second occurrence on. Keys are hashed one group
+// ahead, while the cache lines of the group before are being fetched.
 func (f *Filter) TestAndAddBatch(keys [][]byte, seen []bool) {
+	_ = seen[:len(keys)]
 	var hs [hashBatch]uint64
+	var newItems, flips uint64
 	for start := 0; start < len(keys); start += hashBatch {
 		end := min(start+hashBatch, len(keys))
-		for i, k := range keys[start:end] {
-			hs[i] = Hash(k)
+		var n, fl uint64
+		if f.sz.Layout == Blocked {
+			n, fl = f.addBlocked(hs[:end-start], keys[start:end], seen[start:end])
+		} else {
+			var buf [4 * batchPositions]uint64
+			n, fl = f.addStandard(hs[:end-start], keys[start:end], seen[start:end], buf[:])
 		}
-		f.TestAndAddHashes(hs[:end-start], seen[start:end])
+		newItems += n
+		flips += fl
 	}
+	f.count(newItems, flips)
 }
 
 // TestHash is Test on a precomputed Hash.
@@ -208,22 +217,22 @@ func blockMasks(h uint64, k int, m *[8]uint64) {
 	}
 }
 
-// batchPositions bounds the positions TestAndAddHashes works on at once:
-// enough independent loads to keep every miss buffer busy.
+// batchPositions bounds the positions TestAndAddHashes works on at once.
 const batchPositions = 256
 
 // TestAndAddHashes is TestAndAdd on precomputed Hash values: seen[i]
-// reports hs[i]. It computes the positions of a group of keys, loads them
-// all (so the cache misses overlap), then sets the missing bits with atomic
-// ORs; a key is new when one of its ORs flipped a bit.
+// reports hs[i]. It works in groups of keys: while it sets the bits of one
+// group it has already asked the CPU to prefetch the cache lines of the
+// next, so the misses overlap each other and the work. A key is new when one
+// of its atomic ORs flipped a bit.
 func (f *Filter) TestAndAddHashes(hs []uint64, seen []bool) {
 	_ = seen[:len(hs)] // one bounds check up front; panics on a short seen
 	var newItems, flips uint64
 	if f.sz.Layout == Blocked {
-		newItems, flips = f.addBlocked(hs, seen)
+		newItems, flips = f.addBlocked(hs, nil, seen)
 	} else {
-		var idx, mask, val [batchPositions]uint64
-		newItems, flips = f.addStandard(hs, seen, idx[:], mask[:], val[:])
+		var buf [4 * batchPositions]uint64
+		newItems, flips = f.addStandard(hs, nil, seen, buf[:])
 	}
 	f.count(newItems, flips)
 }
@@ -236,27 +245,46 @@ func (f *Filter) count(newItems, flips uint64) {
 	}
 }
 
-// addStandard adds hs in groups of as many keys as idx, mask and val (of
-// equal length, at least k) have room for positions.
-func (f *Filter) addStandard(hs []uint64, seen []bool, idx, mask, val []uint64) (newItems, flips uint64) {
+// addStandard adds hs in groups of as many keys as a quarter of buf holds
+// positions (buf is two word-index and bit-mask buffers, one per group in
+// flight; a quarter must hold at least k). With keys, hs is a buffer of the
+// same length that it fills with their hashes, group by group.
+func (f *Filter) addStandard(hs []uint64, keys [][]byte, seen []bool, buf []uint64) (newItems, flips uint64) {
 	w := f.words
 	k := f.sz.K
-	per := len(idx) / k
-	for start := 0; start < len(hs); start += per {
-		end := min(start+per, len(hs))
+	p := len(buf) / 4
+	per := p / k
+	bufs := [2][2][]uint64{{buf[:p], buf[p : 2*p]}, {buf[2*p : 3*p], buf[3*p:]}}
+	// stage computes the positions of group g and prefetches their lines.
+	stage := func(g int) {
+		group := hs[g*per : min((g+1)*per, len(hs))]
+		if keys != nil {
+			for i := range group {
+				group[i] = Hash(keys[g*per+i])
+			}
+		}
+		idx, mask := bufs[g&1][0], bufs[g&1][1]
 		n := 0
-		for _, h := range hs[start:end] {
+		for _, h := range group {
 			f.positions(h, idx[n:n+k], mask[n:n+k])
 			n += k
 		}
-		for i := range n {
-			val[i] = atomic.LoadUint64(&w[idx[i]])
+		prefetchWords(&w[0], idx[:n])
+	}
+	groups := (len(hs) + per - 1) / per
+	if groups > 0 {
+		stage(0)
+	}
+	for g := range groups {
+		if g+1 < groups {
+			stage(g + 1)
 		}
-		p := 0
-		for j := start; j < end; j++ {
+		idx, mask := bufs[g&1][0], bufs[g&1][1]
+		n := 0
+		for j := g * per; j < min((g+1)*per, len(hs)); j++ {
 			isNew := false
-			for i := p; i < p+k; i++ {
-				if val[i]&mask[i] != 0 {
+			for i := n; i < n+k; i++ {
+				if atomic.LoadUint64(&w[idx[i]])&mask[i] != 0 {
 					continue
 				}
 				if old := atomic.OrUint64(&w[idx[i]], mask[i]); old&mask[i] == 0 {
@@ -269,33 +297,46 @@ func (f *Filter) addStandard(hs []uint64, seen []bool, idx, mask, val []uint64) 
 				newItems++
 			}
 			seen[j] = !isNew
-			p += k
+			n += k
 		}
 	}
 	return newItems, flips
 }
 
-// blockedGroup is how many keys addBlocked touches before setting bits.
-const blockedGroup = 256
+// blockedGroup is how many keys addBlocked prefetches at a time.
+const blockedGroup = 64
 
-// addBlocked finds the blocks of a group of keys, loads one word of each in
-// a tight loop (so the misses overlap: computing the masks first would leave
-// only a few loads in flight), then computes each key's masks and sets them.
-func (f *Filter) addBlocked(hs []uint64, seen []bool) (newItems, flips uint64) {
-	var base [blockedGroup]uint64
+// addBlocked adds hs one group at a time, prefetching the next group's
+// blocks while it sets the bits of the current one. With keys, hs is a
+// buffer of the same length that it fills with their hashes.
+func (f *Filter) addBlocked(hs []uint64, keys [][]byte, seen []bool) (newItems, flips uint64) {
+	var bases [2][blockedGroup]uint64
 	w := f.words
 	k := f.sz.K
-	for start := 0; start < len(hs); start += blockedGroup {
-		group := hs[start:min(start+blockedGroup, len(hs))]
+	stage := func(g int) {
+		group := hs[g*blockedGroup : min((g+1)*blockedGroup, len(hs))]
+		if keys != nil {
+			for i := range group {
+				group[i] = Hash(keys[g*blockedGroup+i])
+			}
+		}
+		base := &bases[g&1]
 		for i, h := range group {
 			base[i] = reduce(h, f.blocks) * 8
 		}
-		var sink uint64
-		for i := range group {
-			sink |= atomic.LoadUint64(&w[base[i]])
+		prefetchWords(&w[0], base[:len(group)])
+	}
+	groups := (len(hs) + blockedGroup - 1) / blockedGroup
+	if groups > 0 {
+		stage(0)
+	}
+	for g := range groups {
+		if g+1 < groups {
+			stage(g + 1)
 		}
-		_ = sink
-		for i, h := range group {
+		base := &bases[g&1]
+		start := g * blockedGroup
+		for i, h := range hs[start:min(start+blockedGroup, len(hs))] {
 			var masks [8]uint64
 			blockMasks(h, k, &masks)
 			line := w[base[i] : base[i]+8 : base[i]+8]

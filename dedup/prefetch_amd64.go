@@ -1,0 +1,9 @@
+package dedup
+
+// prefetchWords asks the CPU to bring the cache lines of base[i] for each i
+// in idx into cache, without waiting for them: unlike a load, a prefetch
+// does not hold up the instructions after it, so the filter can work on one
+// group of keys while the lines of the next are on their way.
+//
+//go:noescape
+func prefetchWords(base *uint64, idx []uint64)
