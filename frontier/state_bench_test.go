@@ -57,6 +57,10 @@ func (g *linkGen) batches(pages, perPage int, dupShare float64) []*msg.LinkBatch
 	return out
 }
 
+// benchNoSync (TRAWL_BENCH_NOSYNC=1) turns off fsync in the Apply
+// benchmarks, to separate CPU cost from the disk's.
+var benchNoSync = os.Getenv("TRAWL_BENCH_NOSYNC") != ""
+
 func benchState(b *testing.B) *State {
 	cfg := config.Default()
 	cfg.Frontier.Filter.Capacity = benchCapacity()
@@ -67,6 +71,7 @@ func benchState(b *testing.B) *State {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	s.db.NoSync = benchNoSync
 	return s
 }
 
@@ -102,6 +107,78 @@ func BenchmarkApply(b *testing.B) {
 			b.ReportMetric(float64(admitted)/elapsed.Seconds(), "new/s")
 		})
 	}
+}
+
+// localGen makes pages the way crawls see them: most links of a page point
+// to its own host (navigation, pagination), the rest to other hosts.
+type localGen struct {
+	count []int // URLs made per host
+	rnd   uint64
+}
+
+func (g *localGen) intn(n int) int {
+	g.rnd ^= g.rnd << 13
+	g.rnd ^= g.rnd >> 7
+	g.rnd ^= g.rnd << 17
+	return int(g.rnd % uint64(n))
+}
+
+// batches returns pages of perPage links, dupShare of them repeats, and
+// local of them on the page's own host.
+func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.LinkBatch {
+	if g.count == nil {
+		g.count = make([]int, 10_000)
+		g.rnd = 88172645463325252
+	}
+	out := make([]*msg.LinkBatch, pages)
+	for p := range out {
+		own := g.intn(len(g.count))
+		lb := &msg.LinkBatch{Source: fmt.Sprintf("https://www.host%d.example.com/", own), Depth: 1, Links: make([]msg.Link, perPage)}
+		for i := range lb.Links {
+			host := own
+			if float64(g.intn(1000)) >= local*1000 {
+				host = g.intn(len(g.count))
+			}
+			n := g.count[host]
+			if float64(g.intn(1000)) < dupShare*1000 && n > 0 {
+				n = g.intn(n)
+			} else {
+				g.count[host]++
+			}
+			lb.Links[i] = msg.Link{URL: fmt.Sprintf("https://www.host%d.example.com/section/%d/article-%d.html", host, n%97, n), Kind: 1}
+		}
+		out[p] = lb
+	}
+	return out
+}
+
+// BenchmarkApplyLocal is BenchmarkApply with crawl-like locality: 80% of
+// a page's links on its own host, 80% of all links duplicates.
+func BenchmarkApplyLocal(b *testing.B) {
+	s := benchState(b)
+	g := &localGen{}
+	var links, admitted int
+	var elapsed time.Duration
+	b.ResetTimer()
+	b.StopTimer()
+	for range b.N {
+		var ps []Prepared
+		for _, lb := range g.batches(20, 500, 0.8, 0.8) {
+			ps = append(ps, s.Prepare(lb))
+		}
+		start := time.Now()
+		b.StartTimer()
+		res, err := s.Apply(ps, nil)
+		b.StopTimer()
+		elapsed += time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		links += res.Received
+		admitted += res.Admitted
+	}
+	b.ReportMetric(float64(links)/elapsed.Seconds(), "links/s")
+	b.ReportMetric(float64(admitted)/elapsed.Seconds(), "new/s")
 }
 
 // BenchmarkPrepare measures the stateless half, per core.
