@@ -13,7 +13,9 @@
 //     (canonical keys and the stateless scope rules, lock-free), Apply
 //     prepared batches and fetch outcomes in one transaction, Lease URLs
 //     whose hosts may be fetched now, ExpireLeases, Checkpoint the filter,
-//     and report Status and Explain.
+//     and report Status, Counters and Explain. NextReady and NextDeadline
+//     say when the next host becomes leasable and the next lease expires;
+//     Verify checks the invariant below against the file.
 //   - Prepared / PreparedLink: a link batch after the stateless rules.
 //   - ApplyResult: what one Apply admitted, skipped and rejected.
 //   - Explanation: everything the shard knows about one URL.
