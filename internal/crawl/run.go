@@ -1,0 +1,280 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawlhq/trawl/fetcher"
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// Options configures Run.
+type Options struct {
+	// Config is the whole configuration; Crawl.Seeds are the seeds. The
+	// frontier runs as shard 0 of 1 whatever frontier.shard(s) say.
+	Config config.Config
+	Logger *slog.Logger // nil discards
+	// Progress receives the progress line (nil: none). Terminal redraws it
+	// in place about once a second; otherwise a line is written every
+	// LogEvery (default 10 s).
+	Progress io.Writer
+	Terminal bool
+	LogEvery time.Duration
+	// Frontier tunes the in-process frontier service (tests shorten its
+	// timers); its Config and Logger are set by Run.
+	Frontier frontier.ServiceOptions
+	// Poll is how often the stop conditions are checked (default 100 ms).
+	Poll time.Duration
+	// DrainTimeout bounds the wait, after the workers stopped, for the
+	// frontier to commit what they published (default 30 s).
+	DrainTimeout time.Duration
+}
+
+// Run crawls from the seeds until the frontier has nothing queued or
+// leased, crawl.max_pages or crawl.max_duration is reached, or ctx is
+// cancelled (an interrupted crawl resumes when Run is called again with
+// the same data_dir). It returns the summary even when it also returns an
+// error, as far as it got.
+func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
+	cfg := opts.Config
+	cfg.Frontier.Shard, cfg.Frontier.Shards = 0, 1
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 100 * time.Millisecond
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 30 * time.Second
+	}
+	if opts.LogEvery <= 0 {
+		opts.LogEvery = 10 * time.Second
+	}
+	sum = &Summary{Started: time.Now().UTC(), DataDir: cfg.DataDir}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return sum, fmt.Errorf("crawl: data_dir: %w", err)
+	}
+
+	emb, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATS.Expose, Log: log})
+	if err != nil {
+		return sum, err
+	}
+	defer emb.Close()
+	if cfg.NATS.Expose != "" {
+		sum.NATS = emb.ClientURL()
+		log.Info("other crawlers can join this crawl", "command", "crawler --nats "+emb.ClientURL()+" --shards 1")
+	}
+	ncF, err := emb.Connect(ctx, "trawl-frontier", log)
+	if err != nil {
+		return sum, err
+	}
+	defer ncF.Close()
+	ncW, err := emb.Connect(ctx, "trawl-crawler", log)
+	if err != nil {
+		return sum, err
+	}
+	defer ncW.Close()
+
+	st, err := frontier.Open(frontier.Options{Config: cfg, Logger: log})
+	if err != nil {
+		return sum, err
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("crawl: closing the frontier: %w", cerr))
+		}
+	}()
+	fopts := opts.Frontier
+	fopts.Config, fopts.Logger = cfg, log
+	reg := prometheus.NewRegistry()
+	if fopts.Registry == nil {
+		fopts.Registry = reg
+	}
+	svc, err := frontier.NewService(ncF, st, fopts)
+	if err != nil {
+		return sum, err
+	}
+	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	js, err := jetstream.New(ncW)
+	if err != nil {
+		return sum, fmt.Errorf("crawl: %w", err)
+	}
+	if _, err := bus.EnsureStream(ctx, js, cfg.NATS); err != nil {
+		return sum, err
+	}
+
+	// The frontier and the workers get contexts of their own: they are
+	// stopped in order below, whatever ended the crawl.
+	fctx, stopFrontier := context.WithCancel(context.Background())
+	defer stopFrontier()
+	ferr := make(chan error, 1)
+	go func() { ferr <- svc.Run(fctx) }()
+	if cfg.Frontier.MetricsAddr != "" {
+		stopMetrics := serveMonitor(fctx, cfg.Frontier.MetricsAddr, svc, reg, log)
+		defer stopMetrics()
+	}
+
+	if len(cfg.Crawl.Seeds) > 0 {
+		res, err := PublishSeeds(ctx, js, subj, 1, cfg.Crawl.Seeds)
+		for u, e := range res.Invalid {
+			log.Warn("seed skipped", "url", u, "err", e)
+		}
+		if err != nil {
+			return sum, err
+		}
+	}
+
+	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone"})
+	if err != nil {
+		return sum, err
+	}
+	wctx, stopWorkers := context.WithCancel(context.Background())
+	defer stopWorkers()
+	werr := make(chan error, 1)
+	go func() { werr <- w.Run(wctx) }()
+
+	prog := &progress{w: opts.Progress, terminal: opts.Terminal, logEvery: opts.LogEvery, start: time.Now()}
+	snap := func() Snapshot {
+		ws := w.Stats()
+		return Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
+	}
+	reason, runErr := watch(ctx, cfg.Crawl, opts, snap, prog, ferr, werr)
+	prog.finish()
+
+	// Stop in order: workers finish or release what they hold and flush
+	// their publishes; the frontier commits what they published, then
+	// checkpoints; NATS goes last (deferred).
+	stopWorkers()
+	if runErr == nil || !errors.Is(runErr, errWorker) {
+		if e := <-werr; e != nil && !errors.Is(e, context.Canceled) {
+			runErr = errors.Join(runErr, fmt.Errorf("crawl: worker: %w", e))
+		}
+	}
+	if runErr == nil {
+		drain(svc, opts.DrainTimeout, opts.Poll)
+	}
+	final := svc.Status()
+	stopFrontier()
+	if runErr == nil || !errors.Is(runErr, errFrontier) {
+		if e := <-ferr; e != nil && !errors.Is(e, context.Canceled) {
+			runErr = errors.Join(runErr, fmt.Errorf("crawl: frontier: %w", e))
+		}
+	}
+	ws := w.Stats()
+	sum.Finished = time.Now().UTC()
+	sum.Seconds = sum.Finished.Sub(sum.Started).Seconds()
+	sum.StopReason = reason
+	sum.Fetched = ws.Fetched - ws.Robots
+	sum.Errors = ws.Errors
+	if sum.Seconds > 0 {
+		sum.PagesPerSecond = float64(sum.Fetched) / sum.Seconds
+	}
+	sum.Frontier = final
+	if cfg.Crawl.SummaryJSON != "" {
+		if e := sum.WriteJSON(cfg.Crawl.SummaryJSON); e != nil {
+			runErr = errors.Join(runErr, e)
+		}
+	}
+	return sum, runErr
+}
+
+var (
+	errWorker   = errors.New("crawl: the fetch workers stopped")
+	errFrontier = errors.New("crawl: the frontier stopped")
+)
+
+// watch polls until a stop condition holds and returns its reason.
+func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapshot, prog *progress, ferr, werr chan error) (string, error) {
+	poll := time.NewTicker(opts.Poll)
+	defer poll.Stop()
+	start := time.Now()
+	lastProgress := time.Time{}
+	idleStreak := 0
+	for {
+		select {
+		case <-ctx.Done():
+			prog.update(snap())
+			return StopInterrupted, nil
+		case e := <-ferr:
+			return "failed", fmt.Errorf("%w: %v", errFrontier, e)
+		case e := <-werr:
+			return "failed", fmt.Errorf("%w: %v", errWorker, e)
+		case <-poll.C:
+		}
+		s := snap()
+		if s.At.Sub(lastProgress) >= c.Progress {
+			lastProgress = s.At
+			prog.update(s)
+		}
+		switch {
+		case c.MaxPages > 0 && int64(s.Fetched) >= c.MaxPages:
+			prog.update(s)
+			return StopMaxPages, nil
+		case c.MaxDuration > 0 && time.Since(start) >= c.MaxDuration:
+			prog.update(s)
+			return StopMaxDuration, nil
+		}
+		// Idle twice in a row, a poll apart: a link batch published between
+		// two status reads shows up as pending in the second.
+		if idle(s.Frontier) {
+			idleStreak++
+		} else {
+			idleStreak = 0
+		}
+		if idleStreak >= 2 {
+			prog.update(s)
+			return StopDone, nil
+		}
+	}
+}
+
+// drain waits until the frontier has committed every message in the
+// stream, or timeout.
+func drain(svc *frontier.Service, timeout, poll time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if svc.Status().Pending == 0 {
+			return
+		}
+		time.Sleep(poll)
+	}
+}
+
+// serveMonitor serves metrics and the status page; a taken port is logged,
+// not fatal, in a one-command crawl (two crawls on one machine would
+// otherwise fight over the default port).
+func serveMonitor(ctx context.Context, addr string, svc *frontier.Service, reg *prometheus.Registry, log *slog.Logger) (wait func()) {
+	if err := reg.Register(monitor.NewCollector(svc.Status)); err != nil {
+		log.Warn("metrics disabled", "err", err)
+		return func() {}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Warn("metrics and status page disabled", "addr", addr, "err", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := monitor.ServeListener(ctx, ln, func() []msg.Status { return []msg.Status{svc.Status()} }, reg, log); err != nil {
+			log.Warn("status page", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }
+}

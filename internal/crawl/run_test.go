@@ -1,0 +1,119 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/synthweb"
+)
+
+// testConfig is a one-command crawl of web with a small filter and fast
+// timers, as `crawler demo` configures it.
+func testConfig(t *testing.T, web *synthweb.Web, dir string) config.Config {
+	cfg := config.Default()
+	cfg.DataDir = dir
+	cfg.Frontier.Filter.Capacity = 100_000
+	cfg.Frontier.MetricsAddr = ""
+	cfg.Frontier.CheckpointInterval = time.Second
+	cfg.Politeness.MinDelay = 0
+	cfg.Politeness.DelayFactor = 0
+	cfg.Politeness.BackoffBase = 10 * time.Millisecond
+	cfg.Crawler.Workers = 16
+	cfg.Crawler.AllowPrivateNetworks = true
+	cfg.Crawler.Resolve = web.Resolve()
+	cfg.Crawl.Seeds = web.Seeds()
+	cfg.Crawl.SummaryJSON = filepath.Join(dir, "summary.json")
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestRunCrawlsEverythingOnceAndResumes(t *testing.T) {
+	wc := synthweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost = 5, 40
+	web, err := synthweb.Start(context.Background(), wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	dir := t.TempDir()
+	cfg := testConfig(t, web, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	var out bytes.Buffer
+	sum, err := Run(ctx, Options{Config: cfg, Progress: &out, LogEvery: time.Millisecond, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	if sum.StopReason != StopDone {
+		t.Fatalf("stop reason %q, want %q", sum.StopReason, StopDone)
+	}
+	rep := web.Report(synthweb.ReportOptions{})
+	if p := rep.Problems(); len(p) > 0 {
+		t.Fatalf("crawl checked against the synthetic web's truth:\n%s", strings.Join(p, "\n"))
+	}
+	if rep.Fetched != rep.Want || rep.Want == 0 {
+		t.Fatalf("fetched %d of %d reachable pages", rep.Fetched, rep.Want)
+	}
+	if sum.Frontier.Queued != 0 || sum.Frontier.Leased != 0 || sum.Frontier.Done == 0 {
+		t.Errorf("final frontier status %+v", sum.Frontier)
+	}
+	if !strings.Contains(out.String(), "fetched") {
+		t.Errorf("no progress line written: %q", out.String())
+	}
+	var js Summary
+	b, err := os.ReadFile(cfg.Crawl.SummaryJSON)
+	if err != nil || json.Unmarshal(b, &js) != nil || js.StopReason != StopDone || js.Fetched != sum.Fetched || js.Version != SummaryVersion {
+		t.Errorf("summary JSON %s: %v", b, err)
+	}
+
+	// The same command again: nothing left, nothing fetched twice.
+	requests := len(web.Requests())
+	sum2, err := Run(ctx, Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2.StopReason != StopDone || sum2.Fetched != 0 || len(web.Requests()) != requests {
+		t.Errorf("resume of a finished crawl fetched %d pages (%d requests), reason %q", sum2.Fetched, len(web.Requests())-requests, sum2.StopReason)
+	}
+}
+
+func TestRunStopsAtMaxPagesAndResumes(t *testing.T) {
+	wc := synthweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost = 3, 60
+	wc.ErrorRate, wc.RedirectFraction = 0, 0
+	web, err := synthweb.Start(context.Background(), wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cfg := testConfig(t, web, t.TempDir())
+	cfg.Crawl.MaxPages = 20
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.StopReason != StopMaxPages || sum.Fetched < 20 || sum.Fetched > 20+uint64(cfg.Crawler.Workers) {
+		t.Fatalf("max-pages stop: reason %q, fetched %d", sum.StopReason, sum.Fetched)
+	}
+	cfg.Crawl.MaxPages = 0
+	if _, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	rep := web.Report(synthweb.ReportOptions{})
+	if len(rep.Missed) > 0 || len(rep.Repeated) > 0 {
+		t.Fatalf("after resume: %d missed, %d fetched twice: %v %v", len(rep.Missed), len(rep.Repeated), rep.Missed, rep.Repeated)
+	}
+}
