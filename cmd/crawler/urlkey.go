@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/trawlhq/trawl/internal/cli"
@@ -17,9 +18,12 @@ func init() {
 	})
 }
 
-// runURLKey: crawler urlkey [--base URL] [--aggressive rule,rule] < urls
-func runURLKey(args []string) int {
+func runURLKey(args []string) int { return urlkeyCommand(args, os.Stdin, os.Stdout, os.Stderr) }
+
+// urlkeyCommand: crawler urlkey [--base URL] [--aggressive rule,rule] < urls
+func urlkeyCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("urlkey", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	base := fs.String("base", "", "resolve each line against this absolute `URL` first")
 	aggressive := fs.String("aggressive", "", "comma-separated aggressive `rules`: session, tracking, sort, www, scheme, index, all")
 	fs.Usage = func() {
@@ -34,22 +38,23 @@ func runURLKey(args []string) int {
 		return cli.ExitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "crawler urlkey: unexpected argument %q (URLs are read from stdin)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "crawler urlkey: unexpected argument %q (URLs are read from stdin)\n", fs.Arg(0))
+		fs.Usage()
 		return cli.ExitUsage
 	}
 	rules, err := parser.ParseRules(*aggressive)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "crawler urlkey: --aggressive: %v\n", err)
+		fmt.Fprintf(stderr, "crawler urlkey: --aggressive: %v\n", err)
 		return cli.ExitUsage
 	}
 	if *base != "" {
 		if _, err := parser.Resolve("", *base); err != nil {
-			fmt.Fprintf(os.Stderr, "crawler urlkey: --base: %v\n", err)
+			fmt.Fprintf(stderr, "crawler urlkey: --base: %v\n", err)
 			return cli.ExitUsage
 		}
 	}
-	if _, err := parser.KeyLines(os.Stdin, os.Stdout, *base, rules); err != nil {
-		fmt.Fprintf(os.Stderr, "crawler urlkey: %v\n", err)
+	if _, err := parser.KeyLines(stdin, stdout, *base, rules); err != nil {
+		fmt.Fprintf(stderr, "crawler urlkey: %v\n", err)
 		return cli.ExitFailure
 	}
 	return cli.ExitOK
