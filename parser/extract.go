@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -65,15 +64,21 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 		return nil, err // names the document URL as the base
 	}
 
-	br := bufio.NewReaderSize(r, 4096)
-	head, err := br.Peek(1024)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+	// The first KiB decides the encoding; then the tokenizer reads it
+	// again, followed by the rest of r, without a second buffer.
+	head := make([]byte, 1024)
+	n, err := io.ReadFull(r, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, fmt.Errorf("parser: reading document: %w", err)
 	}
+	head = head[:n]
 	enc, urlEnc := documentEncoding(head, contentType)
-	var in io.Reader = br
+	var in io.Reader = bytes.NewReader(head)
+	if n == len(head) {
+		in = io.MultiReader(in, r)
+	}
 	if enc != nil {
-		in = transform.NewReader(br, enc.NewDecoder())
+		in = transform.NewReader(in, enc.NewDecoder())
 	}
 
 	x := extractor{opts: opts, agent: strings.ToLower(opts.Agent), raw: make([]Link, 0, 256)}
