@@ -1,0 +1,177 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/synthweb"
+)
+
+// DemoOptions configures Demo.
+type DemoOptions struct {
+	// Web is the synthetic web to crawl (synthweb.DefaultConfig() with
+	// more hosts when zero).
+	Web synthweb.Config
+	// Config is the crawl's configuration; Demo points it at the web
+	// (seeds, resolve, allow_private_networks). Zero: DemoConfig().
+	Config config.Config
+	// KeepData keeps Config.DataDir; otherwise a temporary directory is used
+	// and removed.
+	KeepData bool
+	Logger   *slog.Logger
+	Progress io.Writer
+	Terminal bool
+}
+
+// DemoConfig is the configuration `crawler demo` starts from: a small
+// filter (so the demo needs little memory; --capacity shows an overfilled
+// one), no politeness delay beyond 20 ms, 32 workers, and the local status
+// page off.
+func DemoConfig() config.Config {
+	cfg := config.Default()
+	cfg.Frontier.Filter.Capacity = 1_000_000
+	cfg.Frontier.MetricsAddr = ""
+	cfg.Politeness.MinDelay = 20 * time.Millisecond
+	cfg.Politeness.DelayFactor = 0
+	cfg.Politeness.BackoffBase = 50 * time.Millisecond
+	cfg.Crawler.Workers = 32
+	return cfg
+}
+
+// DemoWeb is the synthetic web `crawler demo` crawls: 20 hosts x 100
+// pages with every feature of synthweb.DefaultConfig.
+func DemoWeb() synthweb.Config {
+	w := synthweb.DefaultConfig()
+	w.Hosts, w.PagesPerHost = 20, 100
+	return w
+}
+
+// DemoResult is a demo crawl and its check against the ground truth.
+type DemoResult struct {
+	Web     synthweb.Config
+	Summary *Summary
+	Report  *synthweb.Report
+	Delay   time.Duration // the politeness delay checked
+	// TrueSkipRate is the share of the URLs the crawl was offered that it
+	// never fetched (WronglySkipped / Offered): the false-positive skip rate
+	// the audit estimates.
+	TrueSkipRate float64
+}
+
+// Demo serves a synthetic web on loopback, crawls it with Run and checks
+// the crawl against the web's ground truth.
+func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
+	if opts.Web.Hosts == 0 {
+		opts.Web = DemoWeb()
+	}
+	cfg := opts.Config
+	if cfg.DataDir == "" {
+		cfg = DemoConfig()
+	}
+	if !opts.KeepData {
+		dir, err := os.MkdirTemp("", "trawl-demo-")
+		if err != nil {
+			return nil, fmt.Errorf("crawl: demo: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		cfg.DataDir = dir
+	}
+	web, err := synthweb.Start(ctx, opts.Web)
+	if err != nil {
+		return nil, err
+	}
+	defer web.Close()
+	cfg.Crawl.Seeds = web.Seeds()
+	cfg.Crawler.Resolve = web.Resolve()
+	cfg.Crawler.AllowPrivateNetworks = true
+	cfg.Frontier.Shard, cfg.Frontier.Shards = 0, 1
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sum, err := Run(ctx, Options{Config: cfg, Logger: opts.Logger, Progress: opts.Progress, Terminal: opts.Terminal,
+		Frontier: frontier.ServiceOptions{AckWait: 10 * time.Second}})
+	if err != nil {
+		return &DemoResult{Web: opts.Web, Summary: sum}, err
+	}
+	res := &DemoResult{Web: opts.Web, Summary: sum, Delay: cfg.Politeness.MinDelay}
+	res.Report = web.Report(synthweb.ReportOptions{Delay: cfg.Politeness.MinDelay, Tolerance: 2 * time.Millisecond,
+		MaxInFlight: cfg.Frontier.MaxInflightPerHost})
+	if res.Report.Offered > 0 {
+		res.TrueSkipRate = float64(len(res.Report.WronglySkipped)) / float64(res.Report.Offered)
+	}
+	return res, nil
+}
+
+// OK reports whether the crawl was correct: nothing fetched twice, no
+// robots or politeness violation, and every reachable page fetched unless
+// the filter wrongly skipped URLs (then the missed pages are the price of
+// an overfilled filter, which the audit is there to measure). A crawl that
+// stopped early (max-pages, max-duration, interrupted) is not judged on
+// missed pages.
+func (r *DemoResult) OK() bool {
+	rep := r.Report
+	if rep == nil || len(rep.Repeated) > 0 || len(rep.DisallowedFetches) > 0 || rep.PolitenessViolations > 0 ||
+		len(rep.RobotsRepeated) > 0 || rep.Truncated {
+		return false
+	}
+	if r.Summary.StopReason != StopDone {
+		return true
+	}
+	return len(rep.Missed) == 0 || len(rep.WronglySkipped) > 0
+}
+
+// WriteText prints the check for people.
+func (r *DemoResult) WriteText(w io.Writer) error {
+	rep, a := r.Report, r.Summary.Frontier.Audit
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("synthetic web: %d hosts x %d pages (seed %d)\n", r.Web.Hosts, r.Web.PagesPerHost, r.Web.Seed)
+	if err := r.Summary.WriteText(w); err != nil {
+		return err
+	}
+	p("\ncheck against the ground truth:\n")
+	p("  reachable pages           %d\n", rep.Want)
+	p("  fetched                   %d\n", rep.Fetched)
+	p("  missed                    %d%s\n", len(rep.Missed), sampleList(rep.Missed))
+	p("  fetched more than once    %d\n", len(rep.Repeated))
+	p("  robots.txt fetches        %d for %d hosts (repeated on %d)\n", sum(rep.RobotsFetches), len(rep.RobotsFetches), len(rep.RobotsRepeated))
+	p("  robots violations         %d\n", len(rep.DisallowedFetches))
+	p("  politeness violations     %d (delay %v; least interval seen %v; most in flight per host %d)\n",
+		rep.PolitenessViolations, r.Delay, rep.MinInterval, rep.MaxInFlight)
+	p("  false-positive skips      audit: %d of %d sampled new keys, %.3f%% (95%% interval %.3f%% - %.3f%%)\n",
+		a.FPSkips, a.SampledNew+a.FPSkips, 100*a.Rate, 100*a.Low, 100*a.High)
+	p("                            truth: %d of %d offered URLs never fetched, %.3f%%; implied by the filter's fill %.4f%%\n",
+		len(rep.WronglySkipped), rep.Offered, 100*r.TrueSkipRate, 100*r.Summary.Frontier.Filter.ImpliedFP)
+	verdict := "PASS"
+	if !r.OK() {
+		verdict = "FAIL"
+		for _, line := range rep.Problems() {
+			p("  problem: %s\n", line)
+		}
+	}
+	p("result: %s\n", verdict)
+	return nil
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func sampleList(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	if len(l) > 3 {
+		return fmt.Sprintf(" (e.g. %s, ...)", l[0])
+	}
+	return fmt.Sprintf(" %v", l)
+}
