@@ -216,45 +216,64 @@ func cleanPathQuery(pq string, rooted bool, part int, allowNA bool) (ok, nonASCI
 	if rooted {
 		segStart = 1
 	}
+	dotty := false // the current path segment holds '.' or '%'
 	for i := segStart; i < len(pq); i++ {
 		c := pq[i]
-		if c >= 0x80 && allowNA {
+		cls := refClass[c]
+		if cls&(1<<part) != 0 {
+			continue // the common case: a byte kept as is in this part
+		}
+		switch {
+		case c >= 0x80:
+			if !allowNA {
+				return false, false
+			}
 			nonASCII = true
-			continue
-		}
-		if c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '`' || c == '\\' {
-			return false, false
-		}
-		switch part {
-		case 0:
-			switch c {
-			case '{', '}', '^':
-				return false, false
-			case '/', '?', '#':
-				if dotSegment(pq[segStart:i]) || isDotEscape(pq[segStart:i]) {
-					return false, false
-				}
-				segStart = i + 1
-				if c == '?' {
-					part = 1
-				} else if c == '#' {
-					part = 2
-				}
-			}
-		case 1:
-			if c == '\'' {
+		case part == 0 && (c == '.' || c == '%'):
+			dotty = true
+		case part == 0 && (c == '/' || c == '?' || c == '#'):
+			if dotty && (dotSegment(pq[segStart:i]) || isDotEscape(pq[segStart:i])) {
 				return false, false
 			}
-			if c == '#' {
+			segStart, dotty = i+1, false
+			if c == '?' {
+				part = 1
+			} else if c == '#' {
 				part = 2
 			}
+		case part == 1 && c == '#':
+			part = 2
+		default:
+			return false, false
 		}
 	}
-	if part == 0 && (dotSegment(pq[segStart:]) || isDotEscape(pq[segStart:])) {
+	if part == 0 && dotty && (dotSegment(pq[segStart:]) || isDotEscape(pq[segStart:])) {
 		return false, false
 	}
 	return true, nonASCII
 }
+
+// refClass marks, per byte, the reference parts (bit 0 path, 1 query,
+// 2 fragment) where the WHATWG parser keeps the byte as it is and it has
+// no structural meaning for cleanPathQuery.
+var refClass = func() (t [256]uint8) {
+	for c := 0x21; c < 0x7f; c++ {
+		switch c {
+		case '"', '<', '>', '`', '\\':
+			continue
+		}
+		t[c] = 7
+		switch c {
+		case '{', '}', '^', '.', '%', '/', '?', '#':
+			t[c] &^= 1 // path: encoded, or structure
+		}
+		switch c {
+		case '\'', '#':
+			t[c] &^= 2 // query: ' is encoded; # starts the fragment
+		}
+	}
+	return t
+}()
 
 // joinEscaped returns prefix+ref with every non-ASCII byte of ref
 // percent-encoded, as the WHATWG parser encodes the UTF-8 of non-ASCII
