@@ -183,6 +183,9 @@ func TestKill9(t *testing.T) {
 		t.Fatalf("reopen after %d kills: %v", rounds, err)
 	}
 	defer st.Close()
+	if err := st.Verify(); err != nil {
+		t.Errorf("Verify after %d kills: %v", rounds, err)
+	}
 	load.check(st, rounds)
 	t.Logf("checked: %v", time.Since(start))
 }

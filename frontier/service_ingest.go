@@ -25,9 +25,9 @@ const (
 	maxHeaderValue    = 512
 )
 
-// ingest pulls the shard's messages in batches of at most FetchBatch,
-// waiting at most commit_interval after the first one, and commits each
-// batch. It returns nil once ctx is done and the buffered messages are
+// ingest pulls the shard's messages in batches of at most FetchBatch
+// messages or BatchBytes bytes, waiting at most commit_interval after the
+// first one, and commits each batch. It returns nil once ctx is done and the buffered messages are
 // applied, or the first fatal error.
 func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(2 * s.opts.FetchBatch))
@@ -48,9 +48,10 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 			return s.iterError(err)
 		}
 		batch = append(batch, m)
+		size := len(m.Data())
 		deadline := time.Now().Add(s.commitInterval)
 		var endErr error
-		for len(batch) < s.opts.FetchBatch {
+		for len(batch) < s.opts.FetchBatch && size < s.opts.BatchBytes {
 			wait := time.Until(deadline)
 			if wait <= 0 {
 				break
@@ -63,6 +64,7 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 				break
 			}
 			batch = append(batch, m)
+			size += len(m.Data())
 		}
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			return nil // a fatal error elsewhere: apply nothing more
