@@ -32,6 +32,9 @@ type fakeFrontier struct {
 	subj msg.Subjects
 	cons jetstream.Consumer
 
+	// gen, when set, makes up leases instead of taking them from queue.
+	gen func(max int) (shard uint32, leases []msg.Lease)
+
 	mu      sync.Mutex
 	queue   []grant // guarded by mu
 	asked   []uint32
@@ -89,6 +92,13 @@ func (f *fakeFrontier) serve(m *nats.Msg) {
 	var req msg.LeaseRequest
 	if err := req.UnmarshalBinary(m.Data); err != nil {
 		f.t.Errorf("fake frontier: bad lease request: %v", err)
+		return
+	}
+	if f.gen != nil {
+		var reply msg.LeaseReply
+		reply.Shard, reply.Leases = f.gen(int(req.Max))
+		data, _ := reply.MarshalBinary()
+		m.Respond(data)
 		return
 	}
 	f.mu.Lock()
