@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -54,4 +55,20 @@ func TestPrintExplain(t *testing.T) {
 	if err := printExplain(&out, frontier.ControlReply{Explain: []byte("{")}, false); err == nil {
 		t.Error("truncated JSON printed without error")
 	}
+}
+
+// FuzzPrintExplain: a reply from the network never panics the printer,
+// and valid JSON always prints.
+func FuzzPrintExplain(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":{"c":[1,{"d":null}]}}`, `[]`, `"x"`, `{`, `{"a":}`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		err := printExplain(&out, frontier.ControlReply{Explain: data}, false)
+		if err != nil && json.Valid(data) {
+			t.Fatalf("valid JSON %q: %v", data, err)
+		}
+		_ = printExplain(&out, frontier.ControlReply{Explain: data}, true)
+	})
 }

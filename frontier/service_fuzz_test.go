@@ -1,0 +1,42 @@
+package frontier
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/trawlhq/trawl/internal/config"
+)
+
+// FuzzControlRequest feeds arbitrary bytes to the control responder's
+// handler: it must answer every request with a versioned reply holding
+// either an error or an explanation, and never panic.
+func FuzzControlRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"version":1,"op":"explain","url":"http://a.test/x"}`,
+		`{"version":1,"op":"explain","url":"::"}`,
+		`{"version":1,"op":"explain"}`,
+		`{"version":2,"op":"explain","url":"http://a.test/"}`,
+		`{"version":1,"op":"status"}`,
+		`{`, `null`, `[]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	cfg := config.Default()
+	cfg.Frontier.Filter.Capacity = 10_000
+	st, err := Open(Options{Config: cfg, Path: filepath.Join(f.TempDir(), "fuzz.db")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { st.Close() })
+	s := &Service{st: st}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rep := s.control(data)
+		if rep.Version != ControlVersion || (rep.Error == "") == (len(rep.Explain) == 0) {
+			t.Fatalf("reply %+v to %q", rep, data)
+		}
+		if rep.Error == "" && !json.Valid(rep.Explain) {
+			t.Fatalf("explanation is not JSON: %q", rep.Explain)
+		}
+	})
+}
