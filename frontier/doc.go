@@ -41,6 +41,33 @@
 // audits the sampled ones and enqueues the new ones. Seeds are the links of
 // a batch whose Source is empty: depth 0, their hosts become seed hosts.
 //
+// # The service
+//
+// Run(ctx, cfg, nc, log) is a frontier process: Open, NewService, Service.Run,
+// Close, plus the metrics listener (internal/monitor) on
+// frontier.metrics_addr. NewService(nc, st, opts) and Service.Run let a
+// process embed a shard (the one-command crawl); Service.Status is the
+// State's Status with Pending (the JetStream backlog) filled in.
+//
+//   - Ingestion: the durable pull consumer frontier-<shard> (explicit ack,
+//     AckWait 2 min, MaxAckPending 50,000) filters <prefix>.links.<shard>
+//     and <prefix>.done.<shard>. Batches of up to 1,000 messages or 2 MiB,
+//     gathered for at most commit_interval, are decoded, Prepared on
+//     GOMAXPROCS goroutines and Applied in one transaction; then, and only
+//     then, every message of the batch is acked.
+//   - Dead letters: a message that does not decode (or has the wrong type
+//     for its subject, or names another shard) is published with its bytes
+//     unchanged to <prefix>.dead.<shard> (kept by the stream) with headers
+//     Trawl-Dead-Error and Trawl-Dead-Subject, counted in
+//     Status.DecodeErrors, and acked once the stream has stored the copy.
+//   - Responders: <prefix>.work in queue group <prefix>-frontiers grants up
+//     to min(request Max, max_leases_per_reply) leases (an undecodable
+//     request gets an empty reply); <prefix>.status answers Status as JSON
+//     on every shard; <prefix>.control.<shard> answers ControlRequest
+//     (explain), see RequestExplain.
+//   - Timers: ExpireLeases every second, Checkpoint every
+//     checkpoint_interval and once more on a graceful stop.
+//
 // # Caveats
 //
 //   - State is safe for concurrent use: one mutex serializes Apply, Lease,
@@ -57,4 +84,8 @@
 //   - The filter is checkpointed only by Checkpoint and Close; between
 //     checkpoints admitted keys are journaled in the same transaction that
 //     enqueues them.
+//   - Service.Run stops on a fatal State error and returns it without a
+//     checkpoint; the process should exit and restart. A graceful stop
+//     (ctx done) applies and acks the messages already received first.
+//     Messages a killed frontier had received come back after AckWait.
 package frontier
