@@ -324,23 +324,39 @@ func (s *Service) Status() msg.Status {
 	return st
 }
 
-// pending reads the consumer's backlog; before Run has created the
-// consumer, or when the server does not answer, it returns the last value.
+// pending reads the shard's backlog: the consumer's undelivered plus
+// unacked messages, or before Run has created the consumer, the stream's
+// messages on the shard's links and done subjects (the same number under
+// work-queue retention). When NATS does not answer it returns the last
+// value read.
 func (s *Service) pending() int64 {
 	s.mu.Lock()
 	cons := s.mu.cons
 	s.mu.Unlock()
-	if cons == nil {
-		return s.lastPending.Load()
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	info, err := cons.Info(ctx)
-	if err != nil {
-		s.log.Debug("consumer info", "err", err)
-		return s.lastPending.Load()
+	var p int64
+	if cons != nil {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			s.log.Debug("consumer info", "err", err)
+			return s.lastPending.Load()
+		}
+		p = int64(info.NumPending) + int64(info.NumAckPending)
+	} else {
+		str, err := s.js.Stream(ctx, s.stream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return 0 // nothing was ever published
+		}
+		if err != nil {
+			return s.lastPending.Load()
+		}
+		info, err := str.Info(ctx, jetstream.WithSubjectFilter(s.subj.Prefix+".>"))
+		if err != nil {
+			return s.lastPending.Load()
+		}
+		p = int64(info.State.Subjects[s.subj.Links(s.shard)] + info.State.Subjects[s.subj.Done(s.shard)])
 	}
-	p := int64(info.NumPending) + int64(info.NumAckPending)
 	s.lastPending.Store(p)
 	return p
 }

@@ -511,3 +511,38 @@ func TestNewServiceRejects(t *testing.T) {
 		t.Error("second Run accepted")
 	}
 }
+
+// TestStatusPendingBeforeRun: an embedding process may read Status before
+// Run has created the consumer; the backlog must show already.
+func TestStatusPendingBeforeRun(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	nc := bustest.Connect(t, e)
+	st, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := NewService(nc, st, ServiceOptions{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := svc.Status().Pending; p != 0 {
+		t.Fatalf("pending %d before any stream exists, want 0", p)
+	}
+	h := &svcHarness{t: t, cfg: cfg, nc: nc, subj: msg.NewSubjects(cfg.NATS.Prefix)}
+	if h.js, err = jetstream.New(nc); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
+	defer cancel()
+	if _, err := bus.EnsureStream(ctx, h.js, cfg.NATS); err != nil {
+		t.Fatal(err)
+	}
+	h.links("", 0, "http://a.test/")
+	h.links("", 0, "http://b.test/")
+	h.publish(h.subj.Links(1), []byte("another shard's"))
+	if p := svc.Status().Pending; p != 2 {
+		t.Fatalf("pending %d before Run, want 2", p)
+	}
+}
