@@ -139,9 +139,23 @@ func ShardCount(ctx context.Context, nc *nats.Conn, subj msg.Subjects) (int, err
 		ctx, cancel = context.WithTimeout(ctx, DefaultGatherTimeout)
 		defer cancel()
 	}
-	m, err := nc.RequestWithContext(ctx, subj.Status(), nil)
-	if err != nil {
-		return 0, fmt.Errorf("%w: no frontier answered on %s: %v", ErrMissingShards, subj.Status(), err)
+	// Frontiers that are starting have not subscribed yet: "no responders"
+	// is retried until ctx ends.
+	var m *nats.Msg
+	for {
+		var err error
+		m, err = nc.RequestWithContext(ctx, subj.Status(), nil)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, nats.ErrNoResponders) || ctx.Err() != nil {
+			return 0, fmt.Errorf("%w: no frontier answered on %s: %v", ErrMissingShards, subj.Status(), err)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%w: no frontier answered on %s: %v", ErrMissingShards, subj.Status(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	s, err := msg.UnmarshalStatus(m.Data)
 	if err != nil {

@@ -152,3 +152,20 @@ func TestShardCount(t *testing.T) {
 		t.Fatalf("ShardCount = %d, %v; want 2", n, err)
 	}
 }
+
+func TestShardCountWaitsForAStartingFrontier(t *testing.T) {
+	e := bustest.Start(t)
+	nc := bustest.Connect(t, e)
+	subj := msg.NewSubjects("")
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the frontier subscribes late
+		s := shardStatus(0)
+		b, _ := msg.MarshalStatus(&s)
+		_, _ = nc.Subscribe(subj.Status(), func(m *nats.Msg) { _ = m.Respond(b) })
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if n, err := ShardCount(ctx, nc, subj); err != nil || n != 2 {
+		t.Fatalf("ShardCount = %d, %v; want 2 once the frontier answers", n, err)
+	}
+}
