@@ -17,6 +17,7 @@ import (
 // socket's Control hook, on the exact address the kernel is asked to
 // connect to, so no code path can dial a refused address.
 type dialer struct {
+	timeout      time.Duration // connect timeout, shared by a name's addresses
 	res          *resolver
 	guard        bool
 	allowForTest func(netip.AddrPort) bool // tests only: exempt one address from the guard
@@ -24,8 +25,11 @@ type dialer struct {
 }
 
 func newDialer(res *resolver, guard bool, connectTimeout time.Duration) *dialer {
-	d := &dialer{res: res, guard: guard}
-	d.net = net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second, Control: d.control}
+	if connectTimeout <= 0 {
+		connectTimeout = 10 * time.Second
+	}
+	d := &dialer{res: res, guard: guard, timeout: connectTimeout}
+	d.net = net.Dialer{KeepAlive: 30 * time.Second, Control: d.control}
 	return d
 }
 
@@ -48,6 +52,13 @@ func (d *dialer) control(network, address string, _ syscall.RawConn) error {
 	return d.check(ap)
 }
 
+// Dial limits: at most maxDialAttempts addresses of one name are tried,
+// each for at least minAttempt of the connect timeout.
+const (
+	maxDialAttempts = 4
+	minAttempt      = 2 * time.Second
+)
+
 // DialContext has the signature http.Transport wants.
 func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	trace := httptrace.ContextClientTrace(ctx)
@@ -61,6 +72,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
+	var allowed []netip.AddrPort
 	var firstErr error
 	for _, ap := range targets {
 		if err := d.check(ap); err != nil {
@@ -69,7 +81,25 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 			}
 			continue
 		}
-		conn, err := d.net.DialContext(ctx, network, ap.String())
+		allowed = append(allowed, ap)
+	}
+	if len(allowed) > maxDialAttempts {
+		allowed = allowed[:maxDialAttempts]
+	}
+	// Like net.Dialer with several addresses: the connect timeout is
+	// shared among the attempts, each getting at least minAttempt.
+	deadline := time.Now().Add(d.timeout)
+	for i, ap := range allowed {
+		budget := time.Until(deadline) / time.Duration(len(allowed)-i)
+		if budget < minAttempt {
+			budget = min(minAttempt, time.Until(deadline))
+		}
+		if budget <= 0 {
+			break
+		}
+		actx, cancel := context.WithTimeout(ctx, budget)
+		conn, err := d.net.DialContext(actx, network, ap.String())
+		cancel()
 		if err == nil {
 			return conn, nil
 		}
@@ -79,6 +109,9 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	if firstErr == nil {
+		firstErr = fmt.Errorf("fetcher: dial %s: connect timeout", addr)
 	}
 	return nil, firstErr
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/trawlhq/trawl/internal/config"
@@ -110,5 +111,32 @@ func TestGuardRefusesRedirect(t *testing.T) {
 	}
 	if n := innerHits.n.Load(); n != 0 {
 		t.Errorf("the loopback target was reached %d times through a redirect", n)
+	}
+}
+
+// TestDialSeveralAddresses: a name with several addresses: the refused
+// ones are skipped, a dead one is passed over, the live one is used.
+func TestDialSeveralAddresses(t *testing.T) {
+	s, hits := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	live := addrOf(t, s)
+	c := newTestClient(t, func(cfg *config.Crawler) { cfg.AllowPrivateNetworks = false })
+	c.dialer.res.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return []netip.Addr{
+			netip.MustParseAddr("169.254.169.254"), // refused by the guard
+			netip.MustParseAddr("127.0.0.2"),       // exempt below, nothing listens: refused by the kernel
+			live.Addr(),
+		}, nil
+	}
+	c.dialer.allowForTest = func(ap netip.AddrPort) bool { return ap.Addr().IsLoopback() }
+	r := c.Fetch(context.Background(), "http://multi.test:"+strconv.Itoa(int(live.Port()))+"/")
+	if r.Err != nil || r.Status != 200 || hits.n.Load() != 1 {
+		t.Fatalf("status %d err %v hits %d", r.Status, r.Err, hits.n.Load())
+	}
+	c.dialer.res.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00:ec2::254")}, nil
+	}
+	r = c.Fetch(context.Background(), "http://private.test/")
+	if !errors.Is(r.Err, ErrBlocked) || !strings.Contains(r.Err.Error(), "10.0.0.1 is private") {
+		t.Errorf("all addresses refused: err = %v", r.Err)
 	}
 }
