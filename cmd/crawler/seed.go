@@ -33,7 +33,7 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	natsURL := fs.String("nats", "", "NATS URL (default: nats.url of the configuration)")
 	shards := fs.Int("shards", 0, "frontier shards (0: ask the running frontiers)")
 	file := fs.String("file", "", "read seed URLs from this file, one per line (- for stdin)")
-	ask := fs.Duration("ask-timeout", 5*time.Second, "how long to wait for the frontiers to say how many shards there are")
+	ask := fs.Duration("ask-timeout", 30*time.Second, "how long to wait for the frontiers to say how many shards there are")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crawler seed [--nats URL] [--shards N] [--file F] URL...")
 		fs.PrintDefaults()
