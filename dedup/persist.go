@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -68,6 +69,10 @@ const (
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// nativeLittleEndian reports whether words are stored little-endian in
+// memory, as they are on disk.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // meta is the decoded meta record.
 type meta struct {
@@ -437,8 +442,13 @@ func (f *Filter) load(src stored, m *meta) error {
 			return fmt.Errorf("%w: chunk %d checksum %08x, want %08x", ErrCorrupt, c, got, want)
 		}
 		w := f.words[lo:hi]
-		for i := range w {
-			w[i] = binary.LittleEndian.Uint64(data[8*i:])
+		if nativeLittleEndian {
+			// The stored words are already in memory order: one copy.
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(w)*8), data)
+		} else {
+			for i := range w {
+				w[i] = binary.LittleEndian.Uint64(data[8*i:])
+			}
 		}
 		found[c>>6] |= 1 << (c & 63)
 	}
