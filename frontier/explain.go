@@ -144,6 +144,17 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 				return nil
 			}
 		}
+		ib := tx.Bucket(bucketInbox)
+		for _, id := range h.inbox {
+			r, err := decodeInbox(ib.Get(u64key(id)))
+			if err != nil {
+				return err
+			}
+			if r.URL == key {
+				e.State, e.Attempts = "queued", r.Attempts
+				return nil
+			}
+		}
 		return nil
 	})
 	if err != nil {

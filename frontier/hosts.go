@@ -16,6 +16,7 @@ type host struct {
 	inflight       int            // leases out, page and robots
 	robotsInflight bool           // a robots.txt lease is out
 	rules          *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
+	inbox          []uint64       // keys of its inbox records, oldest first
 	dirty          bool           // rec changed in the current transaction
 	idx            int            // position in the ready heap, -1 when absent
 }

@@ -20,8 +20,12 @@ const SchemaVersion = 1
 //	meta     "schema"    -> schema record
 //	         "counters"  -> counters record
 //	         "lease_seq" -> u64 BE, the next lease ID
-//	queue    host + 0x00 + seq (u64 BE) -> URL record. FIFO per host: the
-//	         head of a host's queue is the first key with its prefix.
+//	inbox    u64 BE (the bucket's NextSequence) -> inbox record: URLs
+//	         admitted since the last compaction, in admission order
+//	         (see state_inbox.go).
+//	queue    host + 0x00 + seq (u64 BE) -> URL record. FIFO per host: a
+//	         host's head is the first key with its prefix, else its oldest
+//	         inbox record.
 //	hosts    host -> host record
 //	robots   host -> the robots.txt body last fetched with a 2xx (at most
 //	         robots.MaxBytes). Kept apart from the host record so that the
@@ -45,6 +49,8 @@ const SchemaVersion = 1
 //
 // URL record: version, URL, depth, attempts, enqueued at.
 //
+// Inbox record: version, host, host seq, URL, depth, attempts, enqueued at.
+//
 // Host record: version, next seq, queued, admitted, done, flags (bit 0
 // seed), next fetch, backoff level, error streak, paused until, last
 // response time (ns), robots status (0 unknown, 1 ok, 2 allow-all after a
@@ -65,6 +71,7 @@ const recordVersion = 1
 var (
 	bucketMeta   = []byte("meta")
 	bucketQueue  = []byte("queue")
+	bucketInbox  = []byte("inbox")
 	bucketHosts  = []byte("hosts")
 	bucketRobots = []byte("robots")
 	bucketLeases = []byte("leases")
@@ -76,7 +83,7 @@ var (
 	keyLeaseSeq = []byte("lease_seq")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketQueue, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
+var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketQueue, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
 
 // enc appends record fields.
 type enc []byte

@@ -83,6 +83,7 @@ func FuzzRecords(f *testing.F) {
 	f.Add((&urlRecord{URL: "http://example.com/", Depth: 2, EnqueuedAt: at}).encode())
 	f.Add((&hostRecord{NextSeq: 3, Seed: true, NextFetch: at, RobotsStatus: 1, RobotsHTTP: 200}).encode())
 	f.Add((&leaseRecord{Host: "h", URL: "http://h/", Robots: true, Deadline: at}).encode())
+	f.Add((&inboxRecord{Host: "h", Seq: 4, urlRecord: urlRecord{URL: "http://h/", EnqueuedAt: at}}).encode())
 	f.Add((&doneRecord{Status: 200, Reason: doneFetched, Finished: at}).encode())
 	var c counters
 	c[3] = 9
@@ -103,6 +104,11 @@ func FuzzRecords(f *testing.F) {
 		if r, err := decodeLease(1, b); err == nil {
 			if r2, err := decodeLease(1, r.encode()); err != nil || r2 != r {
 				t.Fatalf("lease round trip: %+v -> %+v %v", r, r2, err)
+			}
+		}
+		if r, err := decodeInbox(b); err == nil {
+			if r2, err := decodeInbox(r.encode()); err != nil || r2 != r {
+				t.Fatalf("inbox round trip: %+v -> %+v %v", r, r2, err)
 			}
 		}
 		if r, err := decodeDone(b); err == nil {

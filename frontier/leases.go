@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"bytes"
 	"container/heap"
 	"fmt"
 	"strings"
@@ -85,11 +84,13 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 // leaseHostLocked makes one lease for h, or none when its queue held only
 // URLs robots.txt disallows (up to maxRobotsSkips of them).
 func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, now time.Time) (*leaseRecord, error) {
+	ib := tx.Bucket(bucketInbox)
 	deadline := now.Add(s.cfg.Frontier.LeaseTimeout)
-	prefix := queuePrefix(h.name)
-	c := q.Cursor()
-	k, v := c.Seek(prefix)
-	if k == nil || !bytes.HasPrefix(k, prefix) {
+	hd, ok, err := s.peekLocked(q, ib, h)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		// The record says queued but the queue is empty: repair the count
 		// rather than offering the host forever.
 		s.log.Warn("frontier: host queue count disagrees with queue", "host", h.name, "queued", h.rec.Queued)
@@ -103,7 +104,7 @@ func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, no
 			return nil, nil
 		}
 		scheme := "http"
-		if r, err := decodeURL(v); err == nil && strings.HasPrefix(r.URL, "https:") {
+		if strings.HasPrefix(hd.rec.URL, "https:") {
 			scheme = "https"
 		}
 		l := &leaseRecord{ID: s.nextLease, Host: h.name, URL: scheme + "://" + h.name + "/robots.txt", Robots: true, Deadline: deadline}
@@ -116,32 +117,26 @@ func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, no
 		s.count[cRobotsLeases]++
 		return l, nil
 	}
-	for skips := 0; k != nil && bytes.HasPrefix(k, prefix); skips++ {
+	for skips := 0; ok; skips++ {
 		if skips >= maxRobotsSkips {
 			return nil, nil
 		}
-		rec, err := decodeURL(v)
-		if err != nil {
-			return nil, fmt.Errorf("frontier: queue entry of %s: %w", h.name, err)
+		if err := s.popLocked(q, ib, h, hd); err != nil {
+			return nil, err
 		}
-		seq := beUint64(k[len(prefix):])
-		if err := c.Delete(); err != nil {
-			return nil, fmt.Errorf("frontier: dequeue: %w", err)
-		}
-		h.rec.Queued--
-		s.queued--
-		h.dirty = true
+		rec := hd.rec
 		if s.cfg.Robots.Obey && h.rules != nil && !h.rules.Test(s.agent, robots.PathOf(rec.URL)).Allowed {
 			if err := s.finishLocked(db, h, rec.URL, 0, doneRobots, now); err != nil {
 				return nil, err
 			}
 			s.count[cRobotsDenied]++
-			// Delete moves the cursor; re-seek to stay on the host's head.
-			k, v = c.Seek(prefix)
+			if hd, ok, err = s.peekLocked(q, ib, h); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		l := &leaseRecord{
-			ID: s.nextLease, Host: h.name, Seq: seq, URL: rec.URL, Depth: rec.Depth,
+			ID: s.nextLease, Host: h.name, Seq: hd.seq, URL: rec.URL, Depth: rec.Depth,
 			Deadline: deadline, Attempts: rec.Attempts, EnqueuedAt: rec.EnqueuedAt,
 		}
 		s.nextLease++
@@ -182,7 +177,8 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 }
 
 // requeueLocked puts a leased URL back at its original place in its host's
-// queue.
+// queue: under its seq in `queue`, even when it came from the inbox, since
+// it is older than every inbox record of its host.
 func (s *State) requeueLocked(q *bolt.Bucket, h *host, l *leaseRecord, attempts uint32) error {
 	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt}
 	if err := q.Put(queueKey(h.name, l.Seq), rec.encode()); err != nil {

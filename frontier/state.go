@@ -65,6 +65,7 @@ type State struct {
 	nextLease uint64
 	count     counters
 	queued    int64
+	inboxN    int64 // records in the inbox
 	doneN     int64
 	lastCP    msg.CheckpointStatus
 	journaled int64 // keys journaled since the last checkpoint
@@ -263,6 +264,25 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
+	err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: inbox key of %d bytes", ErrCorrupt, len(k))
+		}
+		r, err := decodeInbox(v)
+		if err != nil {
+			return err
+		}
+		h := s.hosts[r.Host]
+		if h == nil {
+			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
+		}
+		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
+		s.inboxN++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	err = tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
@@ -345,8 +365,8 @@ func (s *State) putMetaLocked(tx *bolt.Tx, dirty []*host) error {
 	return meta.Put(keyLeaseSeq, u64key(s.nextLease))
 }
 
-// Checkpoint writes the filter's dirty chunks and the counters in one
-// transaction and truncates the journal.
+// Checkpoint compacts the inbox (Compact), then writes the filter's dirty
+// chunks and the counters in one transaction and truncates the journal.
 func (s *State) Checkpoint() (dedup.CheckpointStats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -359,6 +379,9 @@ func (s *State) Checkpoint() (dedup.CheckpointStats, error) {
 func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 	var st dedup.CheckpointStats
 	start := time.Now()
+	if _, err := s.compactLocked(); err != nil {
+		return st, err
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var err error
 		if st, err = s.filter.Checkpoint(tx); err != nil {

@@ -128,7 +128,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	seen := make([]bool, len(cands))
 	s.filter.TestAndAddHashes(hs, seen)
 	newHashes := hs[:0:0]
-	q := tx.Bucket(bucketQueue)
+	ib := tx.Bucket(bucketInbox)
 	truth := tx.Bucket(bucketTruth)
 	for i := range cands {
 		c := &cands[i]
@@ -175,18 +175,12 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 			res.Rejected[ReasonMaxPagesPerHost]++
 			continue
 		}
-		rec := urlRecord{URL: pl.Key, Depth: c.depth, EnqueuedAt: now}
-		if err := q.Put(queueKey(h.name, h.rec.NextSeq), rec.encode()); err != nil {
-			return nil, fmt.Errorf("frontier: enqueue: %w", err)
-		}
-		h.rec.NextSeq++
-		h.rec.Queued++
-		h.rec.Admitted++
 		if !h.dirty {
-			h.dirty = true
 			touched = append(touched, h)
 		}
-		s.queued++
+		if err := s.enqueueLocked(ib, h, pl.Key, c.depth, now); err != nil {
+			return nil, err
+		}
 		res.Admitted++
 	}
 	if err := s.filter.AppendJournal(tx, newHashes); err != nil {

@@ -41,7 +41,7 @@ func takeSnapshot(t *testing.T, s *State) snapshot {
 		Counters: s.count, Queued: s.queued, Done: s.doneN, Buckets: map[string]map[string]string{},
 	}
 	for name, h := range s.hosts {
-		sn.Hosts[name] = fmt.Sprintf("%+v inflight=%d robotsInflight=%v rules=%v idx>=0:%v", h.rec, h.inflight, h.robotsInflight, h.rules != nil, h.idx >= 0)
+		sn.Hosts[name] = fmt.Sprintf("%+v inflight=%d robotsInflight=%v rules=%v idx>=0:%v inbox=%v", h.rec, h.inflight, h.robotsInflight, h.rules != nil, h.idx >= 0, h.inbox)
 	}
 	for _, h := range s.ready {
 		sn.Ready = append(sn.Ready, h.name+"@"+h.eligibleAt().String())
@@ -153,6 +153,13 @@ func checkFilterHolds(t *testing.T, s *State, keys []string) {
 func TestReopenAfterCloseRestoresEverything(t *testing.T) {
 	h := newHarness(t, reopenConfig)
 	admitted := buildState(t, h)
+	// Close compacts the inbox: compact first so that the snapshots compare.
+	if n, err := h.s.Compact(); err != nil || n == 0 {
+		t.Fatalf("Compact = %d, %v", n, err)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
 	before := takeSnapshot(t, h.s)
 	h.reopen()
 	after := takeSnapshot(t, h.s)

@@ -58,7 +58,39 @@ func (s *State) Verify() error {
 		if err != nil {
 			return err
 		}
+		perHostInbox := map[string]int{}
+		var inboxN int64
+		err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
+			r, err := decodeInbox(v)
+			if err != nil {
+				return err
+			}
+			h := s.hosts[r.Host]
+			if h == nil {
+				return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
+			}
+			i := perHostInbox[r.Host]
+			if i >= len(h.inbox) || h.inbox[i] != binary.BigEndian.Uint64(k) {
+				return fmt.Errorf("%w: inbox record %x of %s not where memory has it", ErrCorrupt, k, r.Host)
+			}
+			if !s.filter.Test([]byte(r.URL)) {
+				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
+			}
+			perHostInbox[r.Host]++
+			perHost[r.Host]++
+			inboxN++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if inboxN != s.inboxN {
+			return fmt.Errorf("%w: inbox holds %d records, memory counts %d", ErrCorrupt, inboxN, s.inboxN)
+		}
 		for name, h := range s.hosts {
+			if perHostInbox[name] != len(h.inbox) {
+				return fmt.Errorf("%w: host %s has %d inbox keys in memory, %d in the file", ErrCorrupt, name, len(h.inbox), perHostInbox[name])
+			}
 			if perHost[name] != h.rec.Queued {
 				return fmt.Errorf("%w: host %s counts %d queued, queue holds %d", ErrCorrupt, name, h.rec.Queued, perHost[name])
 			}

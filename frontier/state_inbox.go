@@ -1,0 +1,214 @@
+package frontier
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The inbox.
+//
+// Apply does not put a new URL under its host's key in `queue`: new links
+// spread over many hosts would each land on a different leaf page of the
+// B+tree, so a transaction would rewrite one 4 KiB page per new URL (and
+// the rate falls as the queue grows). Apply appends it instead to `inbox`,
+// keyed by the bucket's own sequence, a handful of pages per transaction.
+// Compact moves the oldest inbox records into `queue` in (host, seq)
+// order, so a host's URLs of the whole interval share pages; Checkpoint
+// runs it. Every URL carries its host sequence number from admission, and
+// Compact moves the oldest records first, so for every host all its
+// `queue` entries precede (have smaller seqs than) its inbox entries: the
+// host's head is the first `queue` key under its prefix, else its oldest
+// inbox record. Memory keeps, per host, the inbox keys in order (8 bytes
+// per URL admitted since the last compaction), rebuilt on Open by scanning
+// the inbox.
+
+// compactChunk is how many inbox records one Compact transaction moves
+// (a variable for tests).
+var compactChunk = 200_000
+
+// inboxRecord is a URL admitted since the last compaction.
+type inboxRecord struct {
+	Host string
+	Seq  uint64 // the host's sequence number: its queue key once compacted
+	urlRecord
+}
+
+func (r *inboxRecord) encode() []byte {
+	e := make(enc, 0, len(r.Host)+len(r.URL)+32)
+	return e.u(recordVersion).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(uint64(r.Attempts)).t(r.EnqueuedAt)
+}
+
+func decodeInbox(b []byte) (inboxRecord, error) {
+	d := dec{b: b}
+	d.version("inbox record")
+	var r inboxRecord
+	r.Host = d.s("inbox host")
+	r.Seq = d.u("inbox seq")
+	r.URL = d.s("inbox url")
+	r.Depth = uint32(d.small("inbox depth", math.MaxUint32))
+	r.Attempts = uint32(d.small("inbox attempts", math.MaxUint32))
+	r.EnqueuedAt = d.t("inbox enqueued at")
+	return r, d.end("inbox record")
+}
+
+// enqueueLocked appends a new URL of h to the inbox.
+func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth uint32, now time.Time) error {
+	id, err := ib.NextSequence()
+	if err != nil {
+		return fmt.Errorf("frontier: inbox sequence: %w", err)
+	}
+	rec := inboxRecord{Host: h.name, Seq: h.rec.NextSeq, urlRecord: urlRecord{URL: url, Depth: depth, EnqueuedAt: now}}
+	if err := ib.Put(u64key(id), rec.encode()); err != nil {
+		return fmt.Errorf("frontier: enqueue: %w", err)
+	}
+	h.inbox = append(h.inbox, id)
+	s.inboxN++
+	h.rec.NextSeq++
+	h.rec.Queued++
+	h.rec.Admitted++
+	h.dirty = true
+	s.queued++
+	return nil
+}
+
+// headOf is the URL at the head of a host's queue and where it is stored.
+type headOf struct {
+	rec      urlRecord
+	seq      uint64
+	queueKey []byte // set when it is in `queue`
+	inboxKey []byte // set when it is in `inbox`
+}
+
+// peekLocked returns h's head, or ok false when it has nothing queued.
+func (s *State) peekLocked(q, ib *bolt.Bucket, h *host) (hd headOf, ok bool, err error) {
+	prefix := queuePrefix(h.name)
+	if k, v := q.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+		rec, err := decodeURL(v)
+		if err != nil {
+			return hd, false, fmt.Errorf("frontier: queue entry of %s: %w", h.name, err)
+		}
+		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), queueKey: bytes.Clone(k)}, true, nil
+	}
+	if len(h.inbox) == 0 {
+		return hd, false, nil
+	}
+	key := u64key(h.inbox[0])
+	v := ib.Get(key)
+	if v == nil {
+		return hd, false, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, h.inbox[0], h.name)
+	}
+	rec, err := decodeInbox(v)
+	if err != nil {
+		return hd, false, fmt.Errorf("frontier: inbox record of %s: %w", h.name, err)
+	}
+	return headOf{rec: rec.urlRecord, seq: rec.Seq, inboxKey: key}, true, nil
+}
+
+// popLocked removes the head peekLocked returned.
+func (s *State) popLocked(q, ib *bolt.Bucket, h *host, hd headOf) error {
+	var err error
+	if hd.queueKey != nil {
+		err = q.Delete(hd.queueKey)
+	} else {
+		err = ib.Delete(hd.inboxKey)
+		h.inbox = h.inbox[1:]
+		s.inboxN--
+	}
+	if err != nil {
+		return fmt.Errorf("frontier: dequeue: %w", err)
+	}
+	h.rec.Queued--
+	s.queued--
+	h.dirty = true
+	return nil
+}
+
+// Compact moves every inbox record into `queue`, oldest first, in
+// transactions of up to 200,000 records, and reports how many it moved.
+// Checkpoint calls it; calling it more often trades write batching for a
+// smaller inbox.
+func (s *State) Compact() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkLocked(); err != nil {
+		return 0, err
+	}
+	return s.compactLocked()
+}
+
+func (s *State) compactLocked() (int, error) {
+	total := 0
+	for s.inboxN > 0 {
+		n := 0
+		moved := map[*host]int{}
+		err := s.updateLocked(func(tx *bolt.Tx) error {
+			ib := tx.Bucket(bucketInbox)
+			q := tx.Bucket(bucketQueue)
+			type item struct {
+				key []byte
+				val []byte
+			}
+			var items []item
+			var keys [][]byte
+			c := ib.Cursor()
+			for k, v := c.First(); k != nil && len(items) < compactChunk; k, v = c.Next() {
+				rec, err := decodeInbox(v)
+				if err != nil {
+					return fmt.Errorf("frontier: compact: %w", err)
+				}
+				h := s.hosts[rec.Host]
+				if h == nil {
+					return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, rec.Host)
+				}
+				moved[h]++
+				items = append(items, item{queueKey(rec.Host, rec.Seq), rec.urlRecord.encode()})
+				keys = append(keys, bytes.Clone(k))
+			}
+			slices.SortFunc(items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
+			for _, it := range items {
+				if err := q.Put(it.key, it.val); err != nil {
+					return fmt.Errorf("frontier: compact: %w", err)
+				}
+			}
+			n = len(items)
+			if int64(n) == s.inboxN {
+				// Everything moved: drop the bucket (freeing its pages
+				// wholesale) and recreate it with its sequence.
+				seq := ib.Sequence()
+				if err := tx.DeleteBucket(bucketInbox); err != nil {
+					return fmt.Errorf("frontier: compact: %w", err)
+				}
+				nb, err := tx.CreateBucket(bucketInbox)
+				if err != nil {
+					return fmt.Errorf("frontier: compact: %w", err)
+				}
+				return nb.SetSequence(seq)
+			}
+			// Delete the moved records by key (a cursor's First after
+			// deletes walks the emptied pages again: quadratic).
+			for _, k := range keys {
+				if err := ib.Delete(k); err != nil {
+					return fmt.Errorf("frontier: compact: %w", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		for h, m := range moved {
+			h.inbox = h.inbox[m:]
+			if len(h.inbox) == 0 {
+				h.inbox = nil
+			}
+		}
+		s.inboxN -= int64(n)
+		total += n
+	}
+	return total, nil
+}
