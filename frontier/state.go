@@ -368,6 +368,11 @@ func (s *State) putMetaLocked(tx *bolt.Tx, dirty []*host) error {
 // Checkpoint compacts the inbox (Compact), then writes the filter's dirty
 // chunks and the counters in one transaction and truncates the journal.
 func (s *State) Checkpoint() (dedup.CheckpointStats, error) {
+	// Compact chunk by chunk, letting Apply and Lease in between; what
+	// arrives meanwhile is compacted under the lock below.
+	if _, err := s.Compact(); err != nil {
+		return dedup.CheckpointStats{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkLocked(); err != nil {

@@ -29,7 +29,7 @@ import (
 
 // compactChunk is how many inbox records one Compact transaction moves
 // (a variable for tests).
-var compactChunk = 200_000
+var compactChunk = 100_000
 
 // inboxRecord is a URL admitted since the last compaction.
 type inboxRecord struct {
@@ -129,86 +129,109 @@ func (s *State) popLocked(q, ib *bolt.Bucket, h *host, hd headOf) error {
 }
 
 // Compact moves every inbox record into `queue`, oldest first, in
-// transactions of up to 200,000 records, and reports how many it moved.
-// Checkpoint calls it; calling it more often trades write batching for a
-// smaller inbox.
+// transactions of up to 100,000 records, and reports how many it moved.
+// It releases the lock between transactions, so Apply and Lease go on
+// meanwhile. Checkpoint calls it; calling it more often trades write
+// batching for a smaller inbox.
 func (s *State) Compact() (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkLocked(); err != nil {
-		return 0, err
-	}
-	return s.compactLocked()
-}
-
-func (s *State) compactLocked() (int, error) {
 	total := 0
-	for s.inboxN > 0 {
-		n := 0
-		moved := map[*host]int{}
-		err := s.updateLocked(func(tx *bolt.Tx) error {
-			ib := tx.Bucket(bucketInbox)
-			q := tx.Bucket(bucketQueue)
-			type item struct {
-				key []byte
-				val []byte
-			}
-			var items []item
-			var keys [][]byte
-			c := ib.Cursor()
-			for k, v := c.First(); k != nil && len(items) < compactChunk; k, v = c.Next() {
-				rec, err := decodeInbox(v)
-				if err != nil {
-					return fmt.Errorf("frontier: compact: %w", err)
-				}
-				h := s.hosts[rec.Host]
-				if h == nil {
-					return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, rec.Host)
-				}
-				moved[h]++
-				items = append(items, item{queueKey(rec.Host, rec.Seq), rec.urlRecord.encode()})
-				keys = append(keys, bytes.Clone(k))
-			}
-			slices.SortFunc(items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
-			for _, it := range items {
-				if err := q.Put(it.key, it.val); err != nil {
-					return fmt.Errorf("frontier: compact: %w", err)
-				}
-			}
-			n = len(items)
-			if int64(n) == s.inboxN {
-				// Everything moved: drop the bucket (freeing its pages
-				// wholesale) and recreate it with its sequence.
-				seq := ib.Sequence()
-				if err := tx.DeleteBucket(bucketInbox); err != nil {
-					return fmt.Errorf("frontier: compact: %w", err)
-				}
-				nb, err := tx.CreateBucket(bucketInbox)
-				if err != nil {
-					return fmt.Errorf("frontier: compact: %w", err)
-				}
-				return nb.SetSequence(seq)
-			}
-			// Delete the moved records by key (a cursor's First after
-			// deletes walks the emptied pages again: quadratic).
-			for _, k := range keys {
-				if err := ib.Delete(k); err != nil {
-					return fmt.Errorf("frontier: compact: %w", err)
-				}
-			}
-			return nil
-		})
+	for {
+		s.mu.Lock()
+		if err := s.checkLocked(); err != nil {
+			s.mu.Unlock()
+			return total, err
+		}
+		if s.inboxN == 0 {
+			s.mu.Unlock()
+			return total, nil
+		}
+		n, err := s.compactChunkLocked()
+		s.mu.Unlock()
+		total += n
 		if err != nil {
 			return total, err
 		}
-		for h, m := range moved {
-			h.inbox = h.inbox[m:]
-			if len(h.inbox) == 0 {
-				h.inbox = nil
-			}
-		}
-		s.inboxN -= int64(n)
+	}
+}
+
+// compactLocked moves the whole inbox without releasing the lock.
+func (s *State) compactLocked() (int, error) {
+	total := 0
+	for s.inboxN > 0 {
+		n, err := s.compactChunkLocked()
 		total += n
+		if err != nil {
+			return total, err
+		}
 	}
 	return total, nil
+}
+
+// compactChunkLocked moves the oldest compactChunk inbox records.
+func (s *State) compactChunkLocked() (int, error) {
+	n := 0
+	moved := map[*host]int{}
+	err := s.updateLocked(func(tx *bolt.Tx) error {
+		ib := tx.Bucket(bucketInbox)
+		q := tx.Bucket(bucketQueue)
+		type item struct {
+			key []byte
+			val []byte
+		}
+		var items []item
+		var keys [][]byte
+		c := ib.Cursor()
+		for k, v := c.First(); k != nil && len(items) < compactChunk; k, v = c.Next() {
+			rec, err := decodeInbox(v)
+			if err != nil {
+				return fmt.Errorf("frontier: compact: %w", err)
+			}
+			h := s.hosts[rec.Host]
+			if h == nil {
+				return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, rec.Host)
+			}
+			moved[h]++
+			items = append(items, item{queueKey(rec.Host, rec.Seq), rec.urlRecord.encode()})
+			keys = append(keys, bytes.Clone(k))
+		}
+		slices.SortFunc(items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
+		for _, it := range items {
+			if err := q.Put(it.key, it.val); err != nil {
+				return fmt.Errorf("frontier: compact: %w", err)
+			}
+		}
+		n = len(items)
+		if int64(n) == s.inboxN {
+			// Everything moved: drop the bucket (freeing its pages
+			// wholesale) and recreate it with its sequence.
+			seq := ib.Sequence()
+			if err := tx.DeleteBucket(bucketInbox); err != nil {
+				return fmt.Errorf("frontier: compact: %w", err)
+			}
+			nb, err := tx.CreateBucket(bucketInbox)
+			if err != nil {
+				return fmt.Errorf("frontier: compact: %w", err)
+			}
+			return nb.SetSequence(seq)
+		}
+		// Delete the moved records by key (a cursor's First after
+		// deletes walks the emptied pages again: quadratic).
+		for _, k := range keys {
+			if err := ib.Delete(k); err != nil {
+				return fmt.Errorf("frontier: compact: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for h, m := range moved {
+		h.inbox = h.inbox[m:]
+		if len(h.inbox) == 0 {
+			h.inbox = nil
+		}
+	}
+	s.inboxN -= int64(n)
+	return n, nil
 }
