@@ -491,7 +491,8 @@ func (s *State) Status() msg.Status {
 	return st
 }
 
-// Counters returns every persistent counter by name, for metrics and tests.
+// Counters returns every persistent counter by name, for metrics and
+// tests, plus the gauge "inbox".
 func (s *State) Counters() map[string]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -502,6 +503,7 @@ func (s *State) Counters() map[string]uint64 {
 	for r := Reason(0); r < NumReasons; r++ {
 		m["rejected_"+r.String()] = s.count[cRejectBase+int(r)]
 	}
+	m["inbox"] = uint64(s.inboxN) // a gauge: URLs waiting for Compact
 	for c := 0; c < numClasses; c++ {
 		m["outcome_"+classNames[c]] = s.count[cClassBase+c]
 	}

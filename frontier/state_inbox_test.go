@@ -21,6 +21,9 @@ func TestInboxFIFO(t *testing.T) {
 	if first := ls[0]; first.URL != u(1) {
 		t.Fatalf("first lease %s", first.URL)
 	}
+	if got := h.s.Counters()["inbox"]; got != 3 {
+		t.Fatalf("inbox gauge %d, want 3", got)
+	}
 	if n, err := h.s.Compact(); err != nil || n != 3 {
 		t.Fatalf("Compact = %d, %v; want 3 (2, 3 and other)", n, err)
 	}
