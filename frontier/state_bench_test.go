@@ -79,11 +79,15 @@ func benchState(b *testing.B) *State {
 // worker pool): one transaction per iteration of 20 pages x 500 links,
 // 80% of them duplicates, the way the service group-commits. New links
 // spread evenly over 10,000 hosts: the worst case for the queue's B+tree.
+// links=50000 is a bigger group commit (the service's ~1,000 messages).
 func BenchmarkApply(b *testing.B) {
-	for _, dup := range []float64{0.8, 0} {
-		b.Run(fmt.Sprintf("dups=%.0f%%", dup*100), func(b *testing.B) {
+	for _, tc := range []struct {
+		dup   float64
+		pages int
+	}{{0.8, 20}, {0, 20}, {0.8, 100}} {
+		b.Run(fmt.Sprintf("dups=%.0f%%/links=%d", tc.dup*100, tc.pages*500), func(b *testing.B) {
 			g := &linkGen{}
-			benchApply(b, func() []*msg.LinkBatch { return g.batches(20, 500, dup) })
+			benchApply(b, func() []*msg.LinkBatch { return g.batches(tc.pages, 500, tc.dup) })
 		})
 	}
 }
