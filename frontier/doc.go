@@ -84,6 +84,11 @@
 //   - The filter is checkpointed only by Checkpoint and Close; between
 //     checkpoints admitted keys are journaled in the same transaction that
 //     enqueues them.
+//   - New URLs go to an append-only inbox; Compact (run by Checkpoint and
+//     Close, 100,000 records per transaction, the lock released between
+//     them) moves them into the per-host queues. The inbox costs 8 bytes of
+//     memory per URL and a scan on Open, so it should not grow past what
+//     one checkpoint interval admits.
 //   - Service.Run stops on a fatal State error and returns it without a
 //     checkpoint; the process should exit and restart. A graceful stop
 //     (ctx done) applies and acks the messages already received first.
