@@ -193,3 +193,44 @@ func TestCanonicalRulesApplied(t *testing.T) {
 		t.Fatalf("admitted %d dups %d, want 1 1", res.Admitted, res.Duplicates)
 	}
 }
+
+// FuzzPrepare feeds arbitrary link URLs (what a faulty crawler could send)
+// through the stateless rules: never a panic, and every link is either
+// kept or counted under one reason.
+func FuzzPrepare(f *testing.F) {
+	cfg := testConfig()
+	cfg.Scope.AllowedDomains = []string{"example.com"}
+	cfg.Scope.BlockedDomains = []string{"bad.example.com"}
+	cfg.Scope.Exclude = []string{`\.pdf$`}
+	cfg.Scope.SeedHostsOnly = false
+	cfg.Scope.MaxLinksPerPage = 3
+	cfg.Frontier.Shards = 2
+	sc, err := newScope(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"http://example.com/a/a/a/a", "https://[::1]:80/x", "http://bad.example.com:8/", "mailto:x", "http://exa%mple.com/", "HTTP://EXAMPLE.COM/%zz?#"} {
+		f.Add(s, uint8(1), false)
+	}
+	f.Fuzz(func(t *testing.T, u string, kind uint8, nofollow bool) {
+		lb := &msg.LinkBatch{Source: "http://example.com/", Links: []msg.Link{{URL: u, Kind: kind, NoFollow: nofollow}, {URL: u + "/x", Kind: 1}}}
+		for _, seeds := range []bool{false, true} {
+			if seeds {
+				lb.Source = ""
+			}
+			p := sc.prepare(lb)
+			n := len(p.Links)
+			for _, r := range p.Rejected {
+				n += int(r)
+			}
+			if n != len(lb.Links) || p.Received != len(lb.Links) {
+				t.Fatalf("%d links, %d kept or rejected", len(lb.Links), n)
+			}
+			for _, pl := range p.Links {
+				if pl.Host == "" || msg.ShardOf(pl.Host, 2) != 0 {
+					t.Fatalf("kept %+v", pl)
+				}
+			}
+		}
+	})
+}
