@@ -316,7 +316,7 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 	return nil
 }
 
-func (s *State) getHostLocked(tx *bolt.Tx, name string) *host {
+func (s *State) getHostLocked(name string) *host {
 	h := s.hosts[name]
 	if h == nil {
 		h = &host{name: name, idx: -1}

@@ -89,7 +89,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		}
 		if p.Seeds {
 			for j := range p.Links {
-				h := s.getHostLocked(tx, p.Links[j].Host)
+				h := s.getHostLocked(p.Links[j].Host)
 				if !h.rec.Seed {
 					h.rec.Seed = true
 					h.dirty = true
@@ -168,7 +168,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		if !enqueue {
 			continue
 		}
-		h := s.getHostLocked(tx, pl.Host)
+		h := s.getHostLocked(pl.Host)
 		if maxPages > 0 && h.rec.Admitted >= maxPages {
 			// The batch crossed the cap: the key is in the filter (and
 			// journaled below) but not queued; counted as rejected.
