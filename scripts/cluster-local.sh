@@ -8,15 +8,16 @@
 # usage: scripts/cluster-local.sh start|stop|status|nats-url
 #
 # Environment:
-#   TRAWL_CLUSTER_DIR   state, logs, pids and binaries (default ./trawl-cluster)
-#   TRAWL_CLUSTER_PORT  base port (default 14222): NATS clients base..base+2,
+#   CLUSTER_DIR   state, logs, pids and binaries (default ./trawl-cluster)
+#   CLUSTER_PORT  base port (default 14222): NATS clients base..base+2,
 #                       routes base+10.., monitoring base+20.., frontier
 #                       metrics base+30..
 #   NATS_NODES, SHARDS, CRAWLERS  the topology (defaults 3, 2, 3)
-#   TRAWL_CONFIG        a trawl config file given to every frontier and crawler
-#   TRAWL_BIN           directory with prebuilt crawler, frontier, nats-server
-#                       (default: build them into $TRAWL_CLUSTER_DIR/bin)
-# Any TRAWL_* configuration variable (TRAWL_POLITENESS_MIN_DELAY=0s, ...) is
+#   CLUSTER_CONFIG        a trawl config file given to every frontier and crawler
+#   CLUSTER_BIN           directory with prebuilt crawler, frontier, nats-server
+#                       (default: build them into $CLUSTER_DIR/bin)
+# (These names do not start with TRAWL_: every TRAWL_* variable must name a
+# configuration key, or trawl refuses to start.) Any TRAWL_* configuration variable (TRAWL_POLITENESS_MIN_DELAY=0s, ...) is
 # passed through to the processes.
 #
 # After start: scripts/cluster-local.sh nats-url prints the NATS URL; seed a
@@ -25,12 +26,12 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=${TRAWL_CLUSTER_DIR:-$PWD/trawl-cluster}
-base=${TRAWL_CLUSTER_PORT:-14222}
+dir=${CLUSTER_DIR:-$PWD/trawl-cluster}
+base=${CLUSTER_PORT:-14222}
 nodes=${NATS_NODES:-3}
 shards=${SHARDS:-2}
 crawlers=${CRAWLERS:-3}
-bin=${TRAWL_BIN:-$dir/bin}
+bin=${CLUSTER_BIN:-$dir/bin}
 
 nats_url() {
   local urls=()
@@ -39,7 +40,7 @@ nats_url() {
 }
 
 build() {
-  [ -n "${TRAWL_BIN:-}" ] && return
+  [ -n "${CLUSTER_BIN:-}" ] && return
   mkdir -p "$bin"
   (cd "$here" && go build -o "$bin/crawler" ./cmd/crawler && go build -o "$bin/frontier" ./cmd/frontier \
     && go build -o "$bin/nats-server" github.com/nats-io/nats-server/v2)
@@ -82,7 +83,7 @@ start() {
   url=$(nats_url)
   ((nodes >= 3)) && replicas=3
   local cfg=()
-  [ -n "${TRAWL_CONFIG:-}" ] && cfg=(--config "$TRAWL_CONFIG")
+  [ -n "${CLUSTER_CONFIG:-}" ] && cfg=(--config "$CLUSTER_CONFIG")
   export TRAWL_NATS_REPLICAS=${TRAWL_NATS_REPLICAS:-$replicas} TRAWL_FRONTIER_SHARDS=$shards
   for ((i = 0; i < shards; i++)); do
     spawn "frontier-$i" "$bin/frontier" "${cfg[@]}" --nats "$url" --shard "$i" --shards "$shards" \

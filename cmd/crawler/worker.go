@@ -23,6 +23,7 @@ import (
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/crawl"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -60,10 +61,18 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	fetchLog := fs.String("fetch-log", "", "append one JSON line per fetch to this `file` (crawler.fetch_log)")
 	warcDir := fs.String("warc-dir", "", "write WARC/1.1 files into this `directory` (crawler.warc_dir)")
 	maxBody := fs.String("max-body", "", "body size cap, e.g. 10MiB (crawler.max_body)")
+	// The one-command crawl's own flags (crawler [flags] SEED_URL...).
+	dataDir := fs.String("data-dir", "", "state of a one-command crawl: frontier file and NATS store (data_dir, default ./trawl-data)")
+	minDelay := fs.String("min-delay", "", "least time between two fetches of a host, e.g. 1s; 0 for your own sites (politeness.min_delay)")
+	maxPages := fs.String("max-pages", "", "stop after this many pages (crawl.max_pages)")
+	maxDuration := fs.String("max-duration", "", "stop after this long, e.g. 10m (crawl.max_duration)")
+	summaryJSON := fs.String("summary-json", "", "also write the final summary as JSON to this `file` (crawl.summary_json)")
+	exposeNATS := fs.String("expose-nats", "", "let other crawlers join this crawl: serve its NATS on this `address`, e.g. 0.0.0.0:4222 (nats.expose)")
 	var resolve resolveFlag
 	fs.Var(&resolve, "resolve", "connect to ip:port for host:port, like curl --resolve (`host:port=ip:port`, repeatable; crawler.resolve)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crawler --nats URL [--config file.yaml] [flags]   run a fetch worker of a distributed crawl")
+		fmt.Fprintln(stderr, "usage: crawler [flags] SEED_URL...                     crawl from the seeds (embedded NATS, one frontier, workers)")
+		fmt.Fprintln(stderr, "       crawler --nats URL [--config file.yaml] [flags]   run a fetch worker of a distributed crawl")
 		fmt.Fprintln(stderr, "       crawler <command> [flags]                         (crawler help lists the commands)")
 		fs.PrintDefaults()
 	}
@@ -102,6 +111,18 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 			set["crawler.max_body"] = *maxBody
 		case "resolve":
 			set["crawler.resolve"] = resolve.String()
+		case "data-dir":
+			set["data_dir"] = *dataDir
+		case "min-delay":
+			set["politeness.min_delay"] = *minDelay
+		case "max-pages":
+			set["crawl.max_pages"] = *maxPages
+		case "max-duration":
+			set["crawl.max_duration"] = *maxDuration
+		case "summary-json":
+			set["crawl.summary_json"] = *summaryJSON
+		case "expose-nats":
+			set["nats.expose"] = *exposeNATS
 		}
 	})
 	for path, v := range set {
@@ -109,6 +130,13 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return cli.ExitUsage
 		}
+	}
+	standalone := cfg.NATS.URL == ""
+	if standalone {
+		cfg.Crawl.Seeds = append(cfg.Crawl.Seeds, fs.Args()...)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "crawler: seed URLs with --nats: add seeds to a distributed crawl with `crawler seed --nats URL SEED...`")
+		return cli.ExitUsage
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -118,8 +146,8 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "configuration ok")
 		return cli.ExitOK
 	}
-	if cfg.NATS.URL == "" || fs.NArg() > 0 {
-		return oneCommandCrawl(fs.Args(), stderr)
+	if standalone {
+		return oneCommandCrawl(cfg, stdout, stderr)
 	}
 	log := newLogger(cfg.Log, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -133,10 +161,36 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	return cli.ExitOK
 }
 
-// oneCommandCrawl is the `crawler SEED_URL...` mode (issue 6).
-func oneCommandCrawl(_ []string, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "one-command crawl: not yet available, pass --nats")
-	return cli.ExitUsage
+// oneCommandCrawl is `crawler [flags] SEED_URL...`: an embedded NATS
+// server, one frontier and the workers in this process. Without seeds it
+// resumes the crawl in data_dir.
+func oneCommandCrawl(cfg config.Config, stdout, stderr io.Writer) int {
+	if len(cfg.Crawl.Seeds) == 0 {
+		if _, err := os.Stat(cfg.DataDir); err != nil {
+			fmt.Fprintf(stderr, "crawler: no seed URLs and no crawl to resume in %s\n", cfg.DataDir)
+			fmt.Fprintln(stderr, "usage: crawler [flags] SEED_URL...   (crawler -h for the flags, crawler demo for an offline crawl)")
+			return cli.ExitUsage
+		}
+	}
+	terminal := isTerminal(stderr)
+	if terminal && cfg.Origin("log.level") == "" {
+		cfg.Log.Level = "warn" // the progress line says what matters; -log.level via TRAWL_LOG_LEVEL
+	}
+	log := newLogger(cfg.Log, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := crawl.Run(ctx, crawl.Options{Config: cfg, Logger: log, Progress: stderr, Terminal: terminal})
+	if sum != nil && sum.StopReason != "" {
+		_ = sum.WriteText(stdout)
+		if sum.StopReason == crawl.StopInterrupted {
+			fmt.Fprintln(stdout, "interrupted: state checkpointed; run the same command again to resume")
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
 }
 
 // runWorker connects to NATS, learns the shard count if it was not given,

@@ -16,8 +16,12 @@ func TestWorkerCmd(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{nil, cli.ExitUsage, "", "one-command crawl: not yet available, pass --nats"},
-		{[]string{"https://example.com/"}, cli.ExitUsage, "", "one-command crawl: not yet available, pass --nats"},
+		// No NATS URL: the one-command crawl (only validated here: no test
+		// touches the internet).
+		{[]string{"--data-dir", t.TempDir() + "/none"}, cli.ExitUsage, "", "no seed URLs and no crawl to resume"},
+		{[]string{"-check-config", "--min-delay", "0s", "--max-pages", "10", "--max-duration", "1m", "--expose-nats", "127.0.0.1:0", "https://example.com/"}, cli.ExitOK, "configuration ok", ""},
+		{[]string{"-check-config", "mailto:someone@example.com"}, cli.ExitUsage, "", "crawl.seeds"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "https://example.com/"}, cli.ExitUsage, "", "crawler seed"},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "-check-config"}, cli.ExitOK, "configuration ok", ""},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "--shards", "0", "--resolve", "a.test:443=127.0.0.1:8443", "--resolve", "b.test:80=[::1]:8080",
 			"--max-body", "2MiB", "--workers", "8", "--warc-dir", "w", "--fetch-log", "f.jsonl", "--allow-private-networks", "-check-config"}, cli.ExitOK, "configuration ok", ""},
