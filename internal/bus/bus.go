@@ -78,17 +78,28 @@ func connect(ctx context.Context, url, name string, log *slog.Logger, extra ...n
 	return nc, nil
 }
 
+// StreamReadyTimeout bounds how long EnsureStream keeps retrying when ctx
+// has no deadline of its own.
+const StreamReadyTimeout = 2 * time.Minute
+
 // EnsureStream creates the crawl's stream, or updates it to the wanted
-// configuration if it exists.
+// configuration if it exists. A JetStream that is not ready yet (a cluster
+// still electing its leader, a server still starting: timeouts, no
+// responders, 5xx answers) is retried until ctx ends, or for
+// StreamReadyTimeout when ctx has no deadline; a request JetStream refuses
+// (a 4xx answer: a conflicting stream, say) fails at once.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg config.NATS) (jetstream.Stream, error) {
-	ctx, cancel := withDefaultTimeout(ctx)
-	defer cancel()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, StreamReadyTimeout)
+		defer cancel()
+	}
 	subj := msg.NewSubjects(cfg.Prefix)
 	replicas := cfg.Replicas
 	if replicas < 1 {
 		replicas = 1
 	}
-	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	sc := jetstream.StreamConfig{
 		Name:        streamName(cfg),
 		Description: "trawl links and fetch outcomes",
 		Subjects:    subj.StreamSubjects(),
@@ -97,11 +108,27 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg config.NATS) 
 		Replicas:    replicas,
 		MaxMsgSize:  msg.MaxMessage,
 		Duplicates:  2 * time.Minute,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bus: stream %s: %w", streamName(cfg), err)
 	}
-	return s, nil
+	wait := 100 * time.Millisecond
+	for {
+		attempt, cancel := context.WithTimeout(ctx, DefaultConnectTimeout)
+		s, err := js.CreateOrUpdateStream(attempt, sc)
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		var api *jetstream.APIError
+		permanent := errors.As(err, &api) && api.Code >= 400 && api.Code < 500 && api.Code != 408
+		if permanent || ctx.Err() != nil {
+			return nil, fmt.Errorf("bus: stream %s: %w", sc.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("bus: stream %s: JetStream not ready: %w", sc.Name, err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 func streamName(cfg config.NATS) string {
@@ -109,13 +136,6 @@ func streamName(cfg config.NATS) string {
 		return msg.DefaultStream
 	}
 	return cfg.Stream
-}
-
-func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, DefaultConnectTimeout)
 }
 
 // EmbeddedOptions configures StartEmbedded.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawlhq/trawl/internal/bus"
@@ -75,5 +77,60 @@ func TestEmbeddedListenAddress(t *testing.T) {
 	defer e.Close()
 	if !strings.HasPrefix(e.ClientURL(), "nats://127.0.0.1:") || strings.HasSuffix(e.ClientURL(), ":4222") {
 		t.Errorf("ClientURL = %q", e.ClientURL())
+	}
+}
+
+// A server without JetStream (yet) is retried until the deadline: the
+// stream API has no responders, which means "not ready", not "refused".
+func TestEnsureStreamRetriesUntilJetStream(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = bus.EnsureStream(ctx, js, config.Default().NATS)
+	if err == nil || time.Since(start) < 600*time.Millisecond {
+		t.Fatalf("no JetStream: err %v after %v; want retries until the 700ms deadline", err, time.Since(start))
+	}
+}
+
+// A request JetStream refuses fails at once.
+func TestEnsureStreamRefused(t *testing.T) {
+	dir := t.TempDir()
+	plain, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	nc, err := plain.Connect(context.Background(), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	// A conflicting stream (same subjects, other name) is a 4xx answer:
+	// permanent, reported at once rather than after the deadline.
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"trawl.links.*"}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = bus.EnsureStream(ctx, js, config.Default().NATS)
+	if err == nil || time.Since(start) > 400*time.Millisecond {
+		t.Fatalf("conflicting stream: err %v after %v; want an immediate error", err, time.Since(start))
 	}
 }
