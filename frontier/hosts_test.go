@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -80,7 +81,7 @@ func TestRobots4xxAllowsAll(t *testing.T) {
 }
 
 func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, func(c *config.Config) { c.Politeness.MaxRetries = 4 })
 	h.seed("http://example.com/a", "http://example.com/b")
 	for i, status := range []int{503, 500, 0, 429} {
 		r := h.leaseOne()
@@ -105,6 +106,56 @@ func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
 	h.clock.Advance(time.Second)
 	if l := h.leaseOne(); l.Robots || l.URL != "http://example.com/a" {
 		t.Fatalf("after robots success: %+v, want /a", l)
+	}
+}
+
+// A robots.txt that stays unavailable through 1 + max_retries attempts
+// gives up the host's queued URLs (recorded as done, robots-unavailable),
+// so a crawl of an unreachable site ends; a URL admitted later starts a new
+// round of attempts.
+func TestRobotsUnavailableGivesUp(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Politeness.MaxRetries = 2 })
+	h.seed("http://down.example/a", "http://down.example/b", "http://up.example/")
+	robotsOf := func(host string) msg.Lease {
+		t.Helper()
+		for i := 0; i < 4; i++ {
+			for _, l := range h.lease(10) {
+				if l.Robots && strings.Contains(l.URL, host) {
+					return l
+				}
+				h.apply(nil, robotsOutcome(l, 404, "")) // other hosts: allow all
+			}
+			h.clock.Advance(h.waitFor())
+		}
+		t.Fatalf("no robots lease for %s", host)
+		return msg.Lease{}
+	}
+	for attempt := 1; attempt <= 3; attempt++ {
+		if st := h.s.Status(); st.Done != 0 || st.Rejected["robots_unavailable"] != 0 {
+			t.Fatalf("attempt %d: gave up early: %+v", attempt, st)
+		}
+		h.apply(nil, robotsOutcome(robotsOf("down.example"), 0, ""))
+	}
+	st := h.s.Status()
+	if st.Rejected["robots_unavailable"] != 2 || st.Done != 2 {
+		t.Fatalf("after 3 unavailable robots.txt: %d given up, %d done; want both queued URLs given up", st.Rejected["robots_unavailable"], st.Done)
+	}
+	for _, u := range []string{"http://down.example/a", "http://down.example/b"} {
+		e, err := h.s.Explain(u)
+		if err != nil || e.State != "done" || e.DoneReason != "robots-unavailable" {
+			t.Fatalf("explain %s: %+v %v", u, e, err)
+		}
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatalf("invariant after giving up: %v", err)
+	}
+	// New work for the host: robots.txt is tried again, and a success lets
+	// the URL through.
+	h.apply([]*msg.LinkBatch{links("http://up.example/", 0, "http://down.example/c")})
+	h.apply(nil, robotsOutcome(robotsOf("down.example"), 200, "User-agent: *\nAllow: /\n"))
+	h.clock.Advance(h.waitFor())
+	if l := h.leaseOne(); l.URL != "http://down.example/c" {
+		t.Fatalf("lease %+v, want /c once robots.txt answers", l)
 	}
 }
 

@@ -347,9 +347,13 @@ const (
 	doneFetched doneReason = 1 // a response that ends the URL: 2xx, 3xx, 4xx but 429
 	doneFailed  doneReason = 2 // transient failures past max_retries
 	doneRobots  doneReason = 3 // disallowed by robots.txt when its lease came up
+	// doneRobotsUnavailable: the host's robots.txt stayed unavailable (5xx,
+	// unreachable) through 1 + politeness.max_retries attempts, so its
+	// queued URLs were given up (RFC 9309: complete disallow).
+	doneRobotsUnavailable doneReason = 4
 )
 
-var doneReasonNames = [...]string{"", "fetched", "failed", "robots"}
+var doneReasonNames = [...]string{"", "fetched", "failed", "robots", "robots-unavailable"}
 
 func (r doneReason) String() string {
 	if int(r) < len(doneReasonNames) && r != 0 {
@@ -373,7 +377,7 @@ func decodeDone(b []byte) (doneRecord, error) {
 	d.version("done record")
 	var r doneRecord
 	r.Status = int(d.small("done status", 999))
-	r.Reason = doneReason(d.small("done reason", uint64(doneRobots)))
+	r.Reason = doneReason(d.small("done reason", uint64(doneRobotsUnavailable)))
 	r.Finished = d.t("done finished at")
 	return r, d.end("done record")
 }

@@ -487,6 +487,9 @@ func (s *State) Status() msg.Status {
 			st.Outcomes[classNames[c]] = v
 		}
 	}
+	if v := s.count[cRobotsGiveUp]; v > 0 {
+		st.Rejected["robots_unavailable"] = v
+	}
 	st.TopHosts = s.topHostsLocked(10)
 	return st
 }

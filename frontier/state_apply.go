@@ -283,8 +283,41 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		h.rules = nil
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.backOff(h, now, o.RetryAfter)
+		if int(h.rec.BackoffLevel) > s.cfg.Politeness.MaxRetries {
+			return s.giveUpHostLocked(tx, h, now)
+		}
 	}
 	return nil
+}
+
+// giveUpHostLocked finishes every queued URL of h, whose robots.txt stayed
+// unavailable through 1 + politeness.max_retries attempts, with reason
+// robots-unavailable: RFC 9309 forbids crawling such a host, and waiting
+// forever would keep a crawl from ending. URLs admitted later start a new
+// round of robots.txt attempts (the back-off is reset).
+func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, now time.Time) error {
+	q, ib, db := tx.Bucket(bucketQueue), tx.Bucket(bucketInbox), tx.Bucket(bucketDone)
+	n := 0
+	for {
+		hd, ok, err := s.peekLocked(q, ib, h)
+		if err != nil || !ok {
+			if err == nil && n > 0 {
+				s.log.Warn("frontier: robots.txt unavailable; gave up the host's queued URLs",
+					"host", h.name, "urls", n, "robots_status", h.rec.RobotsHTTP)
+			}
+			h.rec.BackoffLevel = 0
+			h.dirty = true
+			return err
+		}
+		if err := s.popLocked(q, ib, h, hd); err != nil {
+			return err
+		}
+		if err := s.finishLocked(db, h, hd.rec.URL, 0, doneRobotsUnavailable, now); err != nil {
+			return err
+		}
+		s.count[cRobotsGiveUp]++
+		n++
+	}
 }
 
 // has reports whether b holds key. Not b.Get(key) != nil: a key put with

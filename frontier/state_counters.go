@@ -83,8 +83,11 @@ const (
 	cRetries       // URLs requeued after a transient failure
 	cFailed        // URLs given up after max_retries
 	cRejectBase
-	cClassBase  = cRejectBase + int(NumReasons)
-	numCounters = cClassBase + numClasses
+	cClassBase = cRejectBase + int(NumReasons)
+	// cRobotsGiveUp counts URLs given up because their host's robots.txt
+	// stayed unavailable (appended after the classes: only append).
+	cRobotsGiveUp = cClassBase + numClasses
+	numCounters   = cRobotsGiveUp + 1
 )
 
 // counters are the shard's persistent counts, written in the same

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,5 +116,35 @@ func TestRunStopsAtMaxPagesAndResumes(t *testing.T) {
 	rep := web.Report(synthweb.ReportOptions{})
 	if len(rep.Missed) > 0 || len(rep.Repeated) > 0 {
 		t.Fatalf("after resume: %d missed, %d fetched twice: %v %v", len(rep.Missed), len(rep.Repeated), rep.Missed, rep.Repeated)
+	}
+}
+
+// A site that cannot be reached ends the crawl: robots.txt stays
+// unavailable through its retries and the host's URLs are given up
+// (RFC 9309: complete disallow), instead of waiting forever.
+func TestRunEndsWhenTheSiteIsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Frontier.Filter.Capacity = 1000
+	cfg.Frontier.MetricsAddr = ""
+	cfg.Politeness.MinDelay = 0
+	cfg.Politeness.BackoffBase = 10 * time.Millisecond
+	cfg.Crawler.AllowPrivateNetworks = true
+	cfg.Crawler.ConnectTimeout = time.Second
+	cfg.Crawl.Seeds = []string{"http://" + addr + "/"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err := Run(ctx, Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.StopReason != StopDone || sum.Frontier.Rejected["robots_unavailable"] != 1 || sum.Frontier.Queued != 0 {
+		t.Fatalf("unreachable site: stop %q, frontier %+v", sum.StopReason, sum.Frontier)
 	}
 }
