@@ -46,6 +46,10 @@ type Option func(*options)
 // WithLayout chooses the layout; the default is Standard.
 func WithLayout(l Layout) Option { return func(o *options) { o.layout = l } }
 
+// ChunkBytes is the size of the chunks Checkpoint writes: the cost of a
+// checkpoint is Stats().DirtyChunks x ChunkBytes() bytes.
+func (f *Filter) ChunkBytes() int { return 8 << f.chunkShift }
+
 // WithChunkBytes sets the checkpoint chunk size: a power of two from 4 KiB
 // to 64 MiB. The default is DefaultChunkBytes. Smaller chunks make a
 // checkpoint after few new keys cheaper and the chunk count larger.

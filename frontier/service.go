@@ -121,6 +121,7 @@ type Service struct {
 
 	mu struct {
 		sync.Mutex
+		str  jetstream.Stream   // set by Run once the stream exists
 		cons jetstream.Consumer // set by Run once the consumer exists
 	}
 }
@@ -239,7 +240,8 @@ func (s *Service) Run(ctx context.Context) error {
 
 // setup declares the stream and creates or updates the shard's consumer.
 func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
-	if _, err := bus.EnsureStream(ctx, s.js, s.opts.Config.NATS); err != nil {
+	str, err := bus.EnsureStream(ctx, s.js, s.opts.Config.NATS)
+	if err != nil {
 		return nil, fmt.Errorf("frontier: %w", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, bus.DefaultConnectTimeout)
@@ -258,7 +260,7 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 		return nil, fmt.Errorf("frontier: consumer %s on stream %s: %w", s.durable, s.stream, err)
 	}
 	s.mu.Lock()
-	s.mu.cons = cons
+	s.mu.str, s.mu.cons = str, cons
 	s.mu.Unlock()
 	return cons, nil
 }
@@ -284,13 +286,30 @@ func (s *Service) tick(ctx context.Context, fatal func(error)) {
 				s.log.Debug("leases expired", "n", n)
 			}
 		case <-ckpt.C:
-			if err := s.checkpoint(); err != nil {
+			if err := s.checkpointIfDue(); err != nil {
 				// The checkpoint's transaction rolled back; the journal
 				// still covers every admitted key, so the next one retries.
 				s.log.Error("checkpoint failed; will retry", "err", err)
 			}
 		}
 	}
+}
+
+// checkpointIfDue is the periodic checkpoint: it compacts the inbox every
+// interval and writes the filter only when State.CheckpointIfDue says the
+// journal is worth truncating.
+func (s *Service) checkpointIfDue() error {
+	start := time.Now()
+	cs, did, err := s.st.CheckpointIfDue()
+	if err != nil {
+		s.m.checkpointErrors.Inc()
+		return fmt.Errorf("frontier: checkpoint: %w", err)
+	}
+	if did {
+		s.m.checkpointSeconds.Observe(time.Since(start).Seconds())
+		s.log.Debug("checkpoint", "chunks", cs.Chunks, "bytes", cs.Bytes, "took", time.Since(start))
+	}
+	return nil
 }
 
 func (s *Service) checkpoint() error {
@@ -324,19 +343,33 @@ func (s *Service) Status() msg.Status {
 	return st
 }
 
-// pending reads the shard's backlog: the consumer's undelivered plus
-// unacked messages, or before Run has created the consumer, the stream's
-// messages on the shard's links and done subjects (the same number under
-// work-queue retention). When NATS does not answer it returns the last
-// value read.
+// pending reads the shard's backlog. Under the work-queue retention that
+// bus.EnsureStream declares, a message stays in the stream until its ack
+// is processed, so the stream's message count on the shard's links and
+// done subjects is exactly what is not yet committed and acked; unlike the
+// consumer's NumPending, which the server updates asynchronously, it
+// already includes every message whose publish was acked. For a stream
+// declared otherwise it falls back to the consumer's pending plus unacked
+// counts. When NATS does not answer it returns the last value read.
 func (s *Service) pending() int64 {
 	s.mu.Lock()
-	cons := s.mu.cons
+	str, cons := s.mu.str, s.mu.cons
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
+	if str == nil { // before Run: look it up
+		var err error
+		str, err = s.js.Stream(ctx, s.stream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return 0 // nothing was ever published
+		}
+		if err != nil {
+			s.log.Debug("stream info", "err", err)
+			return s.lastPending.Load()
+		}
+	}
 	var p int64
-	if cons != nil {
+	if str.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy && cons != nil {
 		info, err := cons.Info(ctx)
 		if err != nil {
 			s.log.Debug("consumer info", "err", err)
@@ -344,15 +377,9 @@ func (s *Service) pending() int64 {
 		}
 		p = int64(info.NumPending) + int64(info.NumAckPending)
 	} else {
-		str, err := s.js.Stream(ctx, s.stream)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return 0 // nothing was ever published
-		}
+		info, err := str.Info(ctx, jetstream.WithSubjectFilter(s.subj.Prefix+".*."+strconv.Itoa(s.shard)))
 		if err != nil {
-			return s.lastPending.Load()
-		}
-		info, err := str.Info(ctx, jetstream.WithSubjectFilter(s.subj.Prefix+".>"))
-		if err != nil {
+			s.log.Debug("stream info", "err", err)
 			return s.lastPending.Load()
 		}
 		p = int64(info.State.Subjects[s.subj.Links(s.shard)] + info.State.Subjects[s.subj.Done(s.shard)])
