@@ -326,11 +326,11 @@ func (s *Service) checkpoint() error {
 }
 
 // Status is the shard's progress: the State's counters, plus Pending (the
-// consumer's backlog: messages not yet delivered plus delivered but not
-// acked, read from the server with a short timeout, else the last value
-// read) and the messages this service dead-lettered since it started.
-// Safe for concurrent use; the consumer is read before the State so that a
-// zero Pending implies every earlier message is reflected in the counts.
+// shard's messages not yet committed and acked, read from the server with
+// a short timeout, else the last value read; see pending) and the messages
+// this service dead-lettered since it started. Safe for concurrent use;
+// the backlog is read before the State so that a zero Pending implies
+// every message published before the call is reflected in the counts.
 func (s *Service) Status() msg.Status {
 	pending := s.pending()
 	st := s.st.Status()
