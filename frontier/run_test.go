@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/trawlhq/trawl/internal/bus/bustest"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // freeAddr returns a loopback address nothing listens on (just closed).
@@ -57,11 +54,7 @@ func TestRunServesMetrics(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg, nc, nil) }()
 
-	h := &svcHarness{t: t, cfg: cfg, nc: nc, subj: msg.NewSubjects(cfg.NATS.Prefix)}
-	var err error
-	if h.js, err = jetstream.New(nc); err != nil {
-		t.Fatal(err)
-	}
+	h := publisher(t, cfg, nc)
 	h.links("", 0, "http://a.test/", "http://a.test/b")
 	metrics := ""
 	for deadline := time.Now().Add(svcWait); !strings.Contains(metrics, `trawl_frontier_urls_admitted_total{shard="0"} 2`); {

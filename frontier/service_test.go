@@ -54,22 +54,18 @@ type svcHarness struct {
 
 func startService(t testing.TB, e *bus.Embedded, cfg config.Config) *svcHarness {
 	t.Helper()
-	nc := bustest.Connect(t, e)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := publisher(t, cfg, bustest.Connect(t, e))
 	st, err := Open(Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := NewService(nc, st, ServiceOptions{Config: cfg, AckWait: 2 * time.Second})
+	svc, err := NewService(h.nc, st, ServiceOptions{Config: cfg, AckWait: 2 * time.Second})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &svcHarness{t: t, cfg: cfg, nc: nc, js: js, subj: msg.NewSubjects(cfg.NATS.Prefix), st: st, svc: svc, cancel: cancel, done: make(chan error, 1)}
+	h.st, h.svc, h.cancel, h.done = st, svc, cancel, make(chan error, 1)
 	go func() { h.done <- svc.Run(ctx) }()
 	t.Cleanup(func() { h.stop() })
 	h.waitServing()
@@ -483,15 +479,32 @@ func TestControlErrors(t *testing.T) {
 	}
 }
 
-func TestNewServiceRejects(t *testing.T) {
-	e := bustest.Start(t)
-	cfg := svcConfig(t, e)
-	nc := bustest.Connect(t, e)
+// openState opens a State for cfg, closed by t.Cleanup.
+func openState(t testing.TB, cfg config.Config) *State {
+	t.Helper()
 	st, err := Open(Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// publisher is a svcHarness without a service: a crawler's side of NATS.
+func publisher(t testing.TB, cfg config.Config, nc *nats.Conn) *svcHarness {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &svcHarness{t: t, cfg: cfg, nc: nc, js: js, subj: msg.NewSubjects(cfg.NATS.Prefix)}
+}
+
+func TestNewServiceRejects(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	nc := bustest.Connect(t, e)
+	st := openState(t, cfg)
 	if _, err := NewService(nil, st, ServiceOptions{Config: cfg}); err == nil {
 		t.Error("nil connection accepted")
 	}
@@ -518,22 +531,14 @@ func TestStatusPendingBeforeRun(t *testing.T) {
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	nc := bustest.Connect(t, e)
-	st, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc, err := NewService(nc, st, ServiceOptions{Config: cfg})
+	svc, err := NewService(nc, openState(t, cfg), ServiceOptions{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := svc.Status().Pending; p != 0 {
 		t.Fatalf("pending %d before any stream exists, want 0", p)
 	}
-	h := &svcHarness{t: t, cfg: cfg, nc: nc, subj: msg.NewSubjects(cfg.NATS.Prefix)}
-	if h.js, err = jetstream.New(nc); err != nil {
-		t.Fatal(err)
-	}
+	h := publisher(t, cfg, nc)
 	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
 	defer cancel()
 	if _, err := bus.EnsureStream(ctx, h.js, cfg.NATS); err != nil {
