@@ -24,8 +24,12 @@ import (
 // Worker loop timings.
 const (
 	leaseRequestTimeout = 2 * time.Second
-	pollBackoffMin      = 50 * time.Millisecond  // after an empty lease reply
-	pollBackoffSpread   = 200 * time.Millisecond // plus up to this much jitter
+	// After an empty lease reply. Short: an empty request costs the
+	// frontier a heap peek, while every millisecond here is a millisecond
+	// each ready host waits (with one fetch in flight per host, the lease
+	// cycle bounds a small crawl's speed).
+	pollBackoffMin    = 10 * time.Millisecond
+	pollBackoffSpread = 40 * time.Millisecond // plus up to this much jitter
 	// drainGrace bounds how long Run waits, after ctx ends and the last
 	// fetch is done, for publishes that keep failing.
 	drainGrace = 30 * time.Second
@@ -66,6 +70,14 @@ type Worker struct {
 	// Outputs, opened by Run.
 	fetchLog *FetchLog
 	archiver *Archiver
+
+	// Lease replies arrive on one inbox for the worker's whole life, so a
+	// reply that comes after its request timed out (a frontier busy
+	// committing) is still received and its leases fetched. With a
+	// per-request inbox such a reply was dropped and its hosts stayed
+	// blocked until the leases expired (lease_timeout, 2 min).
+	leaseInbox   string
+	leaseReplies chan *nats.Msg
 }
 
 // NewWorker checks opts and prepares a worker on nc. Nothing is fetched or
@@ -120,6 +132,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer w.client.Close()
+
+	w.leaseInbox = w.nc.NewInbox()
+	w.leaseReplies = make(chan *nats.Msg, 64)
+	sub, err := w.nc.ChanSubscribe(w.leaseInbox, w.leaseReplies)
+	if err != nil {
+		return fmt.Errorf("fetcher: lease inbox: %w", err)
+	}
+	defer sub.Unsubscribe()
 
 	// Publishing continues after ctx ends, for drainGrace past the last
 	// fetch.
@@ -206,24 +226,36 @@ loop:
 		cancelPub() // fetches are over by now; stop retrying publishes
 		<-done
 	}
-	err := w.closeOutputs()
+	err = w.closeOutputs()
 	if pubErrs > 0 {
 		err = errors.Join(err, fmt.Errorf("fetcher: %d lease results were not acknowledged by JetStream; their leases will expire and be fetched again", pubErrs))
 	}
 	return err
 }
 
-// requestLeases asks the frontiers for up to n leases. The request is not
+// requestLeases asks the frontiers for up to n leases and returns the next
+// reply on the worker's lease inbox: the answer to this request, or a late
+// answer to an earlier one (whose leases are just as valid). A reply that
+// has already arrived is returned without asking again. The request is not
 // tied to Run's ctx: leases granted while shutting down are still fetched.
 func (w *Worker) requestLeases(n uint32) (*msg.LeaseReply, error) {
-	req := msg.LeaseRequest{Crawler: w.opts.ID, Max: n}
-	data, err := req.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := w.nc.Request(w.opts.Subjects.Work(), data, leaseRequestTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("fetcher: lease request: %w", err)
+	var resp *nats.Msg
+	select {
+	case resp = <-w.leaseReplies:
+	default:
+		req := msg.LeaseRequest{Crawler: w.opts.ID, Max: n}
+		data, err := req.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		if err := w.nc.PublishRequest(w.opts.Subjects.Work(), w.leaseInbox, data); err != nil {
+			return nil, fmt.Errorf("fetcher: lease request: %w", err)
+		}
+		select {
+		case resp = <-w.leaseReplies:
+		case <-time.After(leaseRequestTimeout):
+			return nil, fmt.Errorf("fetcher: lease request: %w", nats.ErrTimeout)
+		}
 	}
 	var reply msg.LeaseReply
 	if len(resp.Data) == 0 {
