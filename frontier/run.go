@@ -19,7 +19,7 @@ import (
 
 // Run is a frontier process: it opens the State for cfg (the shard's bbolt
 // file), runs a Service over nc until ctx is done or a fatal error, and
-// closes the State (a final checkpoint). The caller owns nc. When
+// closes the State (checkpointing if due). The caller owns nc. When
 // frontier.metrics_addr is set, Prometheus metrics and the status page are
 // served there for as long as Run runs.
 func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger) (err error) {

@@ -231,7 +231,7 @@ func (s *Service) Run(ctx context.Context) error {
 		s.log.Error("frontier stopping on a fatal error; restart it to recover from its file", "err", ingestErr)
 		return ingestErr
 	}
-	if err := s.checkpoint(); err != nil {
+	if err := s.checkpointIfDue(); err != nil {
 		return err
 	}
 	s.log.Info("frontier stopped")
@@ -309,19 +309,6 @@ func (s *Service) checkpointIfDue() error {
 		s.m.checkpointSeconds.Observe(time.Since(start).Seconds())
 		s.log.Debug("checkpoint", "chunks", cs.Chunks, "bytes", cs.Bytes, "took", time.Since(start))
 	}
-	return nil
-}
-
-func (s *Service) checkpoint() error {
-	start := time.Now()
-	cs, err := s.st.Checkpoint()
-	if err != nil {
-		s.m.checkpointErrors.Inc()
-		return fmt.Errorf("frontier: checkpoint: %w", err)
-	}
-	d := time.Since(start)
-	s.m.checkpointSeconds.Observe(d.Seconds())
-	s.log.Debug("checkpoint", "chunks", cs.Chunks, "bytes", cs.Bytes, "took", d)
 	return nil
 }
 

@@ -25,9 +25,12 @@ const (
 	maxHeaderValue    = 512
 )
 
+// batchIdleGap ends a batch early when no message arrives for this long.
+const batchIdleGap = 5 * time.Millisecond
+
 // ingest pulls the shard's messages in batches of at most FetchBatch
 // messages or BatchBytes bytes, waiting at most commit_interval after the
-// first one, and commits each batch. It returns nil once ctx is done and the buffered messages are
+// first one (or until the stream is quiet for batchIdleGap), and commits each batch. It returns nil once ctx is done and the buffered messages are
 // applied, or the first fatal error.
 func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(2 * s.opts.FetchBatch))
@@ -52,7 +55,10 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 		deadline := time.Now().Add(s.commitInterval)
 		var endErr error
 		for len(batch) < s.opts.FetchBatch && size < s.opts.BatchBytes {
-			wait := time.Until(deadline)
+			// Greedy: take what keeps arriving, but stop as soon as the
+			// stream goes quiet for batchIdleGap, so a lone outcome is
+			// applied in milliseconds, not after the whole commit_interval.
+			wait := min(time.Until(deadline), batchIdleGap)
 			if wait <= 0 {
 				break
 			}
