@@ -49,7 +49,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	cfg.Log.Level = "warn" // the progress line and the report say what matters
-	opts := crawl.DemoOptions{Web: web, Config: cfg, Logger: newLogger(cfg.Log, stderr)}
+	opts := crawl.DemoOptions{Web: web, Config: cfg, Logger: cli.NewLogger(cfg.Log, stderr)}
 	if *dataDir != "" {
 		opts.Config.DataDir, opts.KeepData = *dataDir, true
 	}

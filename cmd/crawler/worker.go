@@ -149,7 +149,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	if standalone {
 		return oneCommandCrawl(cfg, stdout, stderr)
 	}
-	log := newLogger(cfg.Log, stderr)
+	log := cli.NewLogger(cfg.Log, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// shardsGiven: the shard count came from a flag, the file or the
@@ -176,7 +176,7 @@ func oneCommandCrawl(cfg config.Config, stdout, stderr io.Writer) int {
 	if terminal && cfg.Origin("log.level") == "" {
 		cfg.Log.Level = "warn" // the progress line says what matters; -log.level via TRAWL_LOG_LEVEL
 	}
-	log := newLogger(cfg.Log, stderr)
+	log := cli.NewLogger(cfg.Log, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := crawl.Run(ctx, crawl.Options{Config: cfg, Logger: log, Progress: stderr, Terminal: terminal})
@@ -261,15 +261,4 @@ func serveMetrics(addr string, w *fetcher.Worker, log *slog.Logger) (func(), err
 		defer cancel()
 		srv.Shutdown(ctx)
 	}, nil
-}
-
-// newLogger builds the handler log.format and log.level ask for.
-func newLogger(c config.Log, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(c.Level))
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }

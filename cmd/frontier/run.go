@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -87,7 +86,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stdout, "configuration valid: shard %d of %d, state file %s\n", cfg.Frontier.Shard, cfg.Frontier.Shards, stateFile(cfg))
 		return cli.ExitOK
 	}
-	log := newLogger(cfg.Log, stderr)
+	log := cli.NewLogger(cfg.Log, stderr)
 	nc, err := bus.Connect(ctx, cfg.NATS, "trawl-frontier-"+strconv.Itoa(cfg.Frontier.Shard), log)
 	if err != nil {
 		log.Error("frontier: cannot reach NATS", "err", err)
@@ -143,17 +142,4 @@ func stateFile(cfg config.Config) string {
 		return cfg.Frontier.DataFile
 	}
 	return fmt.Sprintf("%s/frontier-%d-of-%d.db", strings.TrimRight(cfg.DataDir, "/"), cfg.Frontier.Shard, cfg.Frontier.Shards)
-}
-
-// newLogger is the one place the frontier chooses its log handler.
-func newLogger(l config.Log, w io.Writer) *slog.Logger {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(l.Level)); err != nil {
-		level = slog.LevelInfo
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	if l.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -53,6 +53,10 @@ func (s *Set) Main(args []string) int {
 		switch args[0] {
 		case "help", "-h", "-help", "--help":
 			s.PrintUsage(os.Stdout)
+			if c, ok := s.cmds[""]; ok {
+				fmt.Fprintln(os.Stdout)
+				c.Run([]string{"-h"}) // the default command's own flags
+			}
 			return ExitOK
 		}
 	}
