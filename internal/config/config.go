@@ -162,7 +162,7 @@ func Default() Config {
 			LeaseTimeout:       2 * time.Minute,
 			MaxInflightPerHost: 1,
 			MaxLeasesPerReply:  64,
-			CommitInterval:     50 * time.Millisecond,
+			CommitInterval:     10 * time.Millisecond,
 			MetricsAddr:        "127.0.0.1:9464",
 		},
 		Politeness: Politeness{
