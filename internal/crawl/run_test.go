@@ -11,8 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
@@ -147,4 +152,83 @@ func TestRunEndsWhenTheSiteIsUnreachable(t *testing.T) {
 	if sum.StopReason != StopDone || sum.Frontier.Rejected["robots_unavailable"] != 1 || sum.Frontier.Queued != 0 {
 		t.Fatalf("unreachable site: stop %q, frontier %+v", sum.StopReason, sum.Frontier)
 	}
+}
+
+// --expose-nats: a crawler process elsewhere joins a one-command crawl with
+// nothing but the NATS URL, takes a share of the work, and the crawl still
+// fetches every page exactly once.
+func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
+	wc := synthweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost = 8, 60
+	wc.Latency = 5 * time.Millisecond
+	web, err := synthweb.Start(context.Background(), wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := testConfig(t, web, t.TempDir())
+	cfg.NATS.Expose = addr
+	cfg.Crawler.Workers = 2
+	cfg.Politeness.MinDelay = 5 * time.Millisecond
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	type result struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+		done <- result{sum, err}
+	}()
+
+	// The joining crawler: only the URL (it learns the shard count).
+	var nc *nats.Conn
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		nc, err = nats.Connect("nats://"+addr, nats.Timeout(time.Second))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("joining the exposed NATS at %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	defer nc.Close()
+	shards, err := monitor.ShardCount(ctx, nc, msg.NewSubjects(""))
+	if err != nil || shards != 1 {
+		t.Fatalf("shard count from the standalone frontier: %d, %v", shards, err)
+	}
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: msg.NewSubjects(""), Shards: shards, ID: "joiner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopW := context.WithCancel(ctx)
+	werr := make(chan error, 1)
+	go func() { werr <- w.Run(wctx) }()
+
+	r := <-done
+	stopW()
+	if err := <-werr; err != nil {
+		t.Errorf("joining worker: %v", err)
+	}
+	if r.err != nil || r.sum.StopReason != StopDone || r.sum.NATS == "" {
+		t.Fatalf("crawl: %v, %+v", r.err, r.sum)
+	}
+	joined := w.Stats().Fetched
+	if joined == 0 || r.sum.Fetched == 0 {
+		t.Errorf("the work was not shared: standalone fetched %d, joining crawler %d", r.sum.Fetched, joined)
+	}
+	rep := web.Report(synthweb.ReportOptions{})
+	if len(rep.Missed) > 0 || len(rep.Repeated) > 0 || rep.Fetched != rep.Want {
+		t.Errorf("two crawlers: fetched %d of %d, %d missed, %d twice", rep.Fetched, rep.Want, len(rep.Missed), len(rep.Repeated))
+	}
+	t.Logf("standalone fetched %d, joining crawler %d", r.sum.Fetched, joined)
 }
