@@ -30,7 +30,7 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawler seed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "configuration file")
-	natsURL := fs.String("nats", "", "NATS URL (default: nats.url of the configuration)")
+	fs.String("nats", "", "NATS URL (default: nats.url of the configuration)")
 	shards := fs.Int("shards", 0, "frontier shards (0: ask the running frontiers)")
 	file := fs.String("file", "", "read seed URLs from this file, one per line (- for stdin)")
 	ask := fs.Duration("ask-timeout", 30*time.Second, "how long to wait for the frontiers to say how many shards there are")
@@ -42,12 +42,12 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	cfg, err := config.Load(*cfgPath)
+	if err == nil {
+		err = cli.ApplyFlags(fs, &cfg, map[string]string{"nats": "nats.url"})
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage
-	}
-	if *natsURL != "" {
-		cfg.NATS.URL = *natsURL
 	}
 	seeds := fs.Args()
 	if *file != "" {

@@ -52,22 +52,22 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "configuration `file` (YAML); TRAWL_* environment variables override it, flags override both")
-	natsURL := fs.String("nats", "", "NATS `URL`(s) of the crawl, comma-separated (nats.url); runs a fetch worker")
+	fs.String("nats", "", "NATS `URL`(s) of the crawl, comma-separated (nats.url); runs a fetch worker")
 	checkOnly := fs.Bool("check-config", false, "validate the configuration and exit")
 	shards := fs.Int("shards", 0, "frontier shards (frontier.shards); 0 asks the running frontiers")
-	workers := fs.Int("workers", 0, "concurrent fetches (crawler.workers, default 64)")
-	ua := fs.String("user-agent", "", "User-Agent header (crawler.user_agent); the robots token is derived from it")
-	allowPrivate := fs.Bool("allow-private-networks", false, "let the crawler connect to loopback and private addresses (crawler.allow_private_networks)")
-	fetchLog := fs.String("fetch-log", "", "append one JSON line per fetch to this `file` (crawler.fetch_log)")
-	warcDir := fs.String("warc-dir", "", "write WARC/1.1 files into this `directory` (crawler.warc_dir)")
-	maxBody := fs.String("max-body", "", "body size cap, e.g. 10MiB (crawler.max_body)")
+	fs.Int("workers", 0, "concurrent fetches (crawler.workers, default 64)")
+	fs.String("user-agent", "", "User-Agent header (crawler.user_agent); the robots token is derived from it")
+	fs.Bool("allow-private-networks", false, "let the crawler connect to loopback and private addresses (crawler.allow_private_networks)")
+	fs.String("fetch-log", "", "append one JSON line per fetch to this `file` (crawler.fetch_log)")
+	fs.String("warc-dir", "", "write WARC/1.1 files into this `directory` (crawler.warc_dir)")
+	fs.String("max-body", "", "body size cap, e.g. 10MiB (crawler.max_body)")
 	// The one-command crawl's own flags (crawler [flags] SEED_URL...).
-	dataDir := fs.String("data-dir", "", "state of a one-command crawl: frontier file and NATS store (data_dir, default ./trawl-data)")
-	minDelay := fs.String("min-delay", "", "least time between two fetches of a host, e.g. 1s; 0 for your own sites (politeness.min_delay)")
-	maxPages := fs.String("max-pages", "", "stop after this many pages (crawl.max_pages)")
-	maxDuration := fs.String("max-duration", "", "stop after this long, e.g. 10m (crawl.max_duration)")
-	summaryJSON := fs.String("summary-json", "", "also write the final summary as JSON to this `file` (crawl.summary_json)")
-	exposeNATS := fs.String("expose-nats", "", "let other crawlers join this crawl: serve its NATS on this `address`, e.g. 0.0.0.0:4222 (nats.expose)")
+	fs.String("data-dir", "", "state of a one-command crawl: frontier file and NATS store (data_dir, default ./trawl-data)")
+	fs.String("min-delay", "", "least time between two fetches of a host, e.g. 1s; 0 for your own sites (politeness.min_delay)")
+	fs.String("max-pages", "", "stop after this many pages (crawl.max_pages)")
+	fs.String("max-duration", "", "stop after this long, e.g. 10m (crawl.max_duration)")
+	fs.String("summary-json", "", "also write the final summary as JSON to this `file` (crawl.summary_json)")
+	fs.String("expose-nats", "", "let other crawlers join this crawl: serve its NATS on this `address`, e.g. 0.0.0.0:4222 (nats.expose)")
 	var resolve resolveFlag
 	fs.Var(&resolve, "resolve", "connect to ip:port for host:port, like curl --resolve (`host:port=ip:port`, repeatable; crawler.resolve)")
 	fs.Usage = func() {
@@ -88,48 +88,19 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	// Flags given on the command line override the file and environment.
-	set := map[string]string{}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "nats":
-			set["nats.url"] = *natsURL
-		case "shards":
-			if *shards != 0 {
-				set["frontier.shards"] = strconv.Itoa(*shards)
-			}
-		case "workers":
-			set["crawler.workers"] = strconv.Itoa(*workers)
-		case "user-agent":
-			set["crawler.user_agent"] = *ua
-		case "allow-private-networks":
-			set["crawler.allow_private_networks"] = strconv.FormatBool(*allowPrivate)
-		case "fetch-log":
-			set["crawler.fetch_log"] = *fetchLog
-		case "warc-dir":
-			set["crawler.warc_dir"] = *warcDir
-		case "max-body":
-			set["crawler.max_body"] = *maxBody
-		case "resolve":
-			set["crawler.resolve"] = resolve.String()
-		case "data-dir":
-			set["data_dir"] = *dataDir
-		case "min-delay":
-			set["politeness.min_delay"] = *minDelay
-		case "max-pages":
-			set["crawl.max_pages"] = *maxPages
-		case "max-duration":
-			set["crawl.max_duration"] = *maxDuration
-		case "summary-json":
-			set["crawl.summary_json"] = *summaryJSON
-		case "expose-nats":
-			set["nats.expose"] = *exposeNATS
-		}
+	err = cli.ApplyFlags(fs, &cfg, map[string]string{
+		"nats": "nats.url", "workers": "crawler.workers", "user-agent": "crawler.user_agent",
+		"allow-private-networks": "crawler.allow_private_networks", "fetch-log": "crawler.fetch_log",
+		"warc-dir": "crawler.warc_dir", "max-body": "crawler.max_body", "resolve": "crawler.resolve",
+		"data-dir": "data_dir", "min-delay": "politeness.min_delay", "max-pages": "crawl.max_pages",
+		"max-duration": "crawl.max_duration", "summary-json": "crawl.summary_json", "expose-nats": "nats.expose",
 	})
-	for path, v := range set {
-		if err := cfg.Set(path, v); err != nil {
-			fmt.Fprintln(stderr, err)
-			return cli.ExitUsage
-		}
+	if err == nil && *shards != 0 { // 0, the default, means: ask the frontiers
+		err = cfg.Set("frontier.shards", strconv.Itoa(*shards))
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return cli.ExitUsage
 	}
 	standalone := cfg.NATS.URL == ""
 	if standalone {

@@ -114,16 +114,8 @@ func loadConfig(fs *flag.FlagSet, path string) (config.Config, error) {
 	for _, f := range configFlags {
 		paths[f.name] = f.path
 	}
-	var errs []error
-	fs.Visit(func(f *flag.Flag) {
-		if p, ok := paths[f.Name]; ok {
-			if err := cfg.Set(p, f.Value.String()); err != nil {
-				errs = append(errs, fmt.Errorf("--%s: %w", f.Name, err))
-			}
-		}
-	})
-	if len(errs) > 0 {
-		return cfg, errors.Join(errs...)
+	if err := cli.ApplyFlags(fs, &cfg, paths); err != nil {
+		return cfg, err
 	}
 	return cfg, cfg.Validate(checkCanonical)
 }

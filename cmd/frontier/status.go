@@ -27,7 +27,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("frontier status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "configuration file")
-	natsURL := fs.String("nats", "", "NATS URL (default: nats.url of the configuration)")
+	fs.String("nats", "", "NATS URL (default: nats.url of the configuration)")
 	shards := fs.Int("shards", 0, "shards to wait for (0: learn from the first answer)")
 	asJSON := fs.Bool("json", false, "print JSON: {total, shards}")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for answers")
@@ -35,12 +35,12 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	cfg, err := config.Load(*cfgPath)
+	if err == nil {
+		err = cli.ApplyFlags(fs, &cfg, map[string]string{"nats": "nats.url"})
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage
-	}
-	if *natsURL != "" {
-		cfg.NATS.URL = *natsURL
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()

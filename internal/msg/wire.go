@@ -122,28 +122,16 @@ func (d *decoder) fail(err error, field string) {
 	}
 }
 
-func (d *decoder) uint(field string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		if n == 0 {
-			d.fail(ErrTruncated, field)
-		} else {
-			d.fail(ErrMalformed, field)
-		}
-		return 0
-	}
-	d.off += n
-	return v
-}
+func (d *decoder) uint(field string) uint64 { return varint(d, field, binary.Uvarint) }
+func (d *decoder) int(field string) int64   { return varint(d, field, binary.Varint) }
 
-func (d *decoder) int(field string) int64 {
+// varint reads one varint with read (binary.Uvarint or binary.Varint):
+// n == 0 means the input ended, n < 0 an overlong encoding.
+func varint[T uint64 | int64](d *decoder, field string, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b[d.off:])
+	v, n := read(d.b[d.off:])
 	if n <= 0 {
 		if n == 0 {
 			d.fail(ErrTruncated, field)

@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/trawlhq/trawl/internal/config"
+)
+
+// ApplyFlags sets, on cfg, the configuration key of every flag in paths
+// (flag name -> key path) that was given on the command line: flags are
+// the last layer, after the file and the environment, and a flag left out
+// must not reset what those set. Call it after fs.Parse. Every bad value
+// is reported, by flag.
+func ApplyFlags(fs *flag.FlagSet, cfg *config.Config, paths map[string]string) error {
+	var errs []error
+	fs.Visit(func(f *flag.Flag) {
+		if p, ok := paths[f.Name]; ok {
+			if err := cfg.Set(p, f.Value.String()); err != nil {
+				errs = append(errs, fmt.Errorf("--%s: %w", f.Name, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/trawlhq/trawl/internal/config"
+)
+
+func TestApplyFlags(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String("nats", "", "")
+	fs.Int("workers", 0, "")
+	fs.String("min-delay", "", "")
+	if err := fs.Parse([]string{"--nats", "nats://h:4222", "--min-delay", "0s"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Crawler.Workers = 7 // set by a file: a flag not given must keep it
+	paths := map[string]string{"nats": "nats.url", "workers": "crawler.workers", "min-delay": "politeness.min_delay"}
+	if err := ApplyFlags(fs, &cfg, paths); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NATS.URL != "nats://h:4222" || cfg.Crawler.Workers != 7 || cfg.Politeness.MinDelay != 0 || cfg.Origin("nats.url") != "flag" {
+		t.Errorf("flags not applied as given: url %q workers %d delay %v", cfg.NATS.URL, cfg.Crawler.Workers, cfg.Politeness.MinDelay)
+	}
+	fs2 := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs2.String("min-delay", "", "")
+	fs2.String("workers", "", "")
+	_ = fs2.Parse([]string{"--min-delay", "soon", "--workers", "many"})
+	err := ApplyFlags(fs2, &cfg, paths)
+	if err == nil || !strings.Contains(err.Error(), "--min-delay") || !strings.Contains(err.Error(), "--workers") {
+		t.Errorf("bad values not all reported by flag: %v", err)
+	}
+}
