@@ -221,8 +221,10 @@ func blockMasks(h uint64, k int, m *[8]uint64) {
 	}
 }
 
-// batchPositions bounds the positions TestAndAddHashes works on at once.
-const batchPositions = 256
+// batchPositions bounds the positions TestAndAddHashes works on at once:
+// 64 (9 keys at k = 7) keeps the prefetched lines within what a core can
+// have in flight; 256 measured about 10% slower per key at 1e9.
+const batchPositions = 64
 
 // TestAndAddHashes is TestAndAdd on precomputed Hash values: seen[i]
 // reports hs[i]. It works in groups of keys: while it sets the bits of one
