@@ -16,12 +16,12 @@ import (
 
 const workers = 32
 
-// site is the fast local site both crawlers get: 100 hosts x 100 pages, no
+// site is the fast local site both crawlers get: 100 hosts x 400 pages, no
 // robots rules, errors or private pages (Colly ignores robots.txt by
 // default, so both crawl the same set).
 func site(b *testing.B) *synthweb.Web {
 	wc := synthweb.DefaultConfig()
-	wc.Hosts, wc.PagesPerHost = 100, 100
+	wc.Hosts, wc.PagesPerHost = 100, 400
 	wc.RobotsFraction, wc.ErrorRate, wc.PrivatePages, wc.PrivateLinkFraction = 0, 0, 0, 0
 	web, err := synthweb.Start(context.Background(), wc)
 	if err != nil {
