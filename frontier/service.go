@@ -119,6 +119,8 @@ type Service struct {
 	decodeErrors atomic.Uint64 // messages dead-lettered since the service started
 	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
 
+	work chan *nats.Msg // lease requests, from the work subscription to workLoop
+
 	mu struct {
 		sync.Mutex
 		str  jetstream.Stream   // set by Run once the stream exists
@@ -143,6 +145,7 @@ func NewService(nc *nats.Conn, st *State, opts ServiceOptions) (*Service, error)
 		return nil, fmt.Errorf("frontier: jetstream: %w", err)
 	}
 	s := &Service{
+		work:            make(chan *nats.Msg, 4096),
 		nc:              nc,
 		js:              js,
 		st:              st,
@@ -214,6 +217,7 @@ func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	tickCtx, stopTicks := context.WithCancel(ctx)
 	wg.Go(func() { s.tick(tickCtx, fatal) })
+	wg.Go(func() { s.workLoop(tickCtx, fatal) })
 
 	ingestErr := s.ingest(ctx, cons)
 	for _, sub := range subs {

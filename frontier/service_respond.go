@@ -41,7 +41,7 @@ type ControlReply struct {
 // started so the caller can unsubscribe them.
 func (s *Service) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
 	var subs []*nats.Subscription
-	work, err := s.nc.QueueSubscribe(s.subj.Work(), s.subj.WorkQueue(), func(m *nats.Msg) { s.onWork(m, fatal) })
+	work, err := s.nc.ChanQueueSubscribe(s.subj.Work(), s.subj.WorkQueue(), s.work)
 	if err != nil {
 		return subs, fmt.Errorf("frontier: subscribe %s: %w", s.subj.Work(), err)
 	}
@@ -63,42 +63,90 @@ func (s *Service) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
 	return subs, nil
 }
 
-// onWork grants up to min(request Max, max_leases_per_reply) leases. A
+// workLoop answers lease requests until ctx is done. It takes every
+// request already waiting (it never waits for more) and serves them
+// together: State.Lease is one bbolt transaction with fsync, and one per
+// request made the lease path, under load, the frontier's largest cost.
+func (s *Service) workLoop(ctx context.Context, fatal func(error)) {
+	batch := make([]*nats.Msg, 0, maxWorkBatch)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-s.work:
+			batch = append(batch[:0], m)
+		}
+	more:
+		for len(batch) < maxWorkBatch {
+			select {
+			case m := <-s.work:
+				batch = append(batch, m)
+			default:
+				break more
+			}
+		}
+		s.serveWork(batch, fatal)
+	}
+}
+
+// maxWorkBatch bounds the lease requests served together.
+const maxWorkBatch = 256
+
+// serveWork grants each request of batch up to min(its Max,
+// max_leases_per_reply) leases, with as few State.Lease calls (each capped
+// at max_leases_per_reply) as the total allows, and replies to each. A
 // request that does not decode gets an empty reply and is counted; a
 // failing Lease is fatal (the State's memory may differ from its file).
-func (s *Service) onWork(m *nats.Msg, fatal func(error)) {
-	reply := msg.LeaseReply{Shard: uint32(s.shard)}
-	var req msg.LeaseRequest
-	if err := req.UnmarshalBinary(m.Data); err != nil {
-		s.m.leaseRequests.WithLabelValues("bad").Inc()
-		s.log.Debug("bad lease request", "err", err)
-	} else if n := min(int(req.Max), s.maxLeases); n > 0 {
-		leases, err := s.st.Lease(n)
+func (s *Service) serveWork(batch []*nats.Msg, fatal func(error)) {
+	want := make([]int, len(batch))
+	total := 0
+	for i, m := range batch {
+		var req msg.LeaseRequest
+		if err := req.UnmarshalBinary(m.Data); err != nil {
+			s.m.leaseRequests.WithLabelValues("bad").Inc()
+			s.log.Debug("bad lease request", "err", err)
+			continue
+		}
+		want[i] = min(int(req.Max), s.maxLeases)
+		total += want[i]
+	}
+	var pool []msg.Lease
+	for total > len(pool) {
+		ask := min(total-len(pool), s.maxLeases)
+		leases, err := s.st.Lease(ask)
 		if err != nil {
 			s.m.leaseRequests.WithLabelValues("error").Inc()
 			fatal(fmt.Errorf("frontier: lease: %w", err))
-		} else {
-			reply.Leases = leases
-			s.m.leasesGranted.Add(float64(len(leases)))
-			if len(leases) > 0 {
+			break
+		}
+		pool = append(pool, leases...)
+		if len(leases) < ask {
+			break // nothing more is ready
+		}
+	}
+	s.m.leasesGranted.Add(float64(len(pool)))
+	for i, m := range batch {
+		reply := msg.LeaseReply{Shard: uint32(s.shard)}
+		n := min(want[i], len(pool))
+		reply.Leases, pool = pool[:n:n], pool[n:]
+		if want[i] > 0 {
+			if n > 0 {
 				s.m.leaseRequests.WithLabelValues("granted").Inc()
 			} else {
 				s.m.leaseRequests.WithLabelValues("empty").Inc()
 			}
 		}
-	} else {
-		s.m.leaseRequests.WithLabelValues("empty").Inc()
-	}
-	if m.Reply == "" {
-		return // granted leases expire at their deadline
-	}
-	b, err := reply.MarshalBinary()
-	if err != nil { // more leases than a reply holds: a bug, not input
-		s.log.Error("encode lease reply", "err", err)
-		return
-	}
-	if err := m.Respond(b); err != nil {
-		s.log.Debug("lease reply not sent; the leases will expire", "err", err)
+		if m.Reply == "" {
+			continue // granted leases expire at their deadline
+		}
+		b, err := reply.MarshalBinary()
+		if err != nil { // more leases than a reply holds: a bug, not input
+			s.log.Error("encode lease reply", "err", err)
+			continue
+		}
+		if err := m.Respond(b); err != nil {
+			s.log.Debug("lease reply not sent; the leases will expire", "err", err)
+		}
 	}
 }
 
