@@ -24,12 +24,15 @@ import (
 // Worker loop timings.
 const (
 	leaseRequestTimeout = 2 * time.Second
-	// After an empty lease reply. Short: an empty request costs the
-	// frontier a heap peek, while every millisecond here is a millisecond
-	// each ready host waits (with one fetch in flight per host, the lease
-	// cycle bounds a small crawl's speed).
-	pollBackoffMin    = 10 * time.Millisecond
-	pollBackoffSpread = 40 * time.Millisecond // plus up to this much jitter
+	// After an empty lease reply the worker waits pollBackoff(streak):
+	// 2 ms after the first, doubling with each empty reply in a row up to
+	// 250 ms, plus up to a quarter of jitter; a granted lease resets it.
+	// Short at first because every millisecond here is a millisecond each
+	// ready host waits (with one fetch in flight per host the lease cycle
+	// bounds a crawl's speed); growing so that idle workers do not poll a
+	// frontier that has nothing to give.
+	pollBackoffMin = 2 * time.Millisecond
+	pollBackoffMax = 250 * time.Millisecond
 	// drainGrace bounds how long Run waits, after ctx ends and the last
 	// fetch is done, for publishes that keep failing.
 	drainGrace = 30 * time.Second
@@ -169,6 +172,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}()
 	}
 
+	empties := 0 // empty lease replies in a row
 	w.log.Info("crawler worker started", "id", w.opts.ID, "workers", w.opts.Config.Workers, "shards", w.opts.Shards, "agent", w.agent)
 loop:
 	for {
@@ -198,11 +202,14 @@ loop:
 			if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 				w.log.Debug("lease request failed", "err", err)
 			}
-			if sleep(ctx, pollBackoffMin+rand.N(pollBackoffSpread)) != nil {
+			d := pollBackoff(empties)
+			empties++
+			if sleep(ctx, d+rand.N(d/4+1)) != nil {
 				break loop
 			}
 			continue
 		}
+		empties = 0
 		w.stats.leases.Add(uint64(len(reply.Leases)))
 		for _, l := range reply.Leases {
 			if held > 0 {
@@ -426,4 +433,14 @@ func clip(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// pollBackoff is the wait after the streak-th empty lease reply in a row
+// (0 for the first).
+func pollBackoff(streak int) time.Duration {
+	d := pollBackoffMin
+	for ; streak > 0 && d < pollBackoffMax; streak-- {
+		d *= 2
+	}
+	return min(d, pollBackoffMax)
 }
