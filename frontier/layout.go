@@ -110,24 +110,15 @@ func (d *dec) fail(what string) {
 	}
 }
 
-func (d *dec) u(what string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(what)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *dec) u(what string) uint64 { return decVarint(d, what, binary.Uvarint) }
+func (d *dec) i(what string) int64  { return decVarint(d, what, binary.Varint) }
 
-func (d *dec) i(what string) int64 {
+// decVarint reads one varint with read (binary.Uvarint or binary.Varint).
+func decVarint[T uint64 | int64](d *dec, what string, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail(what)
 		return 0

@@ -82,13 +82,8 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return cli.ExitUsage
 	}
-	cfg, err := config.Load(*cfgPath)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return cli.ExitUsage
-	}
 	// Flags given on the command line override the file and environment.
-	err = cli.ApplyFlags(fs, &cfg, map[string]string{
+	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{
 		"nats": "nats.url", "workers": "crawler.workers", "user-agent": "crawler.user_agent",
 		"allow-private-networks": "crawler.allow_private_networks", "fetch-log": "crawler.fetch_log",
 		"warc-dir": "crawler.warc_dir", "max-body": "crawler.max_body", "resolve": "crawler.resolve",

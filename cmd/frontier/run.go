@@ -106,15 +106,12 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 // loadConfig layers defaults, the file, the environment and the flags that
 // were set, then validates (scope.canonical included).
 func loadConfig(fs *flag.FlagSet, path string) (config.Config, error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		return cfg, err
-	}
 	paths := map[string]string{}
 	for _, f := range configFlags {
 		paths[f.name] = f.path
 	}
-	if err := cli.ApplyFlags(fs, &cfg, paths); err != nil {
+	cfg, err := cli.LoadConfig(fs, path, paths)
+	if err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.Validate(checkCanonical)

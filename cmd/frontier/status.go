@@ -12,7 +12,6 @@ import (
 
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
-	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -34,10 +33,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return cli.ExitUsage
 	}
-	cfg, err := config.Load(*cfgPath)
-	if err == nil {
-		err = cli.ApplyFlags(fs, &cfg, map[string]string{"nats": "nats.url"})
-	}
+	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url"})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage

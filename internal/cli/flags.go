@@ -24,3 +24,13 @@ func ApplyFlags(fs *flag.FlagSet, cfg *config.Config, paths map[string]string) e
 	})
 	return errors.Join(errs...)
 }
+
+// LoadConfig is config.Load(path) (defaults, the file, the environment)
+// followed by ApplyFlags: every layer but validation.
+func LoadConfig(fs *flag.FlagSet, path string, paths map[string]string) (config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, ApplyFlags(fs, &cfg, paths)
+}
