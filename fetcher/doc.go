@@ -32,7 +32,9 @@
 // # Worker
 //
 // Worker.Run asks the frontiers for leases on Subjects.Work (core NATS
-// request/reply), fetches them with at most `workers` in flight, groups the
+// request/reply, answered on one inbox for the worker's life so that late
+// replies are still used; after an empty reply it waits 2 ms, doubling up
+// to 250 ms), fetches them with at most `workers` in flight, groups the
 // extracted links by owning shard and publishes one LinkBatch per shard,
 // then the Outcome, through JetStream. A lease's Outcome is published only
 // after its link batches are acknowledged, so an acknowledged outcome

@@ -65,8 +65,12 @@
 //     request gets an empty reply); <prefix>.status answers Status as JSON
 //     on every shard; <prefix>.control.<shard> answers ControlRequest
 //     (explain), see RequestExplain.
-//   - Timers: ExpireLeases every second, Checkpoint every
-//     checkpoint_interval and once more on a graceful stop.
+//   - Timers: ExpireLeases every second, CheckpointIfDue every
+//     checkpoint_interval and once more on a graceful stop (the filter is
+//     written only when the journal is worth truncating; see
+//     State.CheckpointIfDue).
+//   - Lease requests waiting together are served together, with as few
+//     State.Lease transactions as max_leases_per_reply allows.
 //
 // # Caveats
 //
@@ -81,9 +85,9 @@
 //     their queues at the first ExpireLeases.
 //   - Outcomes for unknown, finished or expired leases are ignored and
 //     counted ("stale").
-//   - The filter is checkpointed only by Checkpoint and Close; between
-//     checkpoints admitted keys are journaled in the same transaction that
-//     enqueues them.
+//   - The filter is checkpointed only by Checkpoint, CheckpointIfDue and
+//     Close (the last two only when due); between checkpoints admitted keys
+//     are journaled in the same transaction that enqueues them.
 //   - New URLs go to an append-only inbox; Compact (run by Checkpoint and
 //     Close, 100,000 records per transaction, the lock released between
 //     them) moves them into the per-host queues. The inbox costs 8 bytes of
