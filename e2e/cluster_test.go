@@ -73,7 +73,11 @@ func e2eWeb(t *testing.T) *synthweb.Web {
 const e2eDelay = 20 * time.Millisecond
 
 // e2eConfig is the configuration every process of a run gets.
-func e2eConfig(web *synthweb.Web, capacity uint64, fraction float64) map[string]any {
+// leaseTimeout is short only where a crawler is killed (its leases must come
+// back quickly); elsewhere the default (2 min) keeps a slow, loaded machine
+// from expiring a lease whose fetch is still on its way, which would fetch
+// a page twice.
+func e2eConfig(web *synthweb.Web, capacity uint64, fraction float64, leaseTimeout time.Duration) map[string]any {
 	return map[string]any{
 		"frontier": map[string]any{
 			"filter":              map[string]any{"capacity": capacity, "fp": 0.01},
@@ -100,7 +104,7 @@ func skipShort(t *testing.T) {
 func TestClusterCrawlsEveryPageOncePolitely(t *testing.T) {
 	skipShort(t)
 	web := e2eWeb(t)
-	c := startCluster(t, e2eConfig(web, 10_000_000, 1.0/64))
+	c := startCluster(t, e2eConfig(web, 10_000_000, 1.0/64, 2*time.Minute))
 	c.Seed(web.Seeds())
 	start := time.Now()
 	st := c.WaitIdle(6*time.Minute, nil)
@@ -125,7 +129,7 @@ func TestClusterCrawlsEveryPageOncePolitely(t *testing.T) {
 func TestClusterSurvivesCrawlerKill(t *testing.T) {
 	skipShort(t)
 	web := e2eWeb(t)
-	c := startCluster(t, e2eConfig(web, 10_000_000, 1.0/64))
+	c := startCluster(t, e2eConfig(web, 10_000_000, 1.0/64, 5*time.Second))
 	c.Seed(web.Seeds())
 	killed := false
 	c.WaitIdle(6*time.Minute, func(s msg.Status) {
@@ -163,7 +167,7 @@ func TestClusterAuditCoversTrueSkipRate(t *testing.T) {
 	skipShort(t)
 	for attempt := 1; attempt <= 2; attempt++ {
 		web := e2eWeb(t)
-		c := startCluster(t, e2eConfig(web, 8000, 1.0/16))
+		c := startCluster(t, e2eConfig(web, 8000, 1.0/16, 2*time.Minute))
 		c.Seed(web.Seeds())
 		st := c.WaitIdle(6*time.Minute, nil)
 		c.Stop()
