@@ -1,7 +1,7 @@
 package dedup
 
 import (
-	"fmt"
+	"github.com/trawlhq/trawl/internal/benchdata"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
@@ -28,28 +28,9 @@ var bench struct {
 	filters  map[Layout]*Filter
 }
 
-// benchKeys returns 4M distinct URL keys of 60 to 80 bytes.
-func benchKeys() [][]byte {
-	r := rand.New(rand.NewPCG(1, 2))
-	keys := make([][]byte, 1<<22)
-	// One arena, keys back to back, as they sit in a batch of messages.
-	arena := make([]byte, 0, len(keys)*80)
-	const pad = "abcdefghijklmnopqrstuvwxyz0123456789"
-	for i := range keys {
-		start := len(arena)
-		arena = fmt.Appendf(arena, "https://www.host%05d.example.com/articles/%08d/", r.IntN(100000), i)
-		want := 60 + r.IntN(21)
-		for len(arena)-start < want {
-			arena = append(arena, pad[r.IntN(len(pad))])
-		}
-		keys[i] = arena[start : start+want : start+want]
-	}
-	return keys
-}
-
 func benchSetup(b *testing.B) {
 	bench.once.Do(func() {
-		bench.keys = benchKeys()
+		bench.keys = benchdata.URLKeys(1 << 22)
 		for _, k := range bench.keys {
 			bench.keyBytes += int64(len(k))
 		}

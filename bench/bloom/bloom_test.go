@@ -1,7 +1,7 @@
 package bloom
 
 import (
-	"fmt"
+	"github.com/trawlhq/trawl/internal/benchdata"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -34,28 +34,9 @@ var setup struct {
 	filters map[dedup.Layout]*dedup.Filter
 }
 
-// urlKeys returns 4M distinct URL keys of 60 to 80 bytes.
-func urlKeys() [][]byte {
-	r := rand.New(rand.NewPCG(1, 2))
-	keys := make([][]byte, 1<<22)
-	// One arena, keys back to back, as they sit in a batch of messages.
-	arena := make([]byte, 0, len(keys)*80)
-	const pad = "abcdefghijklmnopqrstuvwxyz0123456789"
-	for i := range keys {
-		start := len(arena)
-		arena = fmt.Appendf(arena, "https://www.host%05d.example.com/articles/%08d/", r.IntN(100000), i)
-		want := 60 + r.IntN(21)
-		for len(arena)-start < want {
-			arena = append(arena, pad[r.IntN(len(pad))])
-		}
-		keys[i] = arena[start : start+want : start+want]
-	}
-	return keys
-}
-
 func doSetup(b *testing.B) {
 	setup.once.Do(func() {
-		setup.keys = urlKeys()
+		setup.keys = benchdata.URLKeys(1 << 22)
 		setup.peer = bloom.NewWithEstimates(capacity, fpRate)
 		r := rand.New(rand.NewPCG(3, 4))
 		var k [8]byte
