@@ -43,7 +43,7 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopMetrics, err := serveMetrics(ctx, cfg.Frontier.MetricsAddr, svc, reg, log)
+	stopMetrics, err := ServeMetrics(ctx, cfg.Frontier.MetricsAddr, svc, reg, log)
 	if err != nil {
 		return err
 	}
@@ -55,11 +55,11 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 	return err
 }
 
-// serveMetrics serves reg (with the shard's Status collector) and the
+// ServeMetrics serves reg (with the shard's Status collector) and the
 // status page on addr until ctx is done; "" disables it. The listener is
 // bound before it returns, so a taken port fails Run at once; wait
 // returns the server's error once ctx is done.
-func serveMetrics(ctx context.Context, addr string, svc *Service, reg *prometheus.Registry, log *slog.Logger) (wait func() error, err error) {
+func ServeMetrics(ctx context.Context, addr string, svc *Service, reg *prometheus.Registry, log *slog.Logger) (wait func() error, err error) {
 	if strings.TrimSpace(addr) == "" {
 		return func() error { return nil }, nil
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
 )
 
@@ -125,8 +123,13 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	ferr := make(chan error, 1)
 	go func() { ferr <- svc.Run(fctx) }()
 	if cfg.Frontier.MetricsAddr != "" {
-		stopMetrics := serveMonitor(fctx, cfg.Frontier.MetricsAddr, svc, reg, log)
-		defer stopMetrics()
+		// A taken port is not fatal here: two one-command crawls on one
+		// machine would otherwise fight over the default port.
+		if wait, err := frontier.ServeMetrics(fctx, cfg.Frontier.MetricsAddr, svc, reg, log); err != nil {
+			log.Warn("metrics and status page disabled", "err", err)
+		} else {
+			defer func() { stopFrontier(); _ = wait() }()
+		}
 	}
 
 	if len(cfg.Crawl.Seeds) > 0 {
@@ -253,28 +256,4 @@ func drain(svc *frontier.Service, timeout, poll time.Duration) {
 		}
 		time.Sleep(poll)
 	}
-}
-
-// serveMonitor serves metrics and the status page; a taken port is logged,
-// not fatal, in a one-command crawl (two crawls on one machine would
-// otherwise fight over the default port).
-func serveMonitor(ctx context.Context, addr string, svc *frontier.Service, reg *prometheus.Registry, log *slog.Logger) (wait func()) {
-	if err := reg.Register(monitor.NewCollector(svc.Status)); err != nil {
-		log.Warn("metrics disabled", "err", err)
-		return func() {}
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Warn("metrics and status page disabled", "addr", addr, "err", err)
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := monitor.ServeListener(ctx, ln, func() []msg.Status { return []msg.Status{svc.Status()} }, reg, log); err != nil {
-			log.Warn("status page", "err", err)
-		}
-	}()
-	return func() { cancel(); <-done }
 }

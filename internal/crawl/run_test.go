@@ -134,10 +134,16 @@ func TestRunEndsWhenTheSiteIsUnreachable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
+	// The metrics port is taken: a one-command crawl carries on without it.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Frontier.Filter.Capacity = 1000
-	cfg.Frontier.MetricsAddr = ""
+	cfg.Frontier.MetricsAddr = taken.Addr().String()
 	cfg.Politeness.MinDelay = 0
 	cfg.Politeness.BackoffBase = 10 * time.Millisecond
 	cfg.Crawler.AllowPrivateNetworks = true
