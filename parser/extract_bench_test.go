@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"golang.org/x/net/html"
 )
+
+// benchPages are the testdata pages the extraction benchmarks run over,
+// with the URL and Content-Type each is served with.
+var benchPages = []struct{ file, url, ct string }{
+	{"news_front.html", "https://www.example-news.com/", "text/html; charset=utf-8"},
+	{"docs_page.html", "https://docs.example.org/3.4/library/streams.html", "text/html"},
+	{"shop_listing.html", "https://shop.example.com/herren/laufschuhe/", "text/html; charset=UTF-8"},
+	{"legacy_windows1252.html", "http://www.cafe-example.de/", "text/html"},
+}
 
 // BenchmarkExtract measures extraction throughput (MB/s) on the testdata
 // pages, from bytes to resolved links.
 func BenchmarkExtract(b *testing.B) {
-	for _, p := range []struct{ file, url, ct string }{
-		{"news_front.html", "https://www.example-news.com/", "text/html; charset=utf-8"},
-		{"docs_page.html", "https://docs.example.org/3.4/library/streams.html", "text/html"},
-		{"shop_listing.html", "https://shop.example.com/herren/laufschuhe/", "text/html; charset=UTF-8"},
-		{"legacy_windows1252.html", "http://www.cafe-example.de/", "text/html"},
-	} {
+	for _, p := range benchPages {
 		body, err := os.ReadFile("testdata/pages/" + p.file)
 		if err != nil {
 			b.Fatal(err)
@@ -31,6 +37,27 @@ func BenchmarkExtract(b *testing.B) {
 				links = len(pg.Links)
 			}
 			b.ReportMetric(float64(links), "links/page")
+		})
+	}
+}
+
+// BenchmarkTokenizerBare is the floor for BenchmarkExtract: x/net/html's
+// tokenizer alone, a bare Next loop over the same pages, doing nothing
+// with the tokens. Extract's time over this one is its own overhead.
+func BenchmarkTokenizerBare(b *testing.B) {
+	for _, p := range benchPages {
+		body, err := os.ReadFile("testdata/pages/" + p.file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(p.file, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				z := html.NewTokenizer(bytes.NewReader(body))
+				for z.Next() != html.ErrorToken {
+				}
+			}
 		})
 	}
 }
