@@ -7,3 +7,9 @@ package dedup
 //
 //go:noescape
 func prefetchWords(base *uint64, idx []uint64)
+
+// prefetchKeys prefetches the first and last byte of each non-empty key, so
+// a batch's key bytes are in cache when they are hashed.
+//
+//go:noescape
+func prefetchKeys(keys [][]byte)

@@ -15,3 +15,23 @@ loop:
 	JNE loop
 done:
 	RET
+
+// func prefetchKeys(keys [][]byte)
+TEXT ·prefetchKeys(SB), NOSPLIT, $0-24
+	MOVQ keys_base+0(FP), SI
+	MOVQ keys_len+8(FP), CX
+	TESTQ CX, CX
+	JEQ kdone
+kloop:
+	MOVQ 8(SI), DX
+	TESTQ DX, DX
+	JEQ knext
+	MOVQ (SI), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 -1(AX)(DX*1)
+knext:
+	ADDQ $24, SI
+	DECQ CX
+	JNE kloop
+kdone:
+	RET
