@@ -3,7 +3,6 @@ package parser
 import (
 	"bytes"
 	"html"
-	"strings"
 )
 
 // This file reads the attributes of a raw start tag (html.Tokenizer.Raw)
@@ -11,116 +10,199 @@ import (
 // (TagAttr allocates two slices for every attribute of every tag asked
 // about). FuzzRawAttrs holds it to TagAttr.
 
-// eachRawAttr calls fn with the lowercase-insensitive key bytes and the raw
-// (still escaped) value bytes of each attribute of raw, "<name attrs...>".
-// Keys are as written; fn compares them case-insensitively.
+// eachRawAttr calls fn with the key bytes (as written: fn compares them
+// case-insensitively) and the raw (still escaped) value bytes of each
+// attribute of raw, "<name attrs...>", in order, repeated keys included.
 func eachRawAttr(raw []byte, fn func(key, val []byte)) {
+	it := newRawAttrs(raw, tagNameEnd(raw))
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			return
+		}
+		fn(k, v)
+	}
+}
+
+// tagNameEnd returns the index in raw, "<name attrs...>", just after the
+// tag name: the first whitespace, '/' or '>' after the '<'.
+func tagNameEnd(raw []byte) int {
 	i := 1
-	// Tag name: up to whitespace, '/' or '>'.
-	for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+	for i < len(raw) && !tagNameStop[raw[i]] {
 		i++
 	}
+	return i
+}
+
+// tagNameStop marks the bytes that end a tag name: HTML whitespace, '/'
+// and '>'.
+var tagNameStop = [256]bool{' ': true, '\n': true, '\r': true, '\t': true, '\f': true, '/': true, '>': true}
+
+// rawAttrs iterates over the attributes of a raw start tag without
+// copying them (see eachRawAttr).
+type rawAttrs struct {
+	raw []byte
+	i   int // where the next attribute, or the whitespace before it, starts
+}
+
+// newRawAttrs starts after the tag name, which ends at i.
+func newRawAttrs(raw []byte, i int) rawAttrs { return rawAttrs{raw: raw, i: i} }
+
+// next returns the next attribute's key and raw value; ok is false after
+// the last one.
+func (it *rawAttrs) next() (key, val []byte, ok bool) {
+	raw, i := it.raw, it.i
 	for {
 		for i < len(raw) && isTagSpace(raw[i]) {
 			i++
 		}
 		if i >= len(raw) || raw[i] == '>' {
-			return
+			it.i = i
+			return nil, nil, false
 		}
-		// Attribute key. A '/' outside a key is skipped as a key of its own
-		// (the tokenizer reads it as an empty key and drops it).
-		ks := i
-		if raw[i] == '/' {
-			i++
-			continue
+		// A '/' outside a key is skipped as a key of its own (the
+		// tokenizer reads it as an empty key and drops it).
+		if raw[i] != '/' {
+			break
 		}
-		i++ // the first byte may be '='
-		for i < len(raw) && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' && raw[i] != '=' {
-			i++
-		}
-		key := raw[ks:i]
-		// Value.
-		var val []byte
-		j := i
+		i++
+	}
+	// Attribute key; its first byte may be '='.
+	ks := i
+	i++
+	for i < len(raw) && !tagNameStop[raw[i]] && raw[i] != '=' {
+		i++
+	}
+	key = raw[ks:i]
+	// Value.
+	j := i
+	for j < len(raw) && isTagSpace(raw[j]) {
+		j++
+	}
+	if j < len(raw) && raw[j] == '=' {
+		j++
 		for j < len(raw) && isTagSpace(raw[j]) {
 			j++
 		}
-		if j < len(raw) && raw[j] == '=' {
+		switch {
+		case j >= len(raw) || raw[j] == '>':
+			// empty value
+		case raw[j] == '"' || raw[j] == '\'':
+			q := raw[j]
 			j++
-			for j < len(raw) && isTagSpace(raw[j]) {
-				j++
-			}
-			switch {
-			case j >= len(raw) || raw[j] == '>':
-				// empty value
-			case raw[j] == '"' || raw[j] == '\'':
-				q := raw[j]
-				j++
-				vs := j
-				for j < len(raw) && raw[j] != q {
-					j++
-				}
+			vs := j
+			if e := bytes.IndexByte(raw[j:], q); e >= 0 {
+				j += e
 				val = raw[vs:j]
-				if j < len(raw) {
-					j++
-				}
-			default:
-				vs := j
-				for j < len(raw) && !isTagSpace(raw[j]) && raw[j] != '>' {
-					j++
-				}
+				j++
+			} else {
+				j = len(raw)
 				val = raw[vs:j]
 			}
-			i = j
-		} else if j < len(raw) && raw[j] == '/' {
-			i = j + 1
-		} else {
-			i = j
+		default:
+			vs := j
+			for j < len(raw) && !isTagSpace(raw[j]) && raw[j] != '>' {
+				j++
+			}
+			val = raw[vs:j]
 		}
-		fn(key, val)
+		i = j
+	} else if j < len(raw) && raw[j] == '/' {
+		i = j + 1
+	} else {
+		i = j
 	}
+	it.i = i
+	return key, val, true
 }
 
-func isTagSpace(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f'
+// isTagSpace: the whitespace between attributes (HTML's whitespace).
+func isTagSpace(c byte) bool { return htmlSpace[c] }
+
+// attrBytes is attrString without a copy when v needs no decoding (the
+// usual case); the result may be v itself.
+func attrBytes(v []byte) []byte {
+	if !needsDecode(v) {
+		return v
+	}
+	return appendAttr(nil, v)
 }
+
+// needsDecode reports whether attribute value v holds a byte attrString
+// rewrites or decodes from ('&', NUL, CR).
+func needsDecode(v []byte) bool {
+	for _, c := range v {
+		if attrSpecial[c] {
+			return true
+		}
+	}
+	return false
+}
+
+var attrSpecial = [256]bool{'&': true, 0: true, '\r': true}
 
 // attrString returns an attribute value as the tokenizer's TagAttr gives
 // it: NUL as U+FFFD, CR LF and CR as LF, character references decoded with
 // the attribute-value rules.
-func attrString(v []byte) string {
-	if bytes.IndexByte(v, '&') < 0 && bytes.IndexByte(v, 0) < 0 && bytes.IndexByte(v, '\r') < 0 {
-		return string(v)
-	}
-	s := strings.ReplaceAll(string(v), "\x00", "\uFFFD")
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\r", "\n")
-	if !strings.Contains(s, "&") {
-		return s
-	}
-	var b strings.Builder
-	for {
-		amp := strings.IndexByte(s, '&')
-		if amp < 0 {
-			b.WriteString(s)
-			return b.String()
+func attrString(v []byte) string { return string(appendAttr(nil, v)) }
+
+// appendAttr appends attrString(v) to dst.
+func appendAttr(dst, v []byte) []byte {
+	for i := 0; i < len(v); {
+		// Copy the run of plain bytes at once.
+		j := i
+		for j < len(v) && !attrSpecial[v[j]] {
+			j++
 		}
-		b.WriteString(s[:amp])
-		s = s[amp:]
-		n := charRefLen(s)
-		if n == 0 {
-			b.WriteByte('&')
-			s = s[1:]
-			continue
+		dst = append(dst, v[i:j]...)
+		if i = j; i == len(v) {
+			break
 		}
-		b.WriteString(html.UnescapeString(s[:n]))
-		s = s[n:]
+		switch v[i] {
+		case 0:
+			dst = append(dst, "\uFFFD"...)
+			i++
+		case '\r':
+			dst = append(dst, '\n')
+			i++
+			if i < len(v) && v[i] == '\n' {
+				i++
+			}
+		case '&':
+			// A reference holds no NUL or CR, so it is found in the raw
+			// bytes as in the rewritten value.
+			n := charRefLen(v[i:])
+			if n == 0 {
+				dst = append(dst, '&')
+				i++
+				continue
+			}
+			dst = appendCharRef(dst, v[i:i+n])
+			i += n
+		}
 	}
+	return dst
+}
+
+// appendCharRef appends the decoding of one character reference that
+// charRefLen accepted.
+func appendCharRef(dst, ref []byte) []byte {
+	switch string(ref) {
+	case "&amp;":
+		return append(dst, '&')
+	case "&lt;":
+		return append(dst, '<')
+	case "&gt;":
+		return append(dst, '>')
+	case "&quot;":
+		return append(dst, '"')
+	}
+	return append(dst, html.UnescapeString(string(ref))...)
 }
 
 // charRefLen returns the length of the character reference at the start
 // of s ("&..."), or 0 when the attribute-value rules leave it as text.
-func charRefLen(s string) int {
+func charRefLen(s []byte) int {
 	if len(s) < 2 {
 		return 0
 	}
@@ -155,7 +237,11 @@ func charRefLen(s string) int {
 	} else if i < len(s) && s[i] == '=' {
 		return 0
 	}
-	if !isWholeEntity(s[:i]) {
+	switch string(s[:i]) {
+	case "&amp;", "&lt;", "&gt;", "&quot;":
+		return i // the usual ones, without isWholeEntity's allocations
+	}
+	if !isWholeEntity(string(s[:i])) {
 		return 0
 	}
 	return i

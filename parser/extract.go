@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
@@ -81,7 +82,8 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 		in = transform.NewReader(in, enc.NewDecoder())
 	}
 
-	x := extractor{opts: opts, agent: strings.ToLower(opts.Agent), raw: make([]Link, 0, 256)}
+	x := getExtractor(opts)
+	defer putExtractor(x)
 	z := html.NewTokenizer(in)
 	z.SetMaxBuf(maxTokenBuf)
 	for !x.done {
@@ -104,11 +106,12 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 
 	// Resolve against the base, now that it is known.
 	res := docRes
-	x.page.Base = docRes.base.Href(false)
-	if x.baseRef != "" {
+	page := x.page
+	page.Base = docRes.base.Href(false)
+	if x.seenBase {
 		if b, err := docRes.resolve(x.baseRef); err == nil {
 			if br, err := newResolver(b, urlEnc); err == nil {
-				res, x.page.Base = br, b
+				res, page.Base = br, b
 			}
 		}
 	}
@@ -117,16 +120,42 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 		r.enc = urlEnc
 		res = &r
 	}
-	x.page.Links = make([]Link, 0, len(x.raw))
-	for _, l := range x.raw {
-		u, err := res.resolve(l.URL)
-		if err != nil {
-			continue
-		}
-		l.URL = u
-		x.page.Links = append(x.page.Links, l)
+	page.Links = x.resolveAll(res)
+	return &page, nil
+}
+
+// resolveAll resolves the references found, in order, dropping those that
+// do not resolve to an http(s) URL. The URLs of the links returned share
+// one string.
+func (x *extractor) resolveAll(res *resolver) []Link {
+	if len(x.refs) == 0 {
+		return nil
 	}
-	return &x.page, nil
+	// One string holds every resolved URL.
+	out := x.out[:0]
+	if n := len(x.arena) + len(x.refs)*len(res.dir); cap(out) < n {
+		out = make([]byte, 0, n)
+	}
+	ends := x.ends[:0]
+	kept := 0
+	for i, r := range x.refs {
+		var ok bool
+		if out, ok = res.appendResolved(out, x.arena[r.off:r.end]); ok {
+			x.refs[kept] = x.refs[i]
+			ends = append(ends, len(out))
+			kept++
+		}
+	}
+	urls := string(out)
+	links := make([]Link, kept)
+	start := 0
+	for i := range links {
+		r := &x.refs[i]
+		links[i] = Link{URL: urls[start:ends[i]], Kind: r.kind, NoFollow: r.nofollow}
+		start = ends[i]
+	}
+	x.out, x.ends = out, ends
+	return links
 }
 
 // documentEncoding returns the decoder to apply (nil for UTF-8) and the
@@ -159,36 +188,91 @@ func hasHighBit(b []byte) bool {
 	return false
 }
 
-// extractor is the state of one Extract call.
+// extractor is the state of one Extract call. Its buffers are reused
+// from one call to the next (extractors), so a page costs no allocation
+// per link until the links are resolved.
 type extractor struct {
 	opts     ExtractOptions
 	agent    string
 	page     Page
-	raw      []Link // unresolved references
+	arena    []byte   // the unresolved references, back to back
+	refs     []rawRef // where each is in arena, and what it is
+	out      []byte   // resolveAll's scratch: the resolved URLs
+	ends     []int    // resolveAll's scratch: where each ends in out
+	scratch  []byte   // a decoded attribute value
+	srcset   []byte   // a decoded srcset value
 	baseRef  string
 	seenBase bool
 	done     bool
 }
 
-// add records an unresolved reference.
-func (x *extractor) add(ref string, k Kind, nofollow bool) {
-	ref = strings.TrimSpace(ref)
-	if ref == "" || !mayBeHTTP(ref) {
+// rawRef is one unresolved reference, arena[off:end].
+type rawRef struct {
+	off, end int
+	kind     Kind
+	nofollow bool
+}
+
+// maxPooledArena: an extractor whose buffers grew beyond this (a page with
+// huge or very many links) is not kept for reuse.
+const maxPooledArena = 1 << 20
+
+var extractors = sync.Pool{New: func() any { return new(extractor) }}
+
+func getExtractor(opts ExtractOptions) *extractor {
+	x := extractors.Get().(*extractor)
+	*x = extractor{
+		opts:    opts,
+		agent:   strings.ToLower(opts.Agent),
+		arena:   x.arena[:0],
+		refs:    x.refs[:0],
+		out:     x.out[:0],
+		ends:    x.ends[:0],
+		scratch: x.scratch[:0],
+		srcset:  x.srcset[:0],
+	}
+	return x
+}
+
+func putExtractor(x *extractor) {
+	if cap(x.arena) > maxPooledArena || cap(x.out) > maxPooledArena {
 		return
 	}
-	if len(x.raw) >= x.opts.MaxLinks {
+	x.baseRef = ""
+	extractors.Put(x)
+}
+
+// add records an unresolved reference, given as the raw attribute value
+// (bytes the tokenizer reuses: add decodes or copies them).
+func (x *extractor) add(raw []byte, k Kind, nofollow bool) {
+	if needsDecode(raw) {
+		x.scratch = appendAttr(x.scratch[:0], raw)
+		raw = x.scratch
+	}
+	x.addDecoded(raw, k, nofollow)
+}
+
+// addDecoded records an unresolved reference, already decoded.
+func (x *extractor) addDecoded(ref []byte, k Kind, nofollow bool) {
+	ref = bytes.TrimSpace(ref)
+	if len(ref) == 0 || !mayBeHTTP(ref) {
+		return
+	}
+	if len(x.refs) >= x.opts.MaxLinks {
 		x.page.Truncated = true
 		x.done = true
 		return
 	}
-	x.raw = append(x.raw, Link{URL: ref, Kind: k, NoFollow: nofollow})
+	off := len(x.arena)
+	x.arena = append(x.arena, ref...)
+	x.refs = append(x.refs, rawRef{off: off, end: len(x.arena), kind: k, nofollow: nofollow})
 }
 
-func (x *extractor) addEmbed(ref string) { x.add(ref, KindEmbed, false) }
+func (x *extractor) addEmbed(ref []byte) { x.addDecoded(ref, KindEmbed, false) }
 
 // mayBeHTTP is a cheap pre-filter: false when ref starts with a scheme
 // other than http or https (data:, javascript:, mailto:, tel:, ...).
-func mayBeHTTP(ref string) bool {
+func mayBeHTTP(ref []byte) bool {
 	for i := 0; i < len(ref); i++ {
 		c := ref[i]
 		switch {
@@ -197,17 +281,18 @@ func mayBeHTTP(ref string) bool {
 		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
 			continue
 		case c == ':' && i > 0:
-			s := strings.ToLower(ref[:i])
-			return s == "http" || s == "https"
+			return equalFold(ref[:i], "http") || equalFold(ref[:i], "https")
 		}
 		return true // no scheme: relative
 	}
 	return true
 }
 
-// attrs holds the attributes of one tag that extraction reads.
+// attrs holds the attributes of one tag that extraction reads: raw views
+// of the tokenizer's buffer, valid until the next token, still to be
+// decoded (attrBytes, extractor.add).
 type attrs struct {
-	href, src, srcset, rel, action, method, name, content, httpEquiv, poster string
+	href, src, srcset, rel, action, method, name, content, httpEquiv, poster []byte
 	has                                                                      uint16
 }
 
@@ -228,49 +313,71 @@ const (
 func (x *extractor) tag(z *html.Tokenizer) {
 	// The name is read from the raw tag: TagName copies it on every call
 	// and most tags carry no link.
-	name := rawTagName(z.Raw())
-	if !interesting(name) {
+	raw := z.Raw()
+	nameEnd := tagNameEnd(raw)
+	name := lookupTag(raw[1:nameEnd])
+	if name == "" {
 		return
 	}
 	var a attrs
 	maxLen := x.opts.MaxAttrLen
-	eachRawAttr(z.Raw(), func(k, v []byte) {
-		if len(k) < 3 || len(k) > 10 || len(v) > maxLen {
-			return // no key we read is shorter or longer
+	it := newRawAttrs(raw, nameEnd)
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		if len(v) > maxLen {
+			continue
 		}
 		// First occurrence of an attribute wins, as in the HTML tokenizer.
-		switch {
-		case equalFold(k, "href"):
-			a.set(hasHref, &a.href, v)
-		case equalFold(k, "src"):
-			a.set(hasSrc, &a.src, v)
-		case equalFold(k, "srcset"):
-			a.set(hasSrcset, &a.srcset, v)
-		case equalFold(k, "rel"):
-			a.set(hasRel, &a.rel, v)
-		case equalFold(k, "action"):
-			a.set(hasAction, &a.action, v)
-		case equalFold(k, "method"):
-			a.set(hasMethod, &a.method, v)
-		case equalFold(k, "name"):
-			a.set(hasName, &a.name, v)
-		case equalFold(k, "content"):
-			a.set(hasContent, &a.content, v)
-		case equalFold(k, "http-equiv"):
-			a.set(hasHTTPEquiv, &a.httpEquiv, v)
-		case equalFold(k, "poster"):
-			a.set(hasPoster, &a.poster, v)
+		switch len(k) {
+		case 3:
+			if equalFold(k, "src") {
+				a.set(hasSrc, &a.src, v)
+			} else if equalFold(k, "rel") {
+				a.set(hasRel, &a.rel, v)
+			}
+		case 4:
+			if equalFold(k, "href") {
+				a.set(hasHref, &a.href, v)
+			} else if equalFold(k, "name") {
+				a.set(hasName, &a.name, v)
+			}
+		case 6:
+			switch {
+			case equalFold(k, "srcset"):
+				a.set(hasSrcset, &a.srcset, v)
+			case equalFold(k, "action"):
+				a.set(hasAction, &a.action, v)
+			case equalFold(k, "method"):
+				a.set(hasMethod, &a.method, v)
+			case equalFold(k, "poster"):
+				a.set(hasPoster, &a.poster, v)
+			}
+		case 7:
+			if equalFold(k, "content") {
+				a.set(hasContent, &a.content, v)
+			}
+		case 10:
+			if equalFold(k, "http-equiv") {
+				a.set(hasHTTPEquiv, &a.httpEquiv, v)
+			}
 		}
-	})
+	}
 	switch name {
 	case "a", "area":
-		x.add(a.href, KindNavigation, hasToken(a.rel, "nofollow"))
+		x.add(a.href, KindNavigation, hasToken(attrBytes(a.rel), "nofollow"))
 	case "frame", "iframe":
 		x.add(a.src, KindNavigation, false)
 	case "img", "source":
 		x.add(a.src, KindEmbed, false)
-		if a.srcset != "" {
-			eachSrcset(a.srcset, x.addEmbed)
+		if srcset := a.srcset; len(srcset) > 0 {
+			if needsDecode(srcset) {
+				x.srcset = appendAttr(x.srcset[:0], srcset)
+				srcset = x.srcset
+			}
+			eachSrcset(srcset, x.addEmbed)
 		}
 	case "video":
 		x.add(a.src, KindEmbed, false)
@@ -278,27 +385,29 @@ func (x *extractor) tag(z *html.Tokenizer) {
 	case "audio", "embed", "script", "track":
 		x.add(a.src, KindEmbed, false)
 	case "link":
-		if k, ok := linkKind(a.rel); ok {
-			x.add(a.href, k, hasToken(a.rel, "nofollow"))
+		rel := attrBytes(a.rel)
+		if k, ok := linkKind(string(rel)); ok {
+			x.add(a.href, k, hasToken(rel, "nofollow"))
 		}
 	case "form":
-		if a.method == "" || strings.EqualFold(strings.TrimSpace(a.method), "get") {
+		if len(a.method) == 0 || bytes.EqualFold(bytes.TrimSpace(attrBytes(a.method)), []byte("get")) {
 			x.add(a.action, KindNavigation, false)
 		}
 	case "base":
 		if !x.seenBase && a.has&hasHref != 0 {
 			x.seenBase = true
-			x.baseRef = strings.TrimSpace(a.href)
+			x.baseRef = string(bytes.TrimSpace(attrBytes(a.href)))
 		}
 	case "meta":
 		x.meta(&a)
 	}
 }
 
-func (a *attrs) set(bit uint16, dst *string, v []byte) {
+// set keeps v as the attribute bit unless it was seen before.
+func (a *attrs) set(bit uint16, dst *[]byte, v []byte) {
 	if a.has&bit == 0 {
 		a.has |= bit
-		*dst = attrString(v)
+		*dst = v
 	}
 }
 
@@ -319,89 +428,95 @@ func equalFold(b []byte, s string) bool {
 	return true
 }
 
-// rawTagName returns the lowercased name of a raw start tag ("<IMG src>"
-// gives "img"), or "" when it is longer than any tag interesting knows.
-func rawTagName(raw []byte) string {
-	var buf [8]byte
-	n := 0
-	for i := 1; i < len(raw); i++ {
-		c := raw[i]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>' {
-			break
-		}
-		if n == len(buf) {
-			return ""
-		}
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[n] = c
-		n++
-	}
-	return lookupTag(buf[:n])
-}
-
-// lookupTag returns the interned name of an interesting tag, or "".
+// lookupTag returns the name of an interesting tag (one that can carry a
+// link), lowercase, given the name as written; "" for any other tag.
 func lookupTag(name []byte) string {
-	switch string(name) {
-	case "a":
-		return "a"
-	case "area":
-		return "area"
-	case "frame":
-		return "frame"
-	case "iframe":
-		return "iframe"
-	case "img":
-		return "img"
-	case "source":
-		return "source"
-	case "video":
-		return "video"
-	case "audio":
-		return "audio"
-	case "embed":
-		return "embed"
-	case "script":
-		return "script"
-	case "track":
-		return "track"
-	case "link":
-		return "link"
-	case "form":
-		return "form"
-	case "base":
-		return "base"
-	case "meta":
-		return "meta"
+	switch len(name) {
+	case 1:
+		if name[0]|0x20 == 'a' {
+			return "a"
+		}
+	case 3:
+		if equalFold(name, "img") {
+			return "img"
+		}
+	case 4:
+		switch name[0] | 0x20 {
+		case 'a':
+			if equalFold(name, "area") {
+				return "area"
+			}
+		case 'l':
+			if equalFold(name, "link") {
+				return "link"
+			}
+		case 'f':
+			if equalFold(name, "form") {
+				return "form"
+			}
+		case 'b':
+			if equalFold(name, "base") {
+				return "base"
+			}
+		case 'm':
+			if equalFold(name, "meta") {
+				return "meta"
+			}
+		}
+	case 5:
+		switch name[0] | 0x20 {
+		case 'f':
+			if equalFold(name, "frame") {
+				return "frame"
+			}
+		case 'v':
+			if equalFold(name, "video") {
+				return "video"
+			}
+		case 'a':
+			if equalFold(name, "audio") {
+				return "audio"
+			}
+		case 'e':
+			if equalFold(name, "embed") {
+				return "embed"
+			}
+		case 't':
+			if equalFold(name, "track") {
+				return "track"
+			}
+		}
+	case 6:
+		switch name[0] | 0x20 {
+		case 'i':
+			if equalFold(name, "iframe") {
+				return "iframe"
+			}
+		case 's':
+			if equalFold(name, "source") {
+				return "source"
+			} else if equalFold(name, "script") {
+				return "script"
+			}
+		}
 	}
 	return ""
 }
 
-// interesting reports whether tag name can carry a link, so other tags
-// skip attribute parsing.
-func interesting(name string) bool {
-	switch name {
-	case "a", "area", "frame", "iframe", "img", "source", "video", "audio", "embed",
-		"script", "track", "link", "form", "base", "meta":
-		return true
-	}
-	return false
-}
-
 // meta handles <meta http-equiv=refresh> and <meta name=robots|agent>.
 func (x *extractor) meta(a *attrs) {
-	if strings.EqualFold(strings.TrimSpace(a.httpEquiv), "refresh") {
-		if _, u, ok := ParseRefresh(a.content); ok && u != "" {
-			x.add(u, KindRedirect, false)
+	content := attrBytes(a.content)
+	if bytes.EqualFold(bytes.TrimSpace(attrBytes(a.httpEquiv)), []byte("refresh")) {
+		if _, u, ok := ParseRefresh(string(content)); ok && u != "" {
+			x.addDecoded([]byte(u), KindRedirect, false)
 		}
 		return
 	}
-	n := strings.ToLower(strings.TrimSpace(a.name))
+	n := strings.ToLower(strings.TrimSpace(string(attrBytes(a.name))))
 	if n != "robots" && (x.agent == "" || n != x.agent) {
 		return
 	}
-	for _, f := range strings.FieldsFunc(strings.ToLower(a.content), func(r rune) bool {
+	for _, f := range strings.FieldsFunc(strings.ToLower(string(content)), func(r rune) bool {
 		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
 	}) {
 		switch f {
@@ -444,13 +559,37 @@ func linkKind(rel string) (Kind, bool) {
 	return 0, false
 }
 
-// hasToken reports whether the space-separated list holds tok, ASCII
-// case-insensitively.
-func hasToken(list, tok string) bool {
-	for _, t := range strings.Fields(list) {
-		if strings.EqualFold(t, tok) {
+// hasToken reports whether the space-separated list holds tok (ASCII
+// lowercase), ASCII case-insensitively.
+func hasToken(list []byte, tok string) bool {
+	if len(list) == 0 {
+		return false
+	}
+	if !isASCII(string(list)) {
+		for _, t := range strings.Fields(string(list)) {
+			if strings.EqualFold(t, tok) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(list); {
+		for i < len(list) && asciiSpace(list[i]) {
+			i++
+		}
+		s := i
+		for i < len(list) && !asciiSpace(list[i]) {
+			i++
+		}
+		if equalFold(list[s:i], tok) {
 			return true
 		}
 	}
 	return false
+}
+
+// asciiSpace reports whether c is ASCII whitespace as strings.Fields
+// splits on it (HTML's whitespace and '\v').
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '\v'
 }

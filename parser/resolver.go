@@ -57,6 +57,27 @@ func (r *resolver) resolve(ref string) (string, error) {
 			return s, nil
 		}
 	}
+	return r.resolveSlow(ref)
+}
+
+// appendResolved appends the WHATWG href of ref against the base to dst;
+// ok is false (and dst unchanged) for an invalid reference or a
+// non-http(s) result.
+func (r *resolver) appendResolved(dst []byte, ref []byte) (out []byte, ok bool) {
+	if r.baseStr != "" {
+		if out, ok := appendFast(r, dst, ref); ok {
+			return out, true
+		}
+	}
+	s, err := r.resolveSlow(string(ref))
+	if err != nil {
+		return dst, false
+	}
+	return append(dst, s...), true
+}
+
+// resolveSlow resolves ref with the WHATWG parser.
+func (r *resolver) resolveSlow(ref string) (string, error) {
 	if r.enc != nil {
 		ref = encodeQuery(ref, r.enc)
 	}
@@ -73,43 +94,49 @@ func (r *resolver) resolve(ref string) (string, error) {
 // fast handles references whose href is a plain concatenation (with
 // non-ASCII bytes percent-encoded when the document is UTF-8).
 func (r *resolver) fast(ref string) (string, bool) {
-	if ref == "" {
-		return "", false
-	}
-	allowNA := r.enc == nil && utf8.ValidString(ref)
-	join := func(prefix, ref string, nonASCII bool) (string, bool) {
-		if nonASCII {
-			return joinEscaped(prefix, ref), true
-		}
-		if prefix == "" {
+	if strings.HasPrefix(ref, "http") {
+		// An absolute reference the fast path accepts is its own href.
+		if _, ok, na := cleanAbsolute(ref, r.enc == nil); ok && !na {
 			return ref, true
 		}
-		return prefix + ref, true
 	}
+	b, ok := appendFast(r, nil, ref)
+	return string(b), ok
+}
+
+// appendFast is r.fast, appending the href to dst (unchanged when ok is
+// false). It reads ref as a string or as bytes, without a copy.
+func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
+	if len(ref) == 0 {
+		return dst, false
+	}
+	// Non-ASCII bytes are percent-encoded (UTF-8 documents only), after
+	// appendJoin checks that they are valid UTF-8.
+	allowNA := r.enc == nil
 	switch {
-	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
+	case hasPrefix(ref, "http://") || hasPrefix(ref, "https://"):
 		if _, ok, na := cleanAbsolute(ref, allowNA); ok {
-			return join("", ref, na)
+			return appendJoin(dst, "", ref, na)
 		}
-		return "", false
+		return dst, false
 	case ref[0] == '/':
 		if len(ref) > 1 && (ref[1] == '/' || ref[1] == '\\') {
-			return "", false
+			return dst, false
 		}
 		if ok, na := cleanPathQuery(ref, true, 0, allowNA); ok {
-			return join(r.origin, ref, na)
+			return appendJoin(dst, r.origin, ref, na)
 		}
-		return "", false
+		return dst, false
 	case ref[0] == '?':
 		if ok, na := cleanPathQuery(ref[1:], false, 1, allowNA); ok {
-			return join(r.pathEnd, ref, na)
+			return appendJoin(dst, r.pathEnd, ref, na)
 		}
-		return "", false
+		return dst, false
 	case ref[0] == '#':
 		if ok, na := cleanPathQuery(ref[1:], false, 2, allowNA); ok {
-			return join(r.queryEnd, ref, na)
+			return appendJoin(dst, r.queryEnd, ref, na)
 		}
-		return "", false
+		return dst, false
 	default:
 		// A relative path: leading "./" and "../" segments are applied
 		// to the base directory; the rest must have no scheme-like colon
@@ -117,9 +144,9 @@ func (r *resolver) fast(ref string) (string, bool) {
 		// '/', '?' or '#'.
 		dir := r.dir
 		for {
-			if strings.HasPrefix(ref, "./") {
+			if hasPrefix(ref, "./") {
 				ref = ref[2:]
-			} else if strings.HasPrefix(ref, "../") {
+			} else if hasPrefix(ref, "../") {
 				ref = ref[3:]
 				if len(dir) > len(r.origin)+1 {
 					dir = dir[:strings.LastIndexByte(dir[:len(dir)-1], '/')+1]
@@ -128,26 +155,47 @@ func (r *resolver) fast(ref string) (string, bool) {
 				break
 			}
 		}
-		if ref == "" {
-			return dir, true
+		if len(ref) == 0 {
+			return append(dst, dir...), true
 		}
 		c := ref[0]
 		if c == '.' || c == '?' || c == '#' || c == '/' {
-			return "", false
+			return dst, false
 		}
 		for i := 0; i < len(ref); i++ {
 			if ref[i] == ':' {
-				return "", false
+				return dst, false
 			}
 			if ref[i] == '/' || ref[i] == '?' || ref[i] == '#' {
 				break
 			}
 		}
 		if ok, na := cleanPathQuery(ref, false, 0, allowNA); ok {
-			return join(dir, ref, na)
+			return appendJoin(dst, dir, ref, na)
 		}
-		return "", false
+		return dst, false
 	}
+}
+
+// appendJoin appends prefix+ref to dst, with the non-ASCII bytes of ref
+// percent-encoded when nonASCII says it has some; ok is false (dst
+// unchanged) when those are not valid UTF-8.
+func appendJoin[S bytestring](dst []byte, prefix string, ref S, nonASCII bool) ([]byte, bool) {
+	if !nonASCII {
+		return append(append(dst, prefix...), ref...), true
+	}
+	if !validUTF8(ref) {
+		return dst, false
+	}
+	dst = append(dst, prefix...)
+	for i := 0; i < len(ref); i++ {
+		if c := ref[i]; c >= 0x80 {
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+		} else {
+			dst = append(dst, c)
+		}
+	}
+	return dst, true
 }
 
 // cleanAbsolute reports whether s is an http(s) URL the WHATWG parser
@@ -155,15 +203,16 @@ func (r *resolver) fast(ref string) (string, bool) {
 // lowercase scheme and host (LDH labels, no "xn--", last label starting
 // with a letter), a non-default port without leading zeros, and a path,
 // query and fragment accepted by cleanPathQuery.
-func cleanAbsolute(s string, allowNA bool) (origin string, ok, nonASCII bool) {
-	var rest, defPort string
+func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool) {
+	var rest S
+	var defPort string
 	switch {
-	case strings.HasPrefix(s, "http://"):
+	case hasPrefix(s, "http://"):
 		rest, defPort = s[7:], "80"
-	case strings.HasPrefix(s, "https://"):
+	case hasPrefix(s, "https://"):
 		rest, defPort = s[8:], "443"
 	default:
-		return "", false, false
+		return origin, false, false
 	}
 	i, labelStart := 0, 0
 	for ; i < len(rest); i++ {
@@ -172,8 +221,8 @@ func cleanAbsolute(s string, allowNA bool) (origin string, ok, nonASCII bool) {
 			continue
 		}
 		if c == '.' {
-			if i == labelStart || isACE(rest[labelStart:i]) {
-				return "", false, false
+			if i == labelStart || hasACEPrefix(rest[labelStart:i]) {
+				return origin, false, false
 			}
 			labelStart = i + 1
 			continue
@@ -181,10 +230,10 @@ func cleanAbsolute(s string, allowNA bool) (origin string, ok, nonASCII bool) {
 		if c == ':' || c == '/' {
 			break
 		}
-		return "", false, false
+		return origin, false, false
 	}
-	if i == labelStart || isACE(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
-		return "", false, false
+	if i == labelStart || hasACEPrefix(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
+		return origin, false, false
 	}
 	if i < len(rest) && rest[i] == ':' {
 		j := i + 1
@@ -192,16 +241,16 @@ func cleanAbsolute(s string, allowNA bool) (origin string, ok, nonASCII bool) {
 			j++
 		}
 		port := rest[i+1 : j]
-		if port == "" || port == defPort || port[0] == '0' || len(port) > 5 || (len(port) == 5 && port > "65535") {
-			return "", false, false
+		if len(port) == 0 || string(port) == defPort || port[0] == '0' || len(port) > 5 || (len(port) == 5 && string(port) > "65535") {
+			return origin, false, false
 		}
 		i = j
 	}
 	if i == len(rest) || rest[i] != '/' {
-		return "", false, false // WHATWG adds the '/'
+		return origin, false, false // WHATWG adds the '/'
 	}
 	if ok, nonASCII = cleanPathQuery(rest[i:], true, 0, allowNA); !ok {
-		return "", false, false
+		return origin, false, false
 	}
 	return s[:len(s)-len(rest)+i], true, nonASCII
 }
@@ -211,7 +260,7 @@ func cleanAbsolute(s string, allowNA bool) (origin string, ok, nonASCII bool) {
 // non-ASCII bytes it percent-encodes, reported in nonASCII) and no dot
 // segment. rooted says whether pq starts with '/'; part is where pq starts
 // (0 path, 1 query, 2 fragment).
-func cleanPathQuery(pq string, rooted bool, part int, allowNA bool) (ok, nonASCII bool) {
+func cleanPathQuery[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok, nonASCII bool) {
 	segStart := 0
 	if rooted {
 		segStart = 1
@@ -232,7 +281,7 @@ func cleanPathQuery(pq string, rooted bool, part int, allowNA bool) (ok, nonASCI
 		case part == 0 && (c == '.' || c == '%'):
 			dotty = true
 		case part == 0 && (c == '/' || c == '?' || c == '#'):
-			if dotty && (dotSegment(pq[segStart:i]) || isDotEscape(pq[segStart:i])) {
+			if dotty && (isDotSeg(pq[segStart:i]) || isDotEscape(pq[segStart:i])) {
 				return false, false
 			}
 			segStart, dotty = i+1, false
@@ -247,7 +296,7 @@ func cleanPathQuery(pq string, rooted bool, part int, allowNA bool) (ok, nonASCI
 			return false, false
 		}
 	}
-	if part == 0 && dotty && (dotSegment(pq[segStart:]) || isDotEscape(pq[segStart:])) {
+	if part == 0 && dotty && (isDotSeg(pq[segStart:]) || isDotEscape(pq[segStart:])) {
 		return false, false
 	}
 	return true, nonASCII
@@ -275,32 +324,44 @@ var refClass = func() (t [256]uint8) {
 	return t
 }()
 
-// joinEscaped returns prefix+ref with every non-ASCII byte of ref
-// percent-encoded, as the WHATWG parser encodes the UTF-8 of non-ASCII
-// code points in a path, query (UTF-8 document) and fragment.
-func joinEscaped(prefix, ref string) string {
-	var b strings.Builder
-	b.Grow(len(prefix) + len(ref) + 16)
-	b.WriteString(prefix)
-	for i := 0; i < len(ref); i++ {
-		if c := ref[i]; c >= 0x80 {
-			writeEscape(&b, c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 // isDotEscape reports whether seg is a WHATWG dot segment spelled with
 // %2e (".%2e", "%2e", ...).
-func isDotEscape(seg string) bool {
-	if len(seg) < 3 || len(seg) > 6 || !strings.Contains(seg, "%") {
-		return false
+func isDotEscape[S bytestring](seg S) bool {
+	switch len(seg) {
+	case 3:
+		return isPct2e(seg)
+	case 4:
+		return seg[0] == '.' && isPct2e(seg[1:]) || isPct2e(seg[:3]) && seg[3] == '.'
+	case 6:
+		return isPct2e(seg[:3]) && isPct2e(seg[3:])
 	}
-	s := strings.ToLower(seg)
-	return s == "%2e" || s == ".%2e" || s == "%2e." || s == "%2e%2e"
+	return false
 }
+
+// isPct2e reports whether s is "%2e" or "%2E".
+func isPct2e[S bytestring](s S) bool {
+	return len(s) == 3 && s[0] == '%' && s[1] == '2' && s[2]|0x20 == 'e'
+}
+
+// isDotSeg reports whether seg is "." or "..".
+func isDotSeg[S bytestring](seg S) bool {
+	return len(seg) == 1 && seg[0] == '.' || len(seg) == 2 && seg[0] == '.' && seg[1] == '.'
+}
+
+// hasACEPrefix reports whether label starts with the IDNA ACE prefix
+// "xn--".
+func hasACEPrefix[S bytestring](label S) bool {
+	return len(label) >= 4 && (label[0]|0x20) == 'x' && (label[1]|0x20) == 'n' && label[2] == '-' && label[3] == '-'
+}
+
+// hasPrefix is strings.HasPrefix for a string or bytes.
+func hasPrefix[S bytestring](s S, prefix string) bool {
+	return len(s) >= len(prefix) && string(s[:len(prefix)]) == prefix
+}
+
+// validUTF8 is utf8.Valid for a string or bytes (a string is copied: only
+// resolver.fast, off the extraction path, passes one).
+func validUTF8[S bytestring](s S) bool { return utf8.Valid([]byte(s)) }
 
 // encodeQuery percent-encodes the non-ASCII characters of ref's query in
 // enc, as a browser does for a document in a legacy encoding (the path is

@@ -2,6 +2,11 @@ package parser
 
 import "strings"
 
+// bytestring is a string or a byte slice: the srcset parser reads an
+// attribute value either way (ParseSrcset's string, Extract's raw bytes
+// from the tokenizer, without a copy).
+type bytestring interface{ ~string | ~[]byte }
+
 // ParseSrcset returns the image candidate URLs of a srcset attribute value,
 // parsed as the WHATWG HTML standard's "parse a srcset attribute" does:
 // candidates whose descriptors are invalid (two densities, a zero width,
@@ -13,8 +18,9 @@ func ParseSrcset(s string) []string {
 	return out
 }
 
-// eachSrcset calls fn with each valid candidate URL of srcset s.
-func eachSrcset(s string, fn func(string)) {
+// eachSrcset calls fn with each valid candidate URL of srcset s (a
+// subslice of s).
+func eachSrcset[S bytestring](s S, fn func(S)) {
 	pos := 0
 	for {
 		// Skip whitespace and commas.
@@ -30,12 +36,14 @@ func eachSrcset(s string, fn func(string)) {
 		}
 		url := s[start:pos]
 		ok := true
-		if strings.HasSuffix(url, ",") {
-			url = strings.TrimRight(url, ",")
+		if len(url) > 0 && url[len(url)-1] == ',' {
+			for len(url) > 0 && url[len(url)-1] == ',' {
+				url = url[:len(url)-1]
+			}
 		} else {
 			ok, pos = srcsetDescriptors(s, pos)
 		}
-		if url != "" && ok {
+		if len(url) > 0 && ok {
 			fn(url)
 		}
 	}
@@ -45,7 +53,7 @@ func eachSrcset(s string, fn func(string)) {
 // descriptors, and returns whether the candidate is valid and the position
 // after it. A descriptor is always a contiguous substring of s (the
 // tokenizer only drops the spaces and the comma around them).
-func srcsetDescriptors(s string, pos int) (bool, int) {
+func srcsetDescriptors[S bytestring](s S, pos int) (bool, int) {
 	for pos < len(s) && isHTMLSpace(s[pos]) {
 		pos++
 	}
@@ -60,7 +68,7 @@ func srcsetDescriptors(s string, pos int) (bool, int) {
 	for ; ; pos++ {
 		if pos >= len(s) {
 			if state != afterDescriptor {
-				v.add(s[start:pos])
+				addDescriptor(&v, s[start:pos])
 			}
 			return v.valid(), pos
 		}
@@ -69,10 +77,10 @@ func srcsetDescriptors(s string, pos int) (bool, int) {
 		case inDescriptor:
 			switch {
 			case isHTMLSpace(c):
-				v.add(s[start:pos])
+				addDescriptor(&v, s[start:pos])
 				state = afterDescriptor
 			case c == ',':
-				v.add(s[start:pos])
+				addDescriptor(&v, s[start:pos])
 				return v.valid(), pos + 1
 			case c == '(':
 				state = inParens
@@ -100,14 +108,15 @@ type descValidator struct{ w, x, h, bad bool }
 
 func (v *descValidator) valid() bool { return !v.bad && (!v.h || v.w) }
 
-func (v *descValidator) add(d string) {
+// addDescriptor checks descriptor d against those v has seen.
+func addDescriptor[S bytestring](v *descValidator, d S) {
 	if len(d) < 2 || v.bad {
 		return
 	}
 	num, unit := d[:len(d)-1], d[len(d)-1]
 	switch {
 	case unit == 'w' && validNonNegInt(num):
-		if v.w || v.x || strings.Trim(num, "0") == "" {
+		if v.w || v.x || allIn(num, "0") {
 			v.bad = true
 		}
 		v.w = true
@@ -120,7 +129,7 @@ func (v *descValidator) add(d string) {
 		}
 		v.x = true
 	case unit == 'h' && validNonNegInt(num):
-		if v.h || v.x || strings.Trim(num, "0") == "" {
+		if v.h || v.x || allIn(num, "0") {
 			v.bad = true
 		}
 		v.h = true
@@ -129,15 +138,28 @@ func (v *descValidator) add(d string) {
 
 // zeroMantissa reports whether a valid float's digits before any exponent
 // are all zero (so its value is zero, e.g. "-0.0e5").
-func zeroMantissa(f string) bool {
-	if e := strings.IndexAny(f, "eE"); e >= 0 {
-		f = f[:e]
+func zeroMantissa[S bytestring](f S) bool {
+	for i := 0; i < len(f); i++ {
+		if f[i] == 'e' || f[i] == 'E' {
+			f = f[:i]
+			break
+		}
 	}
-	return strings.Trim(f, "-0.") == ""
+	return allIn(f, "-0.")
 }
 
-func validNonNegInt(s string) bool {
-	if s == "" {
+// allIn reports whether every byte of s is one of the bytes of set.
+func allIn[S bytestring](s S, set string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(set, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func validNonNegInt[S bytestring](s S) bool {
+	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -150,7 +172,7 @@ func validNonNegInt(s string) bool {
 
 // validFloat reports whether s is an HTML "valid floating-point number":
 // -?digits(.digits)?([eE][+-]?digits)? or -?.digits(...).
-func validFloat(s string) bool {
+func validFloat[S bytestring](s S) bool {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
@@ -187,6 +209,6 @@ func validFloat(s string) bool {
 }
 
 // isHTMLSpace: ASCII whitespace as HTML defines it (TAB LF FF CR SPACE).
-func isHTMLSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
-}
+func isHTMLSpace(c byte) bool { return htmlSpace[c] }
+
+var htmlSpace = [256]bool{' ': true, '\t': true, '\n': true, '\f': true, '\r': true}
