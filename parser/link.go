@@ -50,7 +50,11 @@ type Link struct {
 
 // Page is what Extract found in one document.
 type Page struct {
-	Links []Link // in document order, duplicates kept
+	// Links are in document order, duplicates kept. Their URLs share one
+	// backing string (one allocation per page, not per link): keeping any
+	// one keeps all the page's URL text, so strings.Clone a URL that is
+	// kept long after the page.
+	Links []Link
 	// Base is the URL relative links were resolved against: the first
 	// valid <base href>, else the document URL.
 	Base     string
