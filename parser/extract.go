@@ -245,6 +245,9 @@ func putExtractor(x *extractor) {
 // add records an unresolved reference, given as the raw attribute value
 // (bytes the tokenizer reuses: add decodes or copies them).
 func (x *extractor) add(raw []byte, k Kind, nofollow bool) {
+	if len(raw) == 0 {
+		return
+	}
 	if needsDecode(raw) {
 		x.scratch = appendAttr(x.scratch[:0], raw)
 		raw = x.scratch

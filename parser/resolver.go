@@ -266,13 +266,16 @@ func cleanPathQuery[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok
 		segStart = 1
 	}
 	dotty := false // the current path segment holds '.' or '%'
+	mask := uint8(1) << part
 	for i := segStart; i < len(pq); i++ {
-		c := pq[i]
-		cls := refClass[c]
-		if cls&(1<<part) != 0 {
-			continue // the common case: a byte kept as is in this part
+		// The common case: bytes kept as they are in this part.
+		for i < len(pq) && refClass[pq[i]]&mask != 0 {
+			i++
 		}
-		switch {
+		if i == len(pq) {
+			break
+		}
+		switch c := pq[i]; {
 		case c >= 0x80:
 			if !allowNA {
 				return false, false
@@ -286,12 +289,12 @@ func cleanPathQuery[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok
 			}
 			segStart, dotty = i+1, false
 			if c == '?' {
-				part = 1
+				part, mask = 1, 2
 			} else if c == '#' {
-				part = 2
+				part, mask = 2, 4
 			}
 		case part == 1 && c == '#':
-			part = 2
+			part, mask = 2, 4
 		default:
 			return false, false
 		}

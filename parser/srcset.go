@@ -1,10 +1,12 @@
 package parser
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
-// bytestring is a string or a byte slice: the srcset parser reads an
-// attribute value either way (ParseSrcset's string, Extract's raw bytes
-// from the tokenizer, without a copy).
+// bytestring is a string or a byte slice, for helpers that read either
+// without a copy (Extract reads the tokenizer's bytes).
 type bytestring interface{ ~string | ~[]byte }
 
 // ParseSrcset returns the image candidate URLs of a srcset attribute value,
@@ -14,13 +16,17 @@ type bytestring interface{ ~string | ~[]byte }
 // them. URLs are returned unresolved, in attribute order.
 func ParseSrcset(s string) []string {
 	var out []string
-	eachSrcset(s, func(u string) { out = append(out, u) })
+	eachSrcset([]byte(s), func(u []byte) { out = append(out, string(u)) })
 	return out
 }
 
 // eachSrcset calls fn with each valid candidate URL of srcset s (a
 // subslice of s).
-func eachSrcset[S bytestring](s S, fn func(S)) {
+func eachSrcset(s []byte, fn func([]byte)) {
+	// Usually the only whitespace is ' ': then a vectorized search finds
+	// the end of each URL.
+	spaceOnly := bytes.IndexByte(s, '\t') < 0 && bytes.IndexByte(s, '\n') < 0 &&
+		bytes.IndexByte(s, '\f') < 0 && bytes.IndexByte(s, '\r') < 0
 	pos := 0
 	for {
 		// Skip whitespace and commas.
@@ -31,8 +37,16 @@ func eachSrcset[S bytestring](s S, fn func(S)) {
 			return
 		}
 		start := pos
-		for pos < len(s) && !isHTMLSpace(s[pos]) {
-			pos++
+		if spaceOnly {
+			if n := bytes.IndexByte(s[pos:], ' '); n >= 0 {
+				pos += n
+			} else {
+				pos = len(s)
+			}
+		} else {
+			for pos < len(s) && !isHTMLSpace(s[pos]) {
+				pos++
+			}
 		}
 		url := s[start:pos]
 		ok := true
@@ -53,7 +67,7 @@ func eachSrcset[S bytestring](s S, fn func(S)) {
 // descriptors, and returns whether the candidate is valid and the position
 // after it. A descriptor is always a contiguous substring of s (the
 // tokenizer only drops the spaces and the comma around them).
-func srcsetDescriptors[S bytestring](s S, pos int) (bool, int) {
+func srcsetDescriptors(s []byte, pos int) (bool, int) {
 	for pos < len(s) && isHTMLSpace(s[pos]) {
 		pos++
 	}
