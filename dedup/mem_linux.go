@@ -4,6 +4,7 @@ package dedup
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -14,9 +15,10 @@ const hugePage = 2 << 20
 
 // allocWords returns a zeroed array of n words in one anonymous mapping,
 // aligned to 2 MiB and advised to use transparent huge pages: random access
-// over a 1.2 GiB array is several times faster when the TLB covers it. The
-// whole array is backed at once (see below), so New of a 1e9 filter takes
-// about a second and its resident size is the full 1.12 GiB from the start.
+// over a 1.2 GiB array is several times faster when the TLB covers it. A
+// background goroutine backs the whole array (see populate), so New returns
+// at once and the array is resident soon after; release stops it before
+// unmapping.
 func allocWords(n uint64) ([]uint64, func() error, error) {
 	if n == 0 {
 		return nil, func() error { return nil }, nil
@@ -34,16 +36,38 @@ func allocWords(n uint64) ([]uint64, func() error, error) {
 	region := raw[off : off+mapped]
 	// Advice only: a kernel without THP still gives a working array.
 	_ = unix.Madvise(region, unix.MADV_HUGEPAGE)
-	// Back the whole array now (MADV_POPULATE_WRITE, Linux 5.14+; older
-	// kernels fault it in lazily as before). Keys hash to random
-	// positions, so a crawl's first keys touch every page anyway: in one
-	// pass here it costs about 1 s for 1.12 GiB, where random first-touch
-	// faults cost about 2.6 s of CPU in the first 40,000 pages of a crawl
-	// (the filter's share of CPU fell from 20% to 1.3%), and they were
-	// taken inside the frontier's state lock.
-	_ = unix.Madvise(region, unix.MADV_POPULATE_WRITE)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go populate(region, &stop, done)
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(&region[0])), n)
-	return words, func() error { return unix.Munmap(raw) }, nil
+	return words, func() error {
+		stop.Store(true)
+		<-done
+		return unix.Munmap(raw)
+	}, nil
+}
+
+// populateStep is how much of the array populate backs per call: small
+// enough that release waits for at most one step (tens of milliseconds).
+const populateStep = 64 << 20
+
+// populate backs region with memory (MADV_POPULATE_WRITE, Linux 5.14+;
+// older kernels fault it in lazily), step by step until done or stopped.
+// Keys hash to random positions, so a crawl's first keys touch every page
+// anyway: random first-touch faults cost about 2.6 s of CPU in the first
+// 40,000 pages of a crawl, taken inside the frontier's state lock, against
+// about 1 s for one sequential pass here. In the background the pass
+// overlaps the start of the crawl (opening NATS, the first robots.txt
+// fetches) instead of delaying it: New(1e9) took 0.3-2.5 s with the pass
+// in line (the first touch of a VM's memory is the slow case). Faults the
+// crawl takes meanwhile are still correct, only slower.
+func populate(region []byte, stop *atomic.Bool, done chan<- struct{}) {
+	defer close(done)
+	for off := 0; off < len(region) && !stop.Load(); off += populateStep {
+		if unix.Madvise(region[off:min(off+populateStep, len(region))], unix.MADV_POPULATE_WRITE) != nil {
+			return // an old kernel: the array is faulted in as it is used
+		}
+	}
 }
 
 // memoryLimit is the machine's physical memory in bytes (0 if unknown).
