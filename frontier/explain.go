@@ -120,7 +120,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 		}
 		e.HostState = hx
 	}
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.viewLocked(func(tx *bolt.Tx) error {
 		e.InTruth = has(tx.Bucket(bucketTruth), []byte(key))
 		if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
 			d, err := decodeDone(b)

@@ -36,7 +36,8 @@ func (q *leaseHeap) Pop() any {
 // A host whose robots.txt is unknown, unavailable or older than robots.ttl
 // gets a robots.txt lease first. Queued URLs robots.txt disallows are
 // finished (reason robots) and counted on the way. The leases are
-// committed to the file before Lease returns.
+// written to the open transaction and committed with the next commit or
+// Flush (see updateLocked), not before Lease returns.
 func (s *State) Lease(max int) ([]msg.Lease, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -55,7 +56,7 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 	}
 	var out []msg.Lease
 	var touched []*host
-	err := s.updateLocked(func(tx *bolt.Tx) error {
+	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
 		q := tx.Bucket(bucketQueue)
 		lb := tx.Bucket(bucketLeases)
 		db := tx.Bucket(bucketDone)
@@ -222,7 +223,7 @@ func (s *State) ExpireLeases() (int, error) {
 	}
 	n := 0
 	var touched []*host
-	err := s.updateLocked(func(tx *bolt.Tx) error {
+	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
 		q := tx.Bucket(bucketQueue)
 		lb := tx.Bucket(bucketLeases)
 		for len(s.deadlines) > 0 && !s.deadlines[0].Deadline.After(now) {

@@ -1,6 +1,8 @@
 package frontier
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -114,5 +116,65 @@ func TestExplainStates(t *testing.T) {
 	}
 	if _, err := h.s.Explain("ftp://x/"); err == nil {
 		t.Errorf("explain of an ftp URL: no error")
+	}
+}
+
+// crashCopy opens a copy of the state's file as it is on disk now: what a
+// kill -9 at this moment would leave.
+func crashCopy(t *testing.T, h *harness) *State {
+	t.Helper()
+	data, err := os.ReadFile(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := filepath.Join(t.TempDir(), "crash.db")
+	if err := os.WriteFile(crash, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(Options{Config: h.cfg, Path: crash, Now: h.clock.Now})
+	if err != nil {
+		t.Fatalf("open the crash copy: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestLeasesCommitLazily: a lease is in the file after the next commit
+// (Flush or Apply), not when Lease returns; a crash before that forgets the
+// lease and its dequeue together, so the URL is offered again under a new
+// ID, and the crawler's outcome for the forgotten lease is stale.
+func TestLeasesCommitLazily(t *testing.T) {
+	h := newHarness(t, noRobots)
+	h.seed("http://example.com/1", "http://example.com/2")
+	l := h.leaseOne()
+
+	s2 := crashCopy(t, h)
+	if err := s2.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s2.Status(); st.Queued != 2 || st.Leased != 0 {
+		t.Fatalf("crash before the commit: queued %d leased %d, want 2 0", st.Queued, st.Leased)
+	}
+	ls, err := s2.Lease(1)
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("lease after the crash: %v %v", ls, err)
+	}
+	if ls[0].URL != l.URL || ls[0].ID <= l.ID {
+		t.Fatalf("lease after the crash %+v, want %s again under an ID above %d", ls[0], l.URL, l.ID)
+	}
+	res, err := s2.Apply(nil, []*msg.Outcome{outcome(l, 200)})
+	if err != nil || res.Stale != 1 || res.Outcomes != 0 {
+		t.Fatalf("the forgotten lease's outcome: %+v %v, want stale", res, err)
+	}
+
+	if err := h.s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	s3 := crashCopy(t, h)
+	if st := s3.Status(); st.Queued != 1 || st.Leased != 1 {
+		t.Fatalf("crash after Flush: queued %d leased %d, want 1 1", st.Queued, st.Leased)
+	}
+	if res, err := s3.Apply(nil, []*msg.Outcome{outcome(l, 200)}); err != nil || res.Outcomes != 1 {
+		t.Fatalf("the committed lease's outcome after the crash: %+v %v", res, err)
 	}
 }

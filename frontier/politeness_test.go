@@ -152,7 +152,8 @@ func TestErrorStreakPausesHost(t *testing.T) {
 		}
 		h.clock.Advance(time.Second)
 	}
-	h.apply(nil, &msg.Outcome{LeaseID: h.leaseOne().ID, Status: 0, Error: "connection refused"})
+	l := h.leaseOne()
+	h.apply(nil, &msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 0, Error: "connection refused"})
 	if got := h.waitFor(); got != 10*time.Minute {
 		t.Fatalf("after 3 errors: next fetch in %v, want the 10m pause", got)
 	}

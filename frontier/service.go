@@ -269,16 +269,26 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 	return cons, nil
 }
 
-// tick runs the lease-expiry and checkpoint timers until ctx is done.
+// tick runs the lease-commit, lease-expiry and checkpoint timers until ctx
+// is done.
 func (s *Service) tick(ctx context.Context, fatal func(error)) {
 	expire := time.NewTicker(s.opts.ExpireInterval)
 	defer expire.Stop()
 	ckpt := time.NewTicker(s.checkpointEvery)
 	defer ckpt.Stop()
+	// Leases are committed with the next Apply or, when no messages
+	// arrive, by this flush (see State.updateLocked).
+	flush := time.NewTicker(s.commitInterval)
+	defer flush.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-flush.C:
+			if err := s.st.Flush(); err != nil {
+				fatal(fmt.Errorf("frontier: commit leases: %w", err))
+				return
+			}
 		case <-expire.C:
 			n, err := s.st.ExpireLeases()
 			if err != nil {

@@ -63,6 +63,9 @@ type State struct {
 	leases    map[uint64]*leaseRecord
 	deadlines leaseHeap
 	nextLease uint64
+	// tx is the write transaction Lease and ExpireLeases leave open (see
+	// updateLocked); nil when everything is committed.
+	tx        *bolt.Tx
 	count     counters
 	queued    int64
 	inboxN    int64 // records in the inbox
@@ -242,9 +245,11 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		}
 		s.nextLease = binary.BigEndian.Uint64(b)
 	}
-	if s.nextLease == 0 {
-		s.nextLease = 1
-	}
+	// Lease IDs are never reused, even for leases a crash forgot before
+	// their commit (see updateLocked): after a restart they continue from
+	// the clock in microseconds when that is ahead, and no frontier grants
+	// a lease a microsecond.
+	s.nextLease = max(s.nextLease, uint64(time.Now().UnixMicro()), 1)
 	rb := tx.Bucket(bucketRobots)
 	err := tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
 		rec, err := decodeHost(v)
@@ -338,14 +343,94 @@ func (s *State) checkLocked() error {
 	return nil
 }
 
-// update runs fn in a write transaction. An error from it leaves memory
-// ahead of the file: the state refuses every later write (ErrFailed).
+// Write transactions. updateLocked runs fn in the open write transaction
+// (beginning one if none is open) and commits it, fsync included, before it
+// returns: Apply, Compact and Checkpoint use it, and the service acks
+// messages only after it. updateLazyLocked runs fn in the same open
+// transaction and leaves it open: Lease and ExpireLeases use it, so
+// granting leases costs no fsync. Their writes become durable with the
+// next commit, whoever makes it, or with Flush, which the service calls
+// every commit_interval. A crash before then forgets those leases
+// together with their dequeues (one transaction): their URLs are still
+// queued in the file and are offered again after the restart, and the
+// outcomes crawlers send for them are stale (lease IDs are never reused,
+// see loadTx), so the URL is fetched again: at least once, as after any
+// lost lease. An error from fn, or a failed commit, leaves memory ahead
+// of the file: the open transaction is rolled back and the state refuses
+// every later write (ErrFailed).
 func (s *State) updateLocked(fn func(tx *bolt.Tx) error) error {
-	err := s.db.Update(fn)
-	if err != nil {
+	if err := s.updateLazyLocked(fn); err != nil {
+		return err
+	}
+	return s.commitLocked()
+}
+
+// updateLazyLocked runs fn in the open write transaction without
+// committing it; see updateLocked.
+func (s *State) updateLazyLocked(fn func(tx *bolt.Tx) error) error {
+	if s.tx == nil {
+		tx, err := s.db.Begin(true)
+		if err != nil {
+			s.mu.failed = err
+			return fmt.Errorf("frontier: begin: %w", err)
+		}
+		s.tx = tx
+	}
+	if err := fn(s.tx); err != nil {
+		s.abortLocked(err)
+		return err
+	}
+	return nil
+}
+
+// viewLocked runs fn on what the state has written: in the open write
+// transaction if there is one (it holds leases not yet committed), else
+// in a read transaction.
+func (s *State) viewLocked(fn func(tx *bolt.Tx) error) error {
+	if s.tx != nil {
+		return fn(s.tx)
+	}
+	return s.db.View(fn)
+}
+
+// commitLocked commits the open write transaction, if any.
+func (s *State) commitLocked() error {
+	if s.tx == nil {
+		return nil
+	}
+	tx := s.tx
+	s.tx = nil
+	if err := tx.Commit(); err != nil {
+		s.mu.failed = err
+		return fmt.Errorf("frontier: commit: %w", err)
+	}
+	return nil
+}
+
+// abortLocked rolls back the open write transaction and fails the state.
+func (s *State) abortLocked(err error) {
+	if s.tx != nil {
+		_ = s.tx.Rollback()
+		s.tx = nil
+	}
+	if s.mu.failed == nil {
 		s.mu.failed = err
 	}
-	return err
+}
+
+// Flush commits the leases granted (and expired) since the last commit.
+// The service calls it every commit_interval; it costs nothing when there
+// are none.
+func (s *State) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx == nil {
+		return nil
+	}
+	if err := s.checkLocked(); err != nil {
+		return err
+	}
+	return s.commitLocked()
 }
 
 // putHostsLocked writes every dirty host record and the counters.
@@ -387,6 +472,11 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 	var st dedup.CheckpointStats
 	start := time.Now()
 	if _, err := s.compactLocked(); err != nil {
+		return st, err
+	}
+	// compactLocked committed any open transaction (it always runs one):
+	// the checkpoint gets its own, whose failure loses nothing.
+	if err := s.commitLocked(); err != nil {
 		return st, err
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -475,9 +565,16 @@ func (s *State) Close() error {
 		} else {
 			_, err = s.compactLocked()
 		}
+		if err == nil {
+			err = s.commitLocked()
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if s.tx != nil { // a failed state: nothing more reaches the file
+		_ = s.tx.Rollback()
+		s.tx = nil
 	}
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("frontier: close: %w", err))

@@ -204,9 +204,9 @@ func (s *State) countLinksLocked(res *ApplyResult) {
 // applyOutcomeLocked applies one outcome and returns the host it touched.
 func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, res *ApplyResult) (*host, error) {
 	l := s.leases[o.LeaseID]
-	if l == nil || int(o.Shard) != s.cfg.Frontier.Shard || now.After(l.Deadline) {
-		// Unknown, finished, or past its deadline (ExpireLeases requeues
-		// it): ignore.
+	if l == nil || int(o.Shard) != s.cfg.Frontier.Shard || now.After(l.Deadline) || o.URL != l.URL {
+		// Unknown, finished, past its deadline (ExpireLeases requeues
+		// it), or not the URL leased under that ID: ignore.
 		res.Stale++
 		s.count[cClassBase+classStale]++
 		return nil, nil

@@ -20,6 +20,10 @@ func (s *State) Verify() error {
 	if s.mu.closed {
 		return ErrClosed
 	}
+	// The file is compared with memory: commit the open leases first.
+	if err := s.commitLocked(); err != nil {
+		return err
+	}
 	pageLeases := 0
 	for _, l := range s.leases {
 		if s.hosts[l.Host] == nil {
