@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -57,6 +58,10 @@ type WorkerOptions struct {
 	ID string
 	// TLSConfig is handed to the Client (nil = system roots).
 	TLSConfig *tls.Config
+	// MaxPages, when positive, is how many pages (robots.txt aside) the
+	// worker fetches in all: it asks for no more leases than that leaves,
+	// then idles until ctx ends. The one-command crawl's max_pages.
+	MaxPages int64
 }
 
 // Worker takes leases from the frontiers and fetches them. See the package
@@ -81,6 +86,10 @@ type Worker struct {
 	// blocked until the leases expired (lease_timeout, 2 min).
 	leaseInbox   string
 	leaseReplies chan *nats.Msg
+
+	// charged counts page leases started against MaxPages, less those
+	// that expired before their fetch.
+	charged atomic.Int64
 }
 
 // NewWorker checks opts and prepares a worker on nc. Nothing is fetched or
@@ -184,8 +193,19 @@ loop:
 			break loop
 		}
 		held := 1
+		limit := w.opts.Config.LeaseBatch
+		if w.opts.MaxPages > 0 {
+			limit = min(limit, int(w.opts.MaxPages-w.charged.Load()))
+			if limit <= 0 { // the budget is spent: wait for the end
+				<-slots
+				if sleep(ctx, pollBackoffMax) != nil {
+					break loop
+				}
+				continue
+			}
+		}
 	more:
-		for held < w.opts.Config.LeaseBatch {
+		for held < limit {
 			select {
 			case slots <- struct{}{}:
 				held++
@@ -216,6 +236,9 @@ loop:
 				held--
 			} else {
 				slots <- struct{}{} // a frontier granted more than asked: wait for a slot
+			}
+			if !l.Robots {
+				w.charged.Add(1)
 			}
 			start(reply.Shard, l)
 		}
@@ -280,6 +303,9 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	now := time.Now()
 	if !l.Deadline.IsZero() && now.After(l.Deadline) {
 		w.stats.expired.Add(1)
+		if !l.Robots {
+			w.charged.Add(-1)
+		}
 		w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
 		return nil
 	}

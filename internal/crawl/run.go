@@ -142,7 +142,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		}
 	}
 
-	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone"})
+	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages})
 	if err != nil {
 		return sum, err
 	}
