@@ -60,7 +60,7 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 	if opts.MaxAttrLen <= 0 {
 		opts.MaxAttrLen = DefaultMaxAttrLen
 	}
-	docRes, err := newResolver(docURL, nil)
+	docRes, err := newLazyResolver(docURL, nil)
 	if err != nil {
 		return nil, err // names the document URL as the base
 	}
@@ -107,10 +107,10 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 	// Resolve against the base, now that it is known.
 	res := docRes
 	page := x.page
-	page.Base = docRes.base.Href(false)
+	page.Base = docRes.href()
 	if x.seenBase {
 		if b, err := docRes.resolve(x.baseRef); err == nil {
-			if br, err := newResolver(b, urlEnc); err == nil {
+			if br, err := newLazyResolver(b, urlEnc); err == nil {
 				res, page.Base = br, b
 			}
 		}

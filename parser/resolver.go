@@ -15,12 +15,12 @@ import (
 // the WHATWG parser for everything else; FuzzResolverFast holds the two
 // together.
 type resolver struct {
-	base     *whatwg.Url
-	baseStr  string // base href, when it is itself fast-path clean; else ""
-	origin   string // "scheme://host[:port]" of baseStr
-	dir      string // baseStr up to and including the last '/' of its path
-	pathEnd  string // baseStr without its query
-	queryEnd string // baseStr (it has no fragment)
+	base     *whatwg.Url // nil until needed, for newLazyResolver; see baseURL
+	baseStr  string      // base href, when it is itself fast-path clean; else ""
+	origin   string      // "scheme://host[:port]" of baseStr
+	dir      string      // baseStr up to and including the last '/' of its path
+	pathEnd  string      // baseStr without its query
+	queryEnd string      // baseStr (it has no fragment)
 	// enc, when not nil, is the document's non-UTF-8 encoding: non-ASCII
 	// characters in a query are encoded with it, as browsers do.
 	enc encoding.Encoding
@@ -38,15 +38,53 @@ func newResolver(base string, enc encoding.Encoding) (*resolver, error) {
 	r := &resolver{base: u, enc: enc}
 	href := u.Href(true)
 	if o, ok, _ := cleanAbsolute(href, false); ok {
-		r.baseStr, r.origin = href, o
-		end := len(href)
-		if q := strings.IndexByte(href, '?'); q >= 0 {
-			end = q
-		}
-		r.dir = href[:strings.LastIndexByte(href[:end], '/')+1]
-		r.pathEnd, r.queryEnd = href[:end], href
+		r.setClean(href, o)
 	}
 	return r, nil
+}
+
+// newLazyResolver is newResolver without the WHATWG parse when base is an
+// absolute URL the fast path accepts (it is then its own href, as
+// FuzzResolverFast holds): the parsed base is made only if a reference
+// needs the WHATWG parser.
+func newLazyResolver(base string, enc encoding.Encoding) (*resolver, error) {
+	if strings.IndexByte(base, '#') < 0 {
+		if o, ok, _ := cleanAbsolute(base, false); ok {
+			r := &resolver{enc: enc}
+			r.setClean(base, o)
+			return r, nil
+		}
+	}
+	return newResolver(base, enc)
+}
+
+// setClean sets the fast path's strings for href, a fast-path clean
+// absolute URL without fragment, whose origin is origin.
+func (r *resolver) setClean(href, origin string) {
+	r.baseStr, r.origin = href, origin
+	end := len(href)
+	if q := strings.IndexByte(href, '?'); q >= 0 {
+		end = q
+	}
+	r.dir = href[:strings.LastIndexByte(href[:end], '/')+1]
+	r.pathEnd, r.queryEnd = href[:end], href
+}
+
+// baseURL returns the parsed base, parsing it first for a lazy resolver
+// (nil only if the WHATWG parser rejected a URL the fast path accepted).
+func (r *resolver) baseURL() *whatwg.Url {
+	if r.base == nil {
+		r.base, _ = parseWHATWG(nil, r.baseStr)
+	}
+	return r.base
+}
+
+// href returns the base's href.
+func (r *resolver) href() string {
+	if r.base == nil {
+		return r.baseStr
+	}
+	return r.base.Href(false)
 }
 
 // resolve returns the WHATWG href of ref against the base, or an error for
@@ -81,7 +119,11 @@ func (r *resolver) resolveSlow(ref string) (string, error) {
 	if r.enc != nil {
 		ref = encodeQuery(ref, r.enc)
 	}
-	u, err := parseWHATWG(r.base, ref)
+	b := r.baseURL()
+	if b == nil {
+		return "", fmt.Errorf("%w %q: base %q does not parse", ErrInvalidURL, clip(ref), clip(r.baseStr))
+	}
+	u, err := parseWHATWG(b, ref)
 	if err != nil {
 		return "", fmt.Errorf("%w %q: %s", ErrInvalidURL, clip(ref), reason(err))
 	}
