@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/parser"
+	"golang.org/x/net/html"
 )
 
 // pages are trawl's hand-written test pages (see
@@ -139,4 +140,42 @@ func BenchmarkSpeedup(b *testing.B) {
 			b.ReportMetric(sec(tGoquery)/sec(tTrawl), "speedup")
 		})
 	}
+}
+
+// BenchmarkSpeedupCeiling is BenchmarkSpeedup with x/net/html's bare
+// tokenizer (a Next loop doing nothing with the tokens) in trawl's place:
+// the speedup any extractor streaming over that tokenizer could reach
+// against goquery, since it has at least the tokenizer's cost.
+func BenchmarkSpeedupCeiling(b *testing.B) {
+	type pg struct {
+		body []byte
+		u    *url.URL
+	}
+	var ps []pg
+	var total int64
+	for _, p := range pages {
+		body := load(b, p.file)
+		u, _ := url.Parse(p.url)
+		ps = append(ps, pg{body, u})
+		total += int64(len(body))
+	}
+	var tBare, tGoquery time.Duration
+	for i := 0; i < b.N; i++ {
+		for _, p := range ps {
+			start := time.Now()
+			z := html.NewTokenizer(bytes.NewReader(p.body))
+			for z.Next() != html.ErrorToken {
+			}
+			mid := time.Now()
+			if _, err := GoqueryLinks(p.body, p.u, "a[href]", "href"); err != nil {
+				b.Fatal(err)
+			}
+			tGoquery += time.Since(mid)
+			tBare += mid.Sub(start)
+		}
+	}
+	sec := func(d time.Duration) float64 { return d.Seconds() }
+	b.ReportMetric(float64(total)*float64(b.N)/sec(tBare)/1e6, "tokenizer-MB/s")
+	b.ReportMetric(float64(total)*float64(b.N)/sec(tGoquery)/1e6, "goquery-MB/s")
+	b.ReportMetric(sec(tGoquery)/sec(tBare), "speedup")
 }
