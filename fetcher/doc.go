@@ -34,9 +34,13 @@
 // Worker.Run asks the frontiers for leases on Subjects.Work (core NATS
 // request/reply, answered on one inbox for the worker's life so that late
 // replies are still used; after an empty reply it waits 2 ms, doubling up
-// to 250 ms), fetches them with at most `workers` in flight, groups the
+// to 250 ms, or until a frontier that answered empty says on Subjects.Wake
+// that work is ready), fetches them with at most `workers` in flight, groups the
 // extracted links by owning shard and publishes one LinkBatch per shard,
-// then the Outcome, through JetStream. A lease's Outcome is published only
+// then the Outcome, through JetStream. A fetch slot is freed once its page
+// is fetched and parsed: the publish acks (two round trips) are awaited
+// under a publish slot (4 per fetch slot), so they do not hold up the next
+// fetch; with both kinds of slot taken the worker stops taking leases. A lease's Outcome is published only
 // after its link batches are acknowledged, so an acknowledged outcome
 // implies its links are stored; a failed publish is retried with back-off
 // (with the same Nats-Msg-Id, so the stream's duplicate window absorbs

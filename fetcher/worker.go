@@ -164,15 +164,33 @@ func (w *Worker) Run(ctx context.Context) error {
 		errMu   sync.Mutex
 		pubErrs int
 	)
+	// A lease holds a fetch slot until its page is fetched and parsed,
+	// then a publish slot until JetStream has acked its links and outcome:
+	// the acks (two round trips) do not hold up the next fetch, and the
+	// publish slots bound the pages waiting for them.
 	slots := make(chan struct{}, w.opts.Config.Workers)
+	pubSlots := make(chan struct{}, publishSlotsPerWorker*w.opts.Config.Workers)
 	start := func(shard uint32, l msg.Lease) {
 		wg.Add(1)
 		w.stats.inFlight.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-slots }()
-			defer w.stats.inFlight.Add(-1)
-			if err := w.handle(fetchCtx, pubCtx, shard, l); err != nil {
+			fetching := true
+			handoff := func() {
+				pubSlots <- struct{}{}
+				fetching = false
+				w.stats.inFlight.Add(-1)
+				<-slots
+			}
+			defer func() {
+				if fetching {
+					w.stats.inFlight.Add(-1)
+					<-slots
+				} else {
+					<-pubSlots
+				}
+			}()
+			if err := w.handle(fetchCtx, pubCtx, shard, l, handoff); err != nil {
 				errMu.Lock()
 				pubErrs++
 				errMu.Unlock()
@@ -298,8 +316,13 @@ func (w *Worker) requestLeases(n uint32) (*msg.LeaseReply, error) {
 	return &reply, nil
 }
 
-// handle fetches one lease and publishes its links, then its outcome.
-func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Lease) error {
+// publishSlotsPerWorker is how many pages per fetch slot may wait for
+// their publish acks.
+const publishSlotsPerWorker = 4
+
+// handle fetches one lease and publishes its links, then its outcome. It
+// calls handoff once the page is fetched and parsed, before publishing.
+func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Lease, handoff func()) error {
 	now := time.Now()
 	if !l.Deadline.IsZero() && now.After(l.Deadline) {
 		w.stats.expired.Add(1)
@@ -333,6 +356,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	case r.Status >= 200 && r.Status <= 299 && r.HTML:
 		links = w.extract(r, l)
 	}
+	handoff()
 	rt := route(l.URL, l.Depth, links, w.opts.Shards)
 	out.LinksFound = uint32(rt.links)
 	w.stats.linksDropped.Add(uint64(rt.dropped))

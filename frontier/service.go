@@ -116,6 +116,7 @@ type Service struct {
 	maxLeases       int
 
 	started      atomic.Bool
+	hungry       atomic.Bool   // a lease request was answered empty since the last wake
 	decodeErrors atomic.Uint64 // messages dead-lettered since the service started
 	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
 
@@ -289,6 +290,7 @@ func (s *Service) tick(ctx context.Context, fatal func(error)) {
 				fatal(fmt.Errorf("frontier: commit leases: %w", err))
 				return
 			}
+			s.wakeIfReady()
 		case <-expire.C:
 			n, err := s.st.ExpireLeases()
 			if err != nil {

@@ -134,6 +134,7 @@ func (s *Service) serveWork(batch []*nats.Msg, fatal func(error)) {
 				s.m.leaseRequests.WithLabelValues("granted").Inc()
 			} else {
 				s.m.leaseRequests.WithLabelValues("empty").Inc()
+				s.hungry.Store(true)
 			}
 		}
 		if m.Reply == "" {
@@ -147,6 +148,23 @@ func (s *Service) serveWork(batch []*nats.Msg, fatal func(error)) {
 		if err := m.Respond(b); err != nil {
 			s.log.Debug("lease reply not sent; the leases will expire", "err", err)
 		}
+	}
+}
+
+// wakeIfReady publishes on the wake subject when a lease request was
+// answered empty since the last wake and a host is leasable now: work
+// that arrives (an Apply) or comes due (politeness) reaches crawlers
+// backing off between polls within one flush tick, not one backoff later.
+func (s *Service) wakeIfReady() {
+	if !s.hungry.Load() {
+		return
+	}
+	if !s.st.ReadyNow() {
+		return
+	}
+	s.hungry.Store(false)
+	if err := s.nc.Publish(s.subj.Wake(), nil); err != nil {
+		s.log.Debug("wake not sent", "err", err)
 	}
 }
 

@@ -551,3 +551,46 @@ func TestStatusPendingBeforeRun(t *testing.T) {
 		t.Fatalf("pending %d before Run, want 2", p)
 	}
 }
+
+// TestWakeAfterEmptyReply: once a lease request was answered empty, the
+// frontier says on the wake subject when work is ready, once; without an
+// empty reply it says nothing.
+func TestWakeAfterEmptyReply(t *testing.T) {
+	e := bustest.Start(t)
+	h := startService(t, e, svcConfig(t, e))
+	wakes, err := h.nc.SubscribeSync(h.subj.Wake())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Work arrives with nobody waiting for it: no wake.
+	h.links("", 0, "http://a.test/")
+	h.settle()
+	if m, err := wakes.NextMsg(100 * time.Millisecond); err == nil {
+		t.Fatalf("wake %v with no empty reply before it", m)
+	}
+	h.crawlRobots(h.leaseUntil(1, 1)) // leaseUntil may see empty replies
+	for {                             // drain their wakes
+		if _, err := wakes.NextMsg(100 * time.Millisecond); err != nil {
+			break
+		}
+	}
+	h.settle()
+	if ls := h.leaseUntil(1, 1); ls[0].URL != "http://a.test/" {
+		t.Fatalf("lease %+v", ls[0])
+	}
+	// The host's one lease slot is taken: the next request is empty.
+	if ls := h.lease(1); len(ls) != 0 {
+		t.Fatalf("lease %+v with the host's slot taken", ls)
+	}
+	// New work on another host: the empty reply earns one wake.
+	h.links("", 0, "http://b.test/")
+	if _, err := wakes.NextMsg(svcWait); err != nil {
+		t.Fatalf("no wake after an empty reply and new work: %v", err)
+	}
+	if m, err := wakes.NextMsg(100 * time.Millisecond); err == nil {
+		t.Fatalf("a second wake %v for one empty reply", m)
+	}
+}

@@ -599,6 +599,13 @@ func (s *State) NextReady() time.Time {
 	return s.ready[0].eligibleAt()
 }
 
+// ReadyNow reports whether a host may be given a lease now.
+func (s *State) ReadyNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ready) > 0 && !s.ready[0].eligibleAt().After(s.now())
+}
+
 // NextDeadline returns the earliest lease deadline, or the zero time when
 // no lease is out.
 func (s *State) NextDeadline() time.Time {

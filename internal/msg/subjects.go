@@ -42,6 +42,11 @@ func (s Subjects) StreamSubjects() []string {
 // Work is the request/reply subject for leases (queue group WorkQueue).
 func (s Subjects) Work() string { return s.Prefix + ".work" }
 
+// Wake is where a frontier tells crawlers, with an empty core NATS
+// message, that work is ready after it answered a lease request empty:
+// crawlers waiting out their empty-poll backoff ask again at once.
+func (s Subjects) Wake() string { return s.Prefix + ".wake" }
+
 // WorkQueue is the queue group every frontier's Work subscription joins.
 func (s Subjects) WorkQueue() string { return s.Prefix + "-frontiers" }
 
