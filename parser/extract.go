@@ -84,7 +84,8 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 
 	x := getExtractor(opts)
 	defer putExtractor(x)
-	z := html.NewTokenizer(in)
+	x.src.r = in
+	z := html.NewTokenizer(&x.src)
 	z.SetMaxBuf(maxTokenBuf)
 	for !x.done {
 		tt := z.Next()
@@ -204,6 +205,27 @@ type extractor struct {
 	baseRef  string
 	seenBase bool
 	done     bool
+	// plainTag: the current tag holds no byte that attribute decoding
+	// rewrites, so its raw values are their decoded values.
+	plainTag bool
+	src      ctlReader // what the tokenizer reads
+}
+
+// ctlReader passes r on, noting whether a NUL or CR went by: attribute
+// values need decoding for those (as for '&'), and most documents have
+// none, which one search per read tells more cheaply than searches of
+// every tag.
+type ctlReader struct {
+	r   io.Reader
+	ctl bool // a NUL or CR was read
+}
+
+func (c *ctlReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if !c.ctl && n > 0 && (bytes.IndexByte(p[:n], 0) >= 0 || bytes.IndexByte(p[:n], '\r') >= 0) {
+		c.ctl = true
+	}
+	return n, err
 }
 
 // rawRef is one unresolved reference, arena[off:end].
@@ -239,6 +261,7 @@ func putExtractor(x *extractor) {
 		return
 	}
 	x.baseRef = ""
+	x.src = ctlReader{}
 	extractors.Put(x)
 }
 
@@ -248,7 +271,7 @@ func (x *extractor) add(raw []byte, k Kind, nofollow bool) {
 	if len(raw) == 0 {
 		return
 	}
-	if needsDecode(raw) {
+	if !x.plainTag && needsDecode(raw) {
 		x.scratch = appendAttr(x.scratch[:0], raw)
 		raw = x.scratch
 	}
@@ -276,6 +299,9 @@ func (x *extractor) addEmbed(ref []byte) { x.addDecoded(ref, KindEmbed, false) }
 // mayBeHTTP is a cheap pre-filter: false when ref starts with a scheme
 // other than http or https (data:, javascript:, mailto:, tel:, ...).
 func mayBeHTTP(ref []byte) bool {
+	if hasPrefix(ref, "https://") || hasPrefix(ref, "http://") || ref[0] == '/' {
+		return true // the usual shapes
+	}
 	for i := 0; i < len(ref); i++ {
 		c := ref[i]
 		switch {
@@ -313,15 +339,23 @@ const (
 )
 
 // tag handles one start tag.
-func (x *extractor) tag(z *html.Tokenizer) {
+func (x *extractor) tag(z *html.Tokenizer) { x.tagRaw(z.Raw()) }
+
+// tagRaw handles one start tag, given raw.
+func (x *extractor) tagRaw(raw []byte) {
 	// The name is read from the raw tag: TagName copies it on every call
 	// and most tags carry no link.
-	raw := z.Raw()
+	if len(raw) < 2 || !tagFirst[raw[1]] {
+		return // most tags (div, p, span, li, ...): no name scan
+	}
 	nameEnd := tagNameEnd(raw)
 	name := lookupTag(raw[1:nameEnd])
 	if name == "" {
 		return
 	}
+	// One check for the whole tag instead of one per value read; the
+	// reader tells whether NUL or CR can be in it.
+	x.plainTag = bytes.IndexByte(raw, '&') < 0 && (!x.src.ctl || !needsDecode(raw))
 	var a attrs
 	maxLen := x.opts.MaxAttrLen
 	it := newRawAttrs(raw, nameEnd)
@@ -370,13 +404,13 @@ func (x *extractor) tag(z *html.Tokenizer) {
 	}
 	switch name {
 	case "a", "area":
-		x.add(a.href, KindNavigation, hasToken(attrBytes(a.rel), "nofollow"))
+		x.add(a.href, KindNavigation, hasToken(x.attr(a.rel), "nofollow"))
 	case "frame", "iframe":
 		x.add(a.src, KindNavigation, false)
 	case "img", "source":
 		x.add(a.src, KindEmbed, false)
 		if srcset := a.srcset; len(srcset) > 0 {
-			if needsDecode(srcset) {
+			if !x.plainTag && needsDecode(srcset) {
 				x.srcset = appendAttr(x.srcset[:0], srcset)
 				srcset = x.srcset
 			}
@@ -388,7 +422,7 @@ func (x *extractor) tag(z *html.Tokenizer) {
 	case "audio", "embed", "script", "track":
 		x.add(a.src, KindEmbed, false)
 	case "link":
-		rel := attrBytes(a.rel)
+		rel := x.attr(a.rel)
 		if k, ok := linkKind(string(rel)); ok {
 			x.add(a.href, k, hasToken(rel, "nofollow"))
 		}
@@ -404,6 +438,14 @@ func (x *extractor) tag(z *html.Tokenizer) {
 	case "meta":
 		x.meta(&a)
 	}
+}
+
+// attr returns the decoded value of v, an attribute of the current tag.
+func (x *extractor) attr(v []byte) []byte {
+	if x.plainTag {
+		return v
+	}
+	return attrBytes(v)
 }
 
 // set keeps v as the attribute bit unless it was seen before.
@@ -430,6 +472,14 @@ func equalFold(b []byte, s string) bool {
 	}
 	return true
 }
+
+// tagFirst marks the first letters of the tags lookupTag knows.
+var tagFirst = func() (t [256]bool) {
+	for _, c := range "abefilmstv" {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	return t
+}()
 
 // lookupTag returns the name of an interesting tag (one that can carry a
 // link), lowercase, given the name as written; "" for any other tag.
