@@ -358,8 +358,11 @@ func (x *extractor) tagRaw(raw []byte) {
 	x.plainTag = bytes.IndexByte(raw, '&') < 0 && (!x.src.ctl || !needsDecode(raw))
 	var a attrs
 	maxLen := x.opts.MaxAttrLen
+	need := attrsUsed(name)
 	it := newRawAttrs(raw, nameEnd)
-	for {
+	// The first occurrence of an attribute wins, as in the HTML tokenizer,
+	// so the loop stops once it has every attribute this tag uses.
+	for a.has&need != need {
 		k, v, ok := it.next()
 		if !ok {
 			break
@@ -367,7 +370,6 @@ func (x *extractor) tagRaw(raw []byte) {
 		if len(v) > maxLen {
 			continue
 		}
-		// First occurrence of an attribute wins, as in the HTML tokenizer.
 		switch len(k) {
 		case 3:
 			if equalFold(k, "src") {
@@ -438,6 +440,26 @@ func (x *extractor) tagRaw(raw []byte) {
 	case "meta":
 		x.meta(&a)
 	}
+}
+
+// attrsUsed returns the attributes the tag named name (from lookupTag)
+// is read for.
+func attrsUsed(name string) uint16 {
+	switch name {
+	case "a", "area", "link":
+		return hasHref | hasRel
+	case "img", "source":
+		return hasSrc | hasSrcset
+	case "video":
+		return hasSrc | hasPoster
+	case "form":
+		return hasAction | hasMethod
+	case "base":
+		return hasHref
+	case "meta":
+		return hasHTTPEquiv | hasContent | hasName
+	}
+	return hasSrc // frame, iframe, audio, embed, script, track
 }
 
 // attr returns the decoded value of v, an attribute of the current tag.

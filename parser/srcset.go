@@ -1,7 +1,8 @@
 package parser
 
 import (
-	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strings"
 )
 
@@ -23,10 +24,6 @@ func ParseSrcset(s string) []string {
 // eachSrcset calls fn with each valid candidate URL of srcset s (a
 // subslice of s).
 func eachSrcset(s []byte, fn func([]byte)) {
-	// Usually the only whitespace is ' ': then a vectorized search finds
-	// the end of each URL.
-	spaceOnly := bytes.IndexByte(s, '\t') < 0 && bytes.IndexByte(s, '\n') < 0 &&
-		bytes.IndexByte(s, '\f') < 0 && bytes.IndexByte(s, '\r') < 0
 	pos := 0
 	for {
 		// Skip whitespace and commas.
@@ -37,17 +34,7 @@ func eachSrcset(s []byte, fn func([]byte)) {
 			return
 		}
 		start := pos
-		if spaceOnly {
-			if n := bytes.IndexByte(s[pos:], ' '); n >= 0 {
-				pos += n
-			} else {
-				pos = len(s)
-			}
-		} else {
-			for pos < len(s) && !isHTMLSpace(s[pos]) {
-				pos++
-			}
-		}
+		pos += indexHTMLSpace(s[pos:])
 		url := s[start:pos]
 		ok := true
 		if len(url) > 0 && url[len(url)-1] == ',' {
@@ -61,6 +48,33 @@ func eachSrcset(s []byte, fn func([]byte)) {
 			fn(url)
 		}
 	}
+}
+
+// indexHTMLSpace returns the index of the first HTML whitespace byte of
+// s, or len(s). It looks at eight bytes at a time for one below 0x21 (all
+// HTML whitespace is), then checks the one it found.
+func indexHTMLSpace(s []byte) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for i+8 <= len(s) {
+		v := binary.LittleEndian.Uint64(s[i:])
+		// High bit set in the bytes below 0x21; exact for the lowest one.
+		if m := (v - 0x21*lo) &^ v & hi; m != 0 {
+			j := i + bits.TrailingZeros64(m)/8
+			if isHTMLSpace(s[j]) {
+				return j
+			}
+			i = j + 1
+			continue
+		}
+		i += 8
+	}
+	for ; i < len(s); i++ {
+		if isHTMLSpace(s[i]) {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // srcsetDescriptors runs the descriptor tokenizer from pos, checks the
