@@ -152,6 +152,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("fetcher: lease inbox: %w", err)
 	}
 	defer sub.Unsubscribe()
+	// A frontier that answered empty says on Wake when work is ready, so
+	// an empty-poll backoff ends at once instead of at its timer.
+	wake := make(chan struct{}, 1)
+	wsub, err := w.nc.Subscribe(w.opts.Subjects.Wake(), func(*nats.Msg) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("fetcher: wake subscription: %w", err)
+	}
+	defer wsub.Unsubscribe()
 
 	// Publishing continues after ctx ends, for drainGrace past the last
 	// fetch.
@@ -242,9 +255,16 @@ loop:
 			}
 			d := pollBackoff(empties)
 			empties++
-			if sleep(ctx, d+rand.N(d/4+1)) != nil {
+			t := time.NewTimer(d + rand.N(d/4+1))
+			select {
+			case <-ctx.Done():
+				t.Stop()
 				break loop
+			case <-wake:
+				empties = 0
+			case <-t.C:
 			}
+			t.Stop()
 			continue
 		}
 		empties = 0
