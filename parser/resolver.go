@@ -24,6 +24,34 @@ type resolver struct {
 	// enc, when not nil, is the document's non-UTF-8 encoding: non-ASCII
 	// characters in a query are encoded with it, as browsers do.
 	enc encoding.Encoding
+	// seenAbs and seenRoot are ASCII prefixes of an earlier absolute and
+	// an earlier root-relative reference the fast path accepted, up to
+	// and including the last '/' of its path: a reference starting with
+	// one needs only the rest checked (pages repeat their directories).
+	seenAbs, seenRoot seenPrefix
+}
+
+// seenPrefix is one remembered prefix (see resolver).
+type seenPrefix struct {
+	n int
+	b [120]byte
+}
+
+// match returns the length of the prefix when ref starts with it and has
+// more after it, else 0.
+func matchSeen[S bytestring](p *seenPrefix, ref S) int {
+	if p.n == 0 || len(ref) <= p.n || string(ref[:p.n]) != string(p.b[:p.n]) {
+		return 0
+	}
+	return p.n
+}
+
+// remember keeps prefix (ASCII) unless it is too long or already kept.
+func remember[S bytestring](p *seenPrefix, prefix S) {
+	if len(prefix) > len(p.b) || len(prefix) < 2 || p.n == len(prefix) && string(p.b[:p.n]) == string(prefix) {
+		return
+	}
+	p.n = copy(p.b[:], prefix)
 }
 
 // newResolver parses base (an absolute http(s) URL).
@@ -157,7 +185,16 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 	allowNA := r.enc == nil
 	switch {
 	case hasPrefix(ref, "http://") || hasPrefix(ref, "https://"):
-		if _, ok, na := cleanAbsolute(ref, allowNA); ok {
+		if n := matchSeen(&r.seenAbs, ref); n > 0 {
+			if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
+				return appendJoin(dst, "", ref, na)
+			}
+			return dst, false
+		}
+		if ok, na, pathStart, lastSeg := cleanAbs(ref, allowNA); ok {
+			if !na {
+				remember(&r.seenAbs, ref[:pathStart+lastSeg])
+			}
 			return appendJoin(dst, "", ref, na)
 		}
 		return dst, false
@@ -165,7 +202,16 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 		if len(ref) > 1 && (ref[1] == '/' || ref[1] == '\\') {
 			return dst, false
 		}
-		if ok, na := cleanPathQuery(ref, true, 0, allowNA); ok {
+		if n := matchSeen(&r.seenRoot, ref); n > 0 {
+			if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
+				return appendJoin(dst, r.origin, ref, na)
+			}
+			return dst, false
+		}
+		if ok, na, lastSeg := cleanPQ(ref, true, 0, allowNA); ok {
+			if !na {
+				remember(&r.seenRoot, ref[:lastSeg])
+			}
 			return appendJoin(dst, r.origin, ref, na)
 		}
 		return dst, false
@@ -246,6 +292,16 @@ func appendJoin[S bytestring](dst []byte, prefix string, ref S, nonASCII bool) (
 // with a letter), a non-default port without leading zeros, and a path,
 // query and fragment accepted by cleanPathQuery.
 func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool) {
+	ok, nonASCII, pathStart, _ := cleanAbs(s, allowNA)
+	if !ok {
+		return origin, false, false
+	}
+	return s[:pathStart], true, nonASCII
+}
+
+// cleanAbs is cleanAbsolute, returning where the path starts in s and
+// where its last segment starts in the path (see cleanPQ).
+func cleanAbs[S bytestring](s S, allowNA bool) (ok, nonASCII bool, pathStart, lastSeg int) {
 	var rest S
 	var defPort string
 	switch {
@@ -254,7 +310,7 @@ func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool
 	case hasPrefix(s, "https://"):
 		rest, defPort = s[8:], "443"
 	default:
-		return origin, false, false
+		return false, false, 0, 0
 	}
 	i, labelStart := 0, 0
 	for ; i < len(rest); i++ {
@@ -264,7 +320,7 @@ func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool
 		}
 		if c == '.' {
 			if i == labelStart || hasACEPrefix(rest[labelStart:i]) {
-				return origin, false, false
+				return false, false, 0, 0
 			}
 			labelStart = i + 1
 			continue
@@ -272,10 +328,10 @@ func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool
 		if c == ':' || c == '/' {
 			break
 		}
-		return origin, false, false
+		return false, false, 0, 0
 	}
 	if i == labelStart || hasACEPrefix(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
-		return origin, false, false
+		return false, false, 0, 0
 	}
 	if i < len(rest) && rest[i] == ':' {
 		j := i + 1
@@ -284,17 +340,18 @@ func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool
 		}
 		port := rest[i+1 : j]
 		if len(port) == 0 || string(port) == defPort || port[0] == '0' || len(port) > 5 || (len(port) == 5 && string(port) > "65535") {
-			return origin, false, false
+			return false, false, 0, 0
 		}
 		i = j
 	}
 	if i == len(rest) || rest[i] != '/' {
-		return origin, false, false // WHATWG adds the '/'
+		return false, false, 0, 0 // WHATWG adds the '/'
 	}
-	if ok, nonASCII = cleanPathQuery(rest[i:], true, 0, allowNA); !ok {
-		return origin, false, false
+	pathStart = len(s) - len(rest) + i
+	if ok, nonASCII, lastSeg = cleanPQ(s[pathStart:], true, 0, allowNA); !ok {
+		return false, false, 0, 0
 	}
-	return s[:len(s)-len(rest)+i], true, nonASCII
+	return true, nonASCII, pathStart, lastSeg
 }
 
 // cleanPathQuery reports whether a path[?query][#fragment] reference holds
@@ -303,9 +360,20 @@ func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool
 // segment. rooted says whether pq starts with '/'; part is where pq starts
 // (0 path, 1 query, 2 fragment).
 func cleanPathQuery[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok, nonASCII bool) {
+	ok, nonASCII, _ = cleanPQ(pq, rooted, part, allowNA)
+	return ok, nonASCII
+}
+
+// cleanPQ is cleanPathQuery, also returning where the last segment of the
+// path starts in pq (just after its last '/'; 0 when pq starts in the
+// query or fragment).
+func cleanPQ[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok, nonASCII bool, lastSeg int) {
 	segStart := 0
 	if rooted {
 		segStart = 1
+	}
+	if part == 0 {
+		lastSeg = segStart
 	}
 	dotty := false // the current path segment holds '.' or '%'
 	mask := uint8(1) << part
@@ -328,16 +396,19 @@ func cleanPathQuery[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok
 		switch c := pq[i]; {
 		case c >= 0x80:
 			if !allowNA {
-				return false, false
+				return false, false, 0
 			}
 			nonASCII = true
 		case part == 0 && (c == '.' || c == '%'):
 			dotty = true
 		case part == 0 && (c == '/' || c == '?' || c == '#'):
 			if dotty && (isDotSeg(pq[segStart:i]) || isDotEscape(pq[segStart:i])) {
-				return false, false
+				return false, false, 0
 			}
 			segStart, dotty = i+1, false
+			if c == '/' {
+				lastSeg = segStart
+			}
 			if c == '?' {
 				part, mask = 1, 2
 			} else if c == '#' {
@@ -346,13 +417,13 @@ func cleanPathQuery[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok
 		case part == 1 && c == '#':
 			part, mask = 2, 4
 		default:
-			return false, false
+			return false, false, 0
 		}
 	}
 	if part == 0 && dotty && (isDotSeg(pq[segStart:]) || isDotEscape(pq[segStart:])) {
-		return false, false
+		return false, false, 0
 	}
-	return true, nonASCII
+	return true, nonASCII, lastSeg
 }
 
 // refClass marks, per byte, the reference parts (bit 0 path, 1 query,
