@@ -74,18 +74,19 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 	}
 	head = head[:n]
 	enc, urlEnc := documentEncoding(head, contentType)
-	var in io.Reader = bytes.NewReader(head)
-	if n == len(head) {
-		in = io.MultiReader(in, r)
-	}
-	if enc != nil {
-		in = transform.NewReader(in, enc.NewDecoder())
-	}
-
 	x := getExtractor(opts)
 	defer putExtractor(x)
-	x.src.r = in
-	z := html.NewTokenizer(&x.src)
+	x.src.head = head
+	if n == len(head) {
+		x.src.r = r
+	}
+	var in io.Reader = &x.src
+	if enc != nil {
+		// The reader sees the bytes before decoding: check every tag.
+		x.src.ctl = true
+		in = transform.NewReader(in, enc.NewDecoder())
+	}
+	z := html.NewTokenizer(in)
 	z.SetMaxBuf(maxTokenBuf)
 	for !x.done {
 		tt := z.Next()
@@ -211,17 +212,26 @@ type extractor struct {
 	src      ctlReader // what the tokenizer reads
 }
 
-// ctlReader passes r on, noting whether a NUL or CR went by: attribute
-// values need decoding for those (as for '&'), and most documents have
-// none, which one search per read tells more cheaply than searches of
-// every tag.
+// ctlReader gives the tokenizer head, then the rest of r (nil: none),
+// noting whether a NUL or CR went by: attribute values need decoding for
+// those (as for '&'), and most documents have none, which one search per
+// read tells more cheaply than searches of every tag.
 type ctlReader struct {
-	r   io.Reader
-	ctl bool // a NUL or CR was read
+	head []byte
+	r    io.Reader
+	ctl  bool // a NUL or CR was read
 }
 
-func (c *ctlReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
+func (c *ctlReader) Read(p []byte) (n int, err error) {
+	switch {
+	case len(c.head) > 0:
+		n = copy(p, c.head)
+		c.head = c.head[n:]
+	case c.r != nil:
+		n, err = c.r.Read(p)
+	default:
+		return 0, io.EOF
+	}
 	if !c.ctl && n > 0 && (bytes.IndexByte(p[:n], 0) >= 0 || bytes.IndexByte(p[:n], '\r') >= 0) {
 		c.ctl = true
 	}

@@ -30,16 +30,19 @@ func TestExtractDecodesValues(t *testing.T) {
 			[]string{"http://a.com/r&s 3 false", "http://a.com/b/q 1 false"}},
 		{"\x00<a href=\"/n\">", "http://a.com/d/e", []string{"http://a.com/n 1 false"}},
 	} {
-		p, err := Extract(strings.NewReader(tt.doc), "http://a.com/d/e", "text/html; charset=utf-8", ExtractOptions{})
-		if err != nil {
-			t.Fatalf("%q: %v", tt.doc, err)
-		}
-		var got []string
-		for _, l := range p.Links {
-			got = append(got, fmt.Sprintf("%s %d %v", l.URL, l.Kind, l.NoFollow))
-		}
-		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") || p.Base != tt.base {
-			t.Errorf("%q:\n got %q base %q\nwant %q base %q", tt.doc, got, p.Base, tt.want, tt.base)
+		// A legacy encoding takes the other way through Extract.
+		for _, ct := range []string{"text/html; charset=utf-8", "text/html; charset=windows-1252"} {
+			p, err := Extract(strings.NewReader(tt.doc), "http://a.com/d/e", ct, ExtractOptions{})
+			if err != nil {
+				t.Fatalf("%q: %v", tt.doc, err)
+			}
+			var got []string
+			for _, l := range p.Links {
+				got = append(got, fmt.Sprintf("%s %d %v", l.URL, l.Kind, l.NoFollow))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") || p.Base != tt.base {
+				t.Errorf("%q (%s):\n got %q base %q\nwant %q base %q", tt.doc, ct, got, p.Base, tt.want, tt.base)
+			}
 		}
 	}
 }
