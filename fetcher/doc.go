@@ -32,7 +32,8 @@
 // # Worker
 //
 // Worker.Run asks the frontiers for leases on Subjects.Work (core NATS
-// request/reply, answered on one inbox for the worker's life so that late
+// request/reply, from up to 4 lease loops at once, one per 8 fetch slots,
+// each answered on one inbox for the worker's life so that late
 // replies are still used; after an empty reply it waits 2 ms, doubling up
 // to 250 ms, or until a frontier that answered empty says on Subjects.Wake
 // that work is ready), fetches them with at most `workers` in flight, groups the

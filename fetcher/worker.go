@@ -79,16 +79,9 @@ type Worker struct {
 	fetchLog *FetchLog
 	archiver *Archiver
 
-	// Lease replies arrive on one inbox for the worker's whole life, so a
-	// reply that comes after its request timed out (a frontier busy
-	// committing) is still received and its leases fetched. With a
-	// per-request inbox such a reply was dropped and its hosts stayed
-	// blocked until the leases expired (lease_timeout, 2 min).
-	leaseInbox   string
-	leaseReplies chan *nats.Msg
-
-	// charged counts page leases started against MaxPages, less those
-	// that expired before their fetch.
+	// charged counts the pages of MaxPages reserved by lease requests in
+	// flight and taken by leases started, less those that expired before
+	// their fetch.
 	charged atomic.Int64
 }
 
@@ -145,20 +138,24 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer w.client.Close()
 
-	w.leaseInbox = w.nc.NewInbox()
-	w.leaseReplies = make(chan *nats.Msg, 64)
-	sub, err := w.nc.ChanSubscribe(w.leaseInbox, w.leaseReplies)
-	if err != nil {
-		return fmt.Errorf("fetcher: lease inbox: %w", err)
+	leasers := make([]*leaser, leaseLoops(w.opts.Config.Workers))
+	for i := range leasers {
+		l := &leaser{inbox: w.nc.NewInbox(), replies: make(chan *nats.Msg, 64), wake: make(chan struct{}, 1)}
+		sub, err := w.nc.ChanSubscribe(l.inbox, l.replies)
+		if err != nil {
+			return fmt.Errorf("fetcher: lease inbox: %w", err)
+		}
+		defer sub.Unsubscribe()
+		leasers[i] = l
 	}
-	defer sub.Unsubscribe()
 	// A frontier that answered empty says on Wake when work is ready, so
 	// an empty-poll backoff ends at once instead of at its timer.
-	wake := make(chan struct{}, 1)
 	wsub, err := w.nc.Subscribe(w.opts.Subjects.Wake(), func(*nats.Msg) {
-		select {
-		case wake <- struct{}{}:
-		default:
+		for _, l := range leasers {
+			select {
+			case l.wake <- struct{}{}:
+			default:
+			}
 		}
 	})
 	if err != nil {
@@ -212,78 +209,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		}()
 	}
 
-	empties := 0 // empty lease replies in a row
 	w.log.Info("crawler worker started", "id", w.opts.ID, "workers", w.opts.Config.Workers, "shards", w.opts.Shards, "agent", w.agent)
-loop:
-	for {
-		// Hold one slot before asking, then as many more as are free, up
-		// to lease_batch.
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			break loop
-		}
-		held := 1
-		limit := w.opts.Config.LeaseBatch
-		if w.opts.MaxPages > 0 {
-			limit = min(limit, int(w.opts.MaxPages-w.charged.Load()))
-			if limit <= 0 { // the budget is spent: wait for the end
-				<-slots
-				if sleep(ctx, pollBackoffMax) != nil {
-					break loop
-				}
-				continue
-			}
-		}
-	more:
-		for held < limit {
-			select {
-			case slots <- struct{}{}:
-				held++
-			default:
-				break more
-			}
-		}
-		reply, err := w.requestLeases(uint32(held))
-		if err != nil || len(reply.Leases) == 0 {
-			for ; held > 0; held-- {
-				<-slots
-			}
-			w.stats.emptyPolls.Add(1)
-			if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-				w.log.Debug("lease request failed", "err", err)
-			}
-			d := pollBackoff(empties)
-			empties++
-			t := time.NewTimer(d + rand.N(d/4+1))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				break loop
-			case <-wake:
-				empties = 0
-			case <-t.C:
-			}
-			t.Stop()
-			continue
-		}
-		empties = 0
-		w.stats.leases.Add(uint64(len(reply.Leases)))
-		for _, l := range reply.Leases {
-			if held > 0 {
-				held--
-			} else {
-				slots <- struct{}{} // a frontier granted more than asked: wait for a slot
-			}
-			if !l.Robots {
-				w.charged.Add(1)
-			}
-			start(reply.Shard, l)
-		}
-		for ; held > 0; held-- {
-			<-slots
-		}
+	var loops sync.WaitGroup
+	for _, l := range leasers {
+		loops.Go(func() { w.leaseLoop(ctx, l, slots, start) })
 	}
+	loops.Wait()
 
 	w.log.Info("crawler worker stopping: finishing fetches in flight", "in_flight", w.stats.inFlight.Load())
 	done := make(chan struct{})
@@ -301,26 +232,146 @@ loop:
 	return err
 }
 
+// leaser is one lease loop's inbox and wake channel. Lease replies arrive
+// on one inbox for the loop's whole life, so a reply that comes after its
+// request timed out (a frontier busy committing) is still received and its
+// leases fetched. With a per-request inbox such a reply was dropped and its
+// hosts stayed blocked until the leases expired (lease_timeout, 2 min).
+type leaser struct {
+	inbox   string
+	replies chan *nats.Msg
+	wake    chan struct{}
+}
+
+// leaseLoops is how many lease requests a worker keeps in flight at once:
+// with one, slots freed while a request waited for its reply (a frontier
+// committing, about 1.5 ms) stayed idle until the next request; in a local
+// 40,000-page crawl 32 fetch slots spent 39% of their time so. One loop
+// per 8 fetch slots, at most 4.
+func leaseLoops(workers int) int { return min(max(workers/8, 1), 4) }
+
+// reserve takes up to n pages of the max_pages budget (all n when there
+// is none) and returns how many it took.
+func (w *Worker) reserve(n int) int {
+	if w.opts.MaxPages <= 0 {
+		return n
+	}
+	for {
+		c := w.charged.Load()
+		k := min(int64(n), w.opts.MaxPages-c)
+		if k <= 0 {
+			return 0
+		}
+		if w.charged.CompareAndSwap(c, c+k) {
+			return int(k)
+		}
+	}
+}
+
+// refund gives back n reserved pages that were not leased (negative: a
+// frontier granted more pages than asked, which are charged).
+func (w *Worker) refund(n int) {
+	if w.opts.MaxPages > 0 && n != 0 {
+		w.charged.Add(-int64(n))
+	}
+}
+
+// leaseLoop asks for leases for free fetch slots and starts them, until
+// ctx ends. Several run at once, sharing slots.
+func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, start func(uint32, msg.Lease)) {
+	empties := 0 // empty lease replies in a row
+	for {
+		// Hold one slot before asking, then as many more as are free, up
+		// to lease_batch.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		held := 1
+	more:
+		for held < w.opts.Config.LeaseBatch {
+			select {
+			case slots <- struct{}{}:
+				held++
+			default:
+				break more
+			}
+		}
+		reserved := w.reserve(held)
+		for ; held > reserved; held-- {
+			<-slots
+		}
+		if held == 0 { // the max_pages budget is spent: wait for the end
+			if sleep(ctx, pollBackoffMax) != nil {
+				return
+			}
+			continue
+		}
+		reply, err := w.requestLeases(l, uint32(held))
+		if err != nil || len(reply.Leases) == 0 {
+			w.refund(reserved)
+			for ; held > 0; held-- {
+				<-slots
+			}
+			w.stats.emptyPolls.Add(1)
+			if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+				w.log.Debug("lease request failed", "err", err)
+			}
+			d := pollBackoff(empties)
+			empties++
+			t := time.NewTimer(d + rand.N(d/4+1))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-l.wake:
+				empties = 0
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		empties = 0
+		w.stats.leases.Add(uint64(len(reply.Leases)))
+		for _, ls := range reply.Leases {
+			if held > 0 {
+				held--
+			} else {
+				slots <- struct{}{} // a frontier granted more than asked: wait for a slot
+			}
+			if !ls.Robots {
+				reserved--
+			}
+			start(reply.Shard, ls)
+		}
+		w.refund(reserved)
+		for ; held > 0; held-- {
+			<-slots
+		}
+	}
+}
+
 // requestLeases asks the frontiers for up to n leases and returns the next
 // reply on the worker's lease inbox: the answer to this request, or a late
 // answer to an earlier one (whose leases are just as valid). A reply that
 // has already arrived is returned without asking again. The request is not
 // tied to Run's ctx: leases granted while shutting down are still fetched.
-func (w *Worker) requestLeases(n uint32) (*msg.LeaseReply, error) {
+func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, error) {
 	var resp *nats.Msg
 	select {
-	case resp = <-w.leaseReplies:
+	case resp = <-l.replies:
 	default:
 		req := msg.LeaseRequest{Crawler: w.opts.ID, Max: n}
 		data, err := req.MarshalBinary()
 		if err != nil {
 			return nil, err
 		}
-		if err := w.nc.PublishRequest(w.opts.Subjects.Work(), w.leaseInbox, data); err != nil {
+		if err := w.nc.PublishRequest(w.opts.Subjects.Work(), l.inbox, data); err != nil {
 			return nil, fmt.Errorf("fetcher: lease request: %w", err)
 		}
 		select {
-		case resp = <-w.leaseReplies:
+		case resp = <-l.replies:
 		case <-time.After(leaseRequestTimeout):
 			return nil, fmt.Errorf("fetcher: lease request: %w", nats.ErrTimeout)
 		}
@@ -347,7 +398,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	if !l.Deadline.IsZero() && now.After(l.Deadline) {
 		w.stats.expired.Add(1)
 		if !l.Robots {
-			w.charged.Add(-1)
+			w.refund(1)
 		}
 		w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
 		return nil
