@@ -11,4 +11,7 @@ import (
 
 var cmds = cli.NewSet("crawler", "crawler [flags] SEED_URL... | crawler <command> [flags]")
 
-func main() { os.Exit(cmds.Main(os.Args[1:])) }
+func main() {
+	cli.TuneGC()
+	os.Exit(cmds.Main(os.Args[1:]))
+}

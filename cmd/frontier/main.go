@@ -11,4 +11,7 @@ import (
 
 var cmds = cli.NewSet("frontier", "frontier [flags] | frontier <command> [flags]")
 
-func main() { os.Exit(cmds.Main(os.Args[1:])) }
+func main() {
+	cli.TuneGC()
+	os.Exit(cmds.Main(os.Args[1:]))
+}
