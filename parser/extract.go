@@ -138,25 +138,24 @@ func (x *extractor) resolveAll(res *resolver) []Link {
 	if n := len(x.arena) + len(x.refs)*len(res.dir); cap(out) < n {
 		out = make([]byte, 0, n)
 	}
-	ends := x.ends[:0]
 	kept := 0
-	for i, r := range x.refs {
+	for _, r := range x.refs {
+		start := len(out)
 		var ok bool
 		if out, ok = res.appendResolved(out, x.arena[r.off:r.end]); ok {
-			x.refs[kept] = x.refs[i]
-			ends = append(ends, len(out))
+			// The reference now names its URL in out.
+			r.off, r.end = start, len(out)
+			x.refs[kept] = r
 			kept++
 		}
 	}
 	urls := string(out)
 	links := make([]Link, kept)
-	start := 0
 	for i := range links {
 		r := &x.refs[i]
-		links[i] = Link{URL: urls[start:ends[i]], Kind: r.kind, NoFollow: r.nofollow}
-		start = ends[i]
+		links[i] = Link{URL: urls[r.off:r.end], Kind: r.kind, NoFollow: r.nofollow}
 	}
-	x.out, x.ends = out, ends
+	x.out = out
 	return links
 }
 
@@ -200,7 +199,6 @@ type extractor struct {
 	arena    []byte   // the unresolved references, back to back
 	refs     []rawRef // where each is in arena, and what it is
 	out      []byte   // resolveAll's scratch: the resolved URLs
-	ends     []int    // resolveAll's scratch: where each ends in out
 	scratch  []byte   // a decoded attribute value
 	srcset   []byte   // a decoded srcset value
 	baseRef  string
@@ -259,7 +257,6 @@ func getExtractor(opts ExtractOptions) *extractor {
 		arena:   x.arena[:0],
 		refs:    x.refs[:0],
 		out:     x.out[:0],
-		ends:    x.ends[:0],
 		scratch: x.scratch[:0],
 		srcset:  x.srcset[:0],
 	}
