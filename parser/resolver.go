@@ -24,89 +24,34 @@ type resolver struct {
 	// enc, when not nil, is the document's non-UTF-8 encoding: non-ASCII
 	// characters in a query are encoded with it, as browsers do.
 	enc encoding.Encoding
-	// seenAbs and seenRoot are ASCII prefixes of the last absolute and
-	// root-relative reference the fast path accepted, up to and including
-	// the last '/' of its path: a reference sharing one up to a '/' needs
-	// only the rest checked (a page's links share their directories).
-	seenAbs, seenRoot seenSet
-}
-
-// seenSet holds the two most recently used prefixes of one kind (pages
-// alternate between a few hosts and directories).
-type seenSet struct {
-	p    [2]seenPrefix
-	last int // index of the most recently used
-}
-
-// match returns the longest match of ref among the set (see matchSeen)
-// and the index of the entry it came from, or 0, -1.
-func matchSet[S bytestring](s *seenSet, ref S) (n, i int) {
-	n, i = matchSeen(&s.p[s.last], ref), s.last
-	if n2 := matchSeen(&s.p[1-s.last], ref); n2 > n {
-		n, i = n2, 1-s.last
-	}
-	if n == 0 {
-		return 0, -1
-	}
-	return n, i
-}
-
-// keep remembers prefix in entry i (the one a match came from), or in
-// place of the least recently used entry when i < 0.
-func keep[S bytestring](s *seenSet, i int, prefix S, min int) {
-	if i < 0 {
-		i = 1 - s.last
-	}
-	s.last = i
-	p := &s.p[i]
-	if p.n == len(prefix) && p.min == min {
-		return // the same directory: matched in full
-	}
-	remember(p, prefix, min)
+	// seenAbs and seenRoot are ASCII prefixes of an earlier absolute and
+	// an earlier root-relative reference the fast path accepted, up to
+	// and including the last '/' of its path: a reference starting with
+	// one needs only the rest checked (pages repeat their directories).
+	seenAbs, seenRoot seenPrefix
 }
 
 // seenPrefix is one remembered prefix (see resolver).
 type seenPrefix struct {
-	n   int // length of the prefix in b
-	min int // a shared prefix must be this long: the origin and the path's first '/'
-	b   [120]byte
+	n int
+	b [120]byte
 }
 
-// matchSeen returns the length of the longest prefix of ref that it
-// shares with p, ends just after a '/' and is at least p.min long, with at
-// least one byte of ref after it; else 0.
+// match returns the length of the prefix when ref starts with it and has
+// more after it, else 0.
 func matchSeen[S bytestring](p *seenPrefix, ref S) int {
-	m := min(p.n, len(ref)-1)
-	l := 0
-	for l+8 <= m && load64(ref, l) == load64(p.b[:], l) {
-		l += 8
-	}
-	for l < m && ref[l] == p.b[l] {
-		l++
-	}
-	for l > 0 && ref[l-1] != '/' {
-		l--
-	}
-	if l < p.min {
+	if p.n == 0 || len(ref) <= p.n || string(ref[:p.n]) != string(p.b[:p.n]) {
 		return 0
 	}
-	return l
+	return p.n
 }
 
-// load64 returns the eight bytes of s from i, little-endian.
-func load64[S bytestring](s S, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// remember keeps prefix (ASCII, accepted by the fast path, ending just
-// after a '/' of its path, which starts at min-1) unless it is too long.
-func remember[S bytestring](p *seenPrefix, prefix S, min int) {
-	if len(prefix) > len(p.b) || len(prefix) < 2 {
+// remember keeps prefix (ASCII) unless it is too long or already kept.
+func remember[S bytestring](p *seenPrefix, prefix S) {
+	if len(prefix) > len(p.b) || len(prefix) < 2 || p.n == len(prefix) && string(p.b[:p.n]) == string(prefix) {
 		return
 	}
-	p.n, p.min = copy(p.b[:], prefix), min
+	p.n = copy(p.b[:], prefix)
 }
 
 // newResolver parses base (an absolute http(s) URL).
@@ -240,19 +185,15 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 	allowNA := r.enc == nil
 	switch {
 	case hasPrefix(ref, "http://") || hasPrefix(ref, "https://"):
-		if n, i := matchSet(&r.seenAbs, ref); n > 0 {
-			ok, na, lastSeg := cleanPQ(ref[n:], false, 0, allowNA)
-			if !ok {
-				return dst, false
+		if n := matchSeen(&r.seenAbs, ref); n > 0 {
+			if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
+				return appendJoin(dst, "", ref, na)
 			}
-			if !na {
-				keep(&r.seenAbs, i, ref[:n+lastSeg], r.seenAbs.p[i].min)
-			}
-			return appendJoin(dst, "", ref, na)
+			return dst, false
 		}
 		if ok, na, pathStart, lastSeg := cleanAbs(ref, allowNA); ok {
 			if !na {
-				keep(&r.seenAbs, -1, ref[:pathStart+lastSeg], pathStart+1)
+				remember(&r.seenAbs, ref[:pathStart+lastSeg])
 			}
 			return appendJoin(dst, "", ref, na)
 		}
@@ -261,19 +202,15 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 		if len(ref) > 1 && (ref[1] == '/' || ref[1] == '\\') {
 			return dst, false
 		}
-		if n, i := matchSet(&r.seenRoot, ref); n > 0 {
-			ok, na, lastSeg := cleanPQ(ref[n:], false, 0, allowNA)
-			if !ok {
-				return dst, false
+		if n := matchSeen(&r.seenRoot, ref); n > 0 {
+			if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
+				return appendJoin(dst, r.origin, ref, na)
 			}
-			if !na {
-				keep(&r.seenRoot, i, ref[:n+lastSeg], 2)
-			}
-			return appendJoin(dst, r.origin, ref, na)
+			return dst, false
 		}
 		if ok, na, lastSeg := cleanPQ(ref, true, 0, allowNA); ok {
 			if !na {
-				keep(&r.seenRoot, -1, ref[:lastSeg], 2)
+				remember(&r.seenRoot, ref[:lastSeg])
 			}
 			return appendJoin(dst, r.origin, ref, na)
 		}
