@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
@@ -245,12 +244,20 @@ type rawRef struct {
 
 // maxPooledArena: an extractor whose buffers grew beyond this (a page with
 // huge or very many links) is not kept for reuse.
-const maxPooledArena = 1 << 20
+const maxPooledArena = 256 << 10
 
-var extractors = sync.Pool{New: func() any { return new(extractor) }}
+// extractors is a free list of extractors with their buffers, at most
+// cap of them (a few MB at worst). Not a sync.Pool: the garbage collector
+// empties a pool, and then every call regrows its buffers from nothing.
+var extractors = make(chan *extractor, 8)
 
 func getExtractor(opts ExtractOptions) *extractor {
-	x := extractors.Get().(*extractor)
+	var x *extractor
+	select {
+	case x = <-extractors:
+	default:
+		x = &extractor{arena: make([]byte, 0, 16<<10), refs: make([]rawRef, 0, 256), out: make([]byte, 0, 16<<10)}
+	}
 	*x = extractor{
 		opts:    opts,
 		agent:   strings.ToLower(opts.Agent),
@@ -264,12 +271,16 @@ func getExtractor(opts ExtractOptions) *extractor {
 }
 
 func putExtractor(x *extractor) {
-	if cap(x.arena) > maxPooledArena || cap(x.out) > maxPooledArena {
+	if cap(x.arena) > maxPooledArena || cap(x.out) > maxPooledArena || cap(x.refs) > maxPooledArena/32 ||
+		cap(x.scratch) > maxPooledArena || cap(x.srcset) > maxPooledArena {
 		return
 	}
 	x.baseRef = ""
 	x.src = ctlReader{}
-	extractors.Put(x)
+	select {
+	case extractors <- x:
+	default:
+	}
 }
 
 // add records an unresolved reference, given as the raw attribute value
