@@ -207,13 +207,20 @@ func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *leaseRecord) error 
 // ExpireLeases returns every lease past its deadline to its host queue
 // (robots.txt leases simply lapse, so the host gets a new one) and
 // reports how many expired.
-func (s *State) ExpireLeases() (int, error) {
+func (s *State) ExpireLeases() (int, error) { return s.ExpireLeasesBefore(s.now()) }
+
+// ExpireLeasesBefore is ExpireLeases for the leases whose deadline is not
+// after cutoff. The service passes how far its ingest has got, so a lease
+// whose outcome was published in time but still waits in the stream is
+// not expired (and its URL fetched again) just because the frontier is
+// behind.
+func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkLocked(); err != nil {
 		return 0, err
 	}
-	now := s.now()
+	now := cutoff
 	// Drop heap entries of leases already finished.
 	for len(s.deadlines) > 0 && s.leases[s.deadlines[0].ID] != s.deadlines[0] {
 		heap.Pop(&s.deadlines)

@@ -37,22 +37,28 @@ func TestLeaseExpiryRequeues(t *testing.T) {
 	if res.Stale != 1 || res.Outcomes != 0 {
 		t.Fatalf("outcome of the expired lease: %+v", res)
 	}
-	// An outcome past its deadline, before ExpireLeases ran, is stale too.
+	// An outcome past its deadline, before ExpireLeases ran, counts: the
+	// fetch is done, and the lease is no longer out to expire.
 	h.clock.Advance(3 * time.Minute)
-	if res := h.apply(nil, outcome(l2, 200)); res.Stale != 1 {
+	if res := h.apply(nil, outcome(l2, 200)); res.Outcomes != 1 || res.Stale != 0 {
 		t.Fatalf("late outcome: %+v", res)
 	}
-	if n, _ := h.s.ExpireLeases(); n != 1 {
-		t.Fatalf("late lease not expired")
+	if n, _ := h.s.ExpireLeases(); n != 0 {
+		t.Fatalf("%d leases expired after the late outcome", n)
+	}
+	// ExpireLeasesBefore expires only what its cutoff has passed.
+	h.clock.Advance(time.Minute) // the host's politeness delay after that response
+	l3 := h.leaseOne()
+	if n, _ := h.s.ExpireLeasesBefore(l3.Deadline.Add(-time.Nanosecond)); n != 0 {
+		t.Fatalf("expired %d leases before the cutoff reached their deadline", n)
 	}
 	// Unknown IDs and other shards are ignored.
-	l3 := h.leaseOne()
 	res = h.apply(nil, &msg.Outcome{LeaseID: 999999, Status: 200}, &msg.Outcome{LeaseID: l3.ID, Shard: 5, Status: 200})
 	if res.Stale != 2 {
 		t.Fatalf("unknown/other-shard outcomes: %+v", res)
 	}
 	st := h.s.Status()
-	if st.Outcomes["stale"] != 4 || st.Leased != 1 || st.Queued != 1 || st.Done != 0 {
+	if st.Outcomes["stale"] != 3 || st.Leased != 1 || st.Queued != 0 || st.Done != 1 {
 		t.Fatalf("status %+v", st)
 	}
 }

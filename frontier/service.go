@@ -115,8 +115,14 @@ type Service struct {
 	checkpointEvery time.Duration
 	maxLeases       int
 
-	started      atomic.Bool
-	hungry       atomic.Bool   // a lease request was answered empty since the last wake
+	started atomic.Bool
+	hungry  atomic.Bool // a lease request was answered empty since the last wake
+	// The ingest watermark (see expiryCutoff): the stream time of the
+	// last message applied, whether the consumer had more pending then,
+	// and whether a batch is being gathered or applied now.
+	watermark    atomic.Int64 // unix nanoseconds
+	behind       atomic.Bool
+	busy         atomic.Bool
 	decodeErrors atomic.Uint64 // messages dead-lettered since the service started
 	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
 
@@ -267,6 +273,11 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 	s.mu.Lock()
 	s.mu.str, s.mu.cons = str, cons
 	s.mu.Unlock()
+	// A restart with messages waiting: no lease expires until they are
+	// applied up to its deadline (expiryCutoff).
+	if info := cons.CachedInfo(); info != nil && info.NumPending+uint64(info.NumAckPending) > 0 {
+		s.behind.Store(true)
+	}
 	return cons, nil
 }
 
@@ -292,7 +303,7 @@ func (s *Service) tick(ctx context.Context, fatal func(error)) {
 			}
 			s.wakeIfReady()
 		case <-expire.C:
-			n, err := s.st.ExpireLeases()
+			n, err := s.st.ExpireLeasesBefore(s.expiryCutoff())
 			if err != nil {
 				fatal(fmt.Errorf("frontier: expire leases: %w", err))
 				return
@@ -309,6 +320,20 @@ func (s *Service) tick(ctx context.Context, fatal func(error)) {
 			}
 		}
 	}
+}
+
+// expiryCutoff is how far leases may be expired: now when the ingest is
+// idle and was caught up at its last message, else the stream time of the
+// last message applied. Messages are delivered in stream order, so every
+// outcome published before that time has been applied: a lease still out
+// with its deadline before it got no outcome in time. Without this, a
+// frontier behind on its stream expired leases whose outcomes were waiting
+// in it and fetched their URLs again.
+func (s *Service) expiryCutoff() time.Time {
+	if s.busy.Load() || s.behind.Load() {
+		return time.Unix(0, s.watermark.Load())
+	}
+	return time.Now()
 }
 
 // checkpointIfDue is the periodic checkpoint: it compacts the inbox every

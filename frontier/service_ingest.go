@@ -50,6 +50,7 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 		if err != nil {
 			return s.iterError(err)
 		}
+		s.busy.Store(true)
 		batch = append(batch, m)
 		size := len(m.Data())
 		deadline := time.Now().Add(s.commitInterval)
@@ -78,6 +79,11 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 		if err := s.commit(ctx, batch); err != nil {
 			return err
 		}
+		if md, err := batch[len(batch)-1].Metadata(); err == nil {
+			s.watermark.Store(md.Timestamp.UnixNano())
+			s.behind.Store(md.NumPending > 0)
+		}
+		s.busy.Store(false)
 		if endErr != nil {
 			return s.iterError(endErr)
 		}

@@ -594,3 +594,21 @@ func TestWakeAfterEmptyReply(t *testing.T) {
 		t.Fatalf("a second wake %v for one empty reply", m)
 	}
 }
+
+func TestExpiryCutoff(t *testing.T) {
+	var s Service
+	mark := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	s.watermark.Store(mark.UnixNano())
+	if got := s.expiryCutoff(); time.Since(got) > time.Minute {
+		t.Fatalf("idle and caught up: cutoff %v, want now", got)
+	}
+	s.behind.Store(true)
+	if got := s.expiryCutoff(); !got.Equal(mark) {
+		t.Fatalf("behind: cutoff %v, want the watermark %v", got, mark)
+	}
+	s.behind.Store(false)
+	s.busy.Store(true)
+	if got := s.expiryCutoff(); !got.Equal(mark) {
+		t.Fatalf("applying a batch: cutoff %v, want the watermark %v", got, mark)
+	}
+}

@@ -204,9 +204,12 @@ func (s *State) countLinksLocked(res *ApplyResult) {
 // applyOutcomeLocked applies one outcome and returns the host it touched.
 func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, res *ApplyResult) (*host, error) {
 	l := s.leases[o.LeaseID]
-	if l == nil || int(o.Shard) != s.cfg.Frontier.Shard || now.After(l.Deadline) || o.URL != l.URL {
-		// Unknown, finished, past its deadline (ExpireLeases requeues
-		// it), or not the URL leased under that ID: ignore.
+	if l == nil || int(o.Shard) != s.cfg.Frontier.Shard || o.URL != l.URL {
+		// Unknown, finished, expired (ExpireLeases requeued it), or not
+		// the URL leased under that ID: ignore. An outcome that comes
+		// after its lease's deadline but before the lease was expired
+		// counts: the fetch is done, and expiring the lease now would
+		// only fetch the URL again.
 		res.Stale++
 		s.count[cClassBase+classStale]++
 		return nil, nil
