@@ -81,7 +81,7 @@ func e2eConfig(web *synthweb.Web, capacity uint64, fraction float64, leaseTimeou
 	return map[string]any{
 		"frontier": map[string]any{
 			"filter":              map[string]any{"capacity": capacity, "fp": 0.01},
-			"lease_timeout":       "5s",
+			"lease_timeout":       leaseTimeout.String(),
 			"checkpoint_interval": "2s",
 		},
 		"politeness": map[string]any{"min_delay": e2eDelay.String(), "delay_factor": 0, "backoff_base": "50ms"},
