@@ -40,7 +40,7 @@
 // extracted links by owning shard and publishes one LinkBatch per shard,
 // then the Outcome, through JetStream. A fetch slot is freed once its page
 // is fetched and parsed: the publish acks (two round trips) are awaited
-// under a publish slot (4 per fetch slot), so they do not hold up the next
+// under a publish slot (1 per fetch slot), so they do not hold up the next
 // fetch; with both kinds of slot taken the worker stops taking leases. A lease's Outcome is published only
 // after its link batches are acknowledged, so an acknowledged outcome
 // implies its links are stored; a failed publish is retried with back-off

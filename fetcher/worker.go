@@ -388,8 +388,11 @@ func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, error) {
 }
 
 // publishSlotsPerWorker is how many pages per fetch slot may wait for
-// their publish acks.
-const publishSlotsPerWorker = 4
+// their publish acks. It bounds the work a killed crawler loses (pages
+// fetched but not reported are fetched again) and the outcome latency a
+// backed-up stream adds; one is enough to take the acks off the fetch
+// path.
+const publishSlotsPerWorker = 1
 
 // handle fetches one lease and publishes its links, then its outcome. It
 // calls handoff once the page is fetched and parsed, before publishing.
