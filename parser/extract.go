@@ -113,7 +113,7 @@ func Extract(r io.Reader, docURL string, contentType string, opts ExtractOptions
 	res := docRes
 	page := x.page
 	page.Base = docRes.href()
-	if x.seenBase {
+	if x.baseRef != "" {
 		if b, err := docRes.resolve(x.baseRef); err == nil {
 			if br, err := newLazyResolver(b, urlEnc); err == nil {
 				res, page.Base = br, b

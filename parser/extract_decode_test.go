@@ -46,3 +46,15 @@ func TestExtractDecodesValues(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractEmptyBase: <base href=""> (or all spaces) is no base; the
+// document URL, fragment and all, stays the base.
+func TestExtractEmptyBase(t *testing.T) {
+	p, err := Extract(strings.NewReader(`<base href=" "><a href="#x">`), "http://a.com/d#f", "", ExtractOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Base != "http://a.com/d#f" || len(p.Links) != 1 || p.Links[0].URL != "http://a.com/d#x" {
+		t.Errorf("got base %q links %v", p.Base, p.Links)
+	}
+}
