@@ -375,7 +375,10 @@ func cleanPQ[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok, nonAS
 	if part == 0 {
 		lastSeg = segStart
 	}
-	dotty := false // the current path segment holds '.' or '%'
+	// dotty: the current path segment starts with '.' or '%', as every dot
+	// segment (".", "..", "%2e", ".%2E", ...) does; elsewhere '.' and '%'
+	// are plain path bytes.
+	dotty := part == 0 && segStart < len(pq) && (pq[segStart] == '.' || pq[segStart] == '%')
 	mask := uint8(1) << part
 	for i := segStart; i < len(pq); i++ {
 		// The common case: bytes kept as they are in this part, eight at
@@ -399,8 +402,6 @@ func cleanPQ[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok, nonAS
 				return false, false, 0
 			}
 			nonASCII = true
-		case part == 0 && (c == '.' || c == '%'):
-			dotty = true
 		case part == 0 && (c == '/' || c == '?' || c == '#'):
 			if dotty && (isDotSeg(pq[segStart:i]) || isDotEscape(pq[segStart:i])) {
 				return false, false, 0
@@ -408,6 +409,7 @@ func cleanPQ[S bytestring](pq S, rooted bool, part int, allowNA bool) (ok, nonAS
 			segStart, dotty = i+1, false
 			if c == '/' {
 				lastSeg = segStart
+				dotty = segStart < len(pq) && (pq[segStart] == '.' || pq[segStart] == '%')
 			}
 			if c == '?' {
 				part, mask = 1, 2
@@ -437,7 +439,7 @@ var refClass = func() (t [256]uint8) {
 		}
 		t[c] = 7
 		switch c {
-		case '{', '}', '^', '.', '%', '/', '?', '#':
+		case '{', '}', '^', '/', '?', '#':
 			t[c] &^= 1 // path: encoded, or structure
 		}
 		switch c {
