@@ -156,6 +156,7 @@ func BenchmarkCheckpointLoad(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.ReportMetric(time.Since(start).Seconds(), "open-s")
 		var g *Filter
 		if err := db.View(func(tx *bolt.Tx) (err error) { g, err = Load(tx, f.Sizing()); return err }); err != nil {
 			b.Fatal(err)

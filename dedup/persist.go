@@ -8,6 +8,8 @@ import (
 	"iter"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -425,6 +427,14 @@ func (f *Filter) load(src stored, m *meta) error {
 		present[i/8] |= uint64(b) << (8 * (i % 8))
 	}
 	found := make([]uint64, len(present))
+	// Check the records in order, then CRC, copy and count the chunks on
+	// every core: on one, a full 1e9 filter spent seconds here.
+	type rec struct {
+		c    int
+		data []byte
+		sum  uint32
+	}
+	var recs []rec
 	for k, v := range src.chunks {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: chunk key of %d bytes", ErrCorrupt, len(k))
@@ -437,19 +447,7 @@ func (f *Filter) load(src stored, m *meta) error {
 		if uint64(len(v)) != (hi-lo)*8+4 {
 			return fmt.Errorf("%w: chunk %d is %d bytes, want %d", ErrCorrupt, c, len(v), (hi-lo)*8+4)
 		}
-		data := v[:len(v)-4]
-		if got, want := crc32.Checksum(data, castagnoli), binary.LittleEndian.Uint32(v[len(v)-4:]); got != want {
-			return fmt.Errorf("%w: chunk %d checksum %08x, want %08x", ErrCorrupt, c, got, want)
-		}
-		w := f.words[lo:hi]
-		if nativeLittleEndian {
-			// The stored words are already in memory order: one copy.
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(w)*8), data)
-		} else {
-			for i := range w {
-				w[i] = binary.LittleEndian.Uint64(data[8*i:])
-			}
-		}
+		recs = append(recs, rec{int(c), v[:len(v)-4], binary.LittleEndian.Uint32(v[len(v)-4:])})
 		found[c>>6] |= 1 << (c & 63)
 	}
 	for i := range present {
@@ -457,16 +455,51 @@ func (f *Filter) load(src stored, m *meta) error {
 			return fmt.Errorf("%w: chunk %d is missing", ErrCorrupt, i*64+bits.TrailingZeros64(miss))
 		}
 	}
+	var (
+		set     atomic.Uint64
+		next    atomic.Int64
+		errOnce sync.Once
+		loadErr error
+		wg      sync.WaitGroup
+	)
+	for range min(runtime.GOMAXPROCS(0), max(len(recs), 1)) {
+		wg.Go(func() {
+			var n uint64
+			for i := int(next.Add(1) - 1); i < len(recs); i = int(next.Add(1) - 1) {
+				r := recs[i]
+				if got := crc32.Checksum(r.data, castagnoli); got != r.sum {
+					errOnce.Do(func() {
+						loadErr = fmt.Errorf("%w: chunk %d checksum %08x, want %08x", ErrCorrupt, r.c, got, r.sum)
+					})
+					return
+				}
+				lo, hi := f.chunkRange(r.c)
+				w := f.words[lo:hi]
+				if nativeLittleEndian {
+					// The stored words are already in memory order: one copy.
+					copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(w)*8), r.data)
+				} else {
+					for j := range w {
+						w[j] = binary.LittleEndian.Uint64(r.data[8*j:])
+					}
+				}
+				for _, x := range w {
+					n += uint64(bits.OnesCount64(x))
+				}
+			}
+			set.Add(n)
+		})
+	}
+	wg.Wait()
+	if loadErr != nil {
+		return loadErr
+	}
 	if f.sz.Bits%64 != 0 && len(f.words) > 0 {
 		if f.words[len(f.words)-1]>>(f.sz.Bits%64) != 0 {
 			return fmt.Errorf("%w: bits set past the end of the array", ErrCorrupt)
 		}
 	}
-	var set uint64
-	for _, w := range f.words {
-		set += uint64(bits.OnesCount64(w))
-	}
-	f.setBits.Store(set)
+	f.setBits.Store(set.Load())
 	f.items.Store(m.items)
 	f.ckpt.persisted = present
 	return f.replay(src.journal)
