@@ -3,7 +3,6 @@ package frontier
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -196,19 +195,7 @@ func TestReopenWithoutClose(t *testing.T) {
 	h.apply([]*msg.LinkBatch{links("http://d.example/0", 0, late...)})
 	admitted = append(admitted, late...)
 	before := takeSnapshot(t, h.s)
-	data, err := os.ReadFile(h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crash := filepath.Join(t.TempDir(), "crash.db")
-	if err := os.WriteFile(crash, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(Options{Config: h.cfg, Path: crash, Now: h.clock.Now})
-	if err != nil {
-		t.Fatalf("open the crash copy: %v", err)
-	}
-	defer s2.Close()
+	s2 := crashCopy(t, h)
 	after := takeSnapshot(t, s2)
 	if !reflect.DeepEqual(before, after) {
 		diffSnapshots(t, before, after)

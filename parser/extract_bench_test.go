@@ -18,9 +18,9 @@ var benchPages = []struct{ file, url, ct string }{
 	{"legacy_windows1252.html", "http://www.cafe-example.de/", "text/html"},
 }
 
-// BenchmarkExtract measures extraction throughput (MB/s) on the testdata
-// pages, from bytes to resolved links.
-func BenchmarkExtract(b *testing.B) {
+// forBenchPages runs fn as a sub-benchmark for each testdata page, with
+// SetBytes and ReportAllocs set.
+func forBenchPages(b *testing.B, fn func(b *testing.B, body []byte, url, ct string)) {
 	for _, p := range benchPages {
 		body, err := os.ReadFile("testdata/pages/" + p.file)
 		if err != nil {
@@ -29,38 +29,38 @@ func BenchmarkExtract(b *testing.B) {
 		b.Run(p.file, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
-			var links int
-			for i := 0; i < b.N; i++ {
-				pg, err := Extract(bytes.NewReader(body), p.url, p.ct, ExtractOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				links = len(pg.Links)
-			}
-			b.ReportMetric(float64(links), "links/page")
+			fn(b, body, p.url, p.ct)
 		})
 	}
+}
+
+// BenchmarkExtract measures extraction throughput (MB/s) on the testdata
+// pages, from bytes to resolved links.
+func BenchmarkExtract(b *testing.B) {
+	forBenchPages(b, func(b *testing.B, body []byte, url, ct string) {
+		var links int
+		for i := 0; i < b.N; i++ {
+			pg, err := Extract(bytes.NewReader(body), url, ct, ExtractOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			links = len(pg.Links)
+		}
+		b.ReportMetric(float64(links), "links/page")
+	})
 }
 
 // BenchmarkTokenizerBare is the floor for BenchmarkExtract: x/net/html's
 // tokenizer alone, a bare Next loop over the same pages, doing nothing
 // with the tokens. Extract's time over this one is its own overhead.
 func BenchmarkTokenizerBare(b *testing.B) {
-	for _, p := range benchPages {
-		body, err := os.ReadFile("testdata/pages/" + p.file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(p.file, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				z := html.NewTokenizer(bytes.NewReader(body))
-				for z.Next() != html.ErrorToken {
-				}
+	forBenchPages(b, func(b *testing.B, body []byte, _, _ string) {
+		for i := 0; i < b.N; i++ {
+			z := html.NewTokenizer(bytes.NewReader(body))
+			for z.Next() != html.ErrorToken {
 			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkExtractOverTokenizer runs Extract and a bare tokenizer loop

@@ -103,6 +103,24 @@ func BenchmarkExtract(b *testing.B) {
 // does) alternately over all pages in every iteration and reports
 // goquery's time over trawl's: on a loaded machine the two see the same
 // contention, so the ratio is steadier than separate MB/s figures.
+// page is a testdata page loaded for the speedup benchmarks.
+type page struct {
+	body []byte
+	raw  string
+	u    *url.URL
+}
+
+// loadPages loads every testdata page and returns them with their total size.
+func loadPages(b *testing.B) (ps []page, total int64) {
+	for _, p := range pages {
+		body := load(b, p.file)
+		u, _ := url.Parse(p.url)
+		ps = append(ps, page{body, p.url, u})
+		total += int64(len(body))
+	}
+	return ps, total
+}
+
 // pair times a and b on the same page, a first in even iterations and b
 // first in odd ones: whichever runs first meets the page (and the cache
 // the other one's garbage left) cold, so neither always gets the warm run.
@@ -123,19 +141,7 @@ func pair(i int, a, b func()) (ta, tb time.Duration) {
 }
 
 func BenchmarkSpeedup(b *testing.B) {
-	type pg struct {
-		body []byte
-		raw  string
-		u    *url.URL
-	}
-	var ps []pg
-	var total int64
-	for _, p := range pages {
-		body := load(b, p.file)
-		u, _ := url.Parse(p.url)
-		ps = append(ps, pg{body, p.url, u})
-		total += int64(len(body))
-	}
+	ps, total := loadPages(b)
 	for _, sel := range []struct{ name, selector string }{{"a-href", "a[href]"}, {"same-elements", allSelector}} {
 		b.Run(sel.name, func(b *testing.B) {
 			var tTrawl, tGoquery time.Duration
@@ -167,18 +173,7 @@ func BenchmarkSpeedup(b *testing.B) {
 // the speedup any extractor streaming over that tokenizer could reach
 // against goquery, since it has at least the tokenizer's cost.
 func BenchmarkSpeedupCeiling(b *testing.B) {
-	type pg struct {
-		body []byte
-		u    *url.URL
-	}
-	var ps []pg
-	var total int64
-	for _, p := range pages {
-		body := load(b, p.file)
-		u, _ := url.Parse(p.url)
-		ps = append(ps, pg{body, u})
-		total += int64(len(body))
-	}
+	ps, total := loadPages(b)
 	var tBare, tGoquery time.Duration
 	for i := 0; i < b.N; i++ {
 		for _, p := range ps {
