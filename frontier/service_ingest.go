@@ -26,7 +26,7 @@ const (
 )
 
 // batchIdleGap ends a batch early when no message arrives for this long.
-const batchIdleGap = 5 * time.Millisecond
+const batchIdleGap = 2 * time.Millisecond
 
 // ingest pulls the shard's messages in batches of at most FetchBatch
 // messages or BatchBytes bytes, waiting at most commit_interval after the
