@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,11 +37,8 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: crawler demo [flags]\n\nServes a synthetic web on loopback, crawls it with trawl (embedded NATS,\nfrontier, workers), and checks the crawl against the web's ground truth:\npages missed or fetched twice, robots and politeness violations, and the\nfalse-positive audit next to the true number of wrongly skipped URLs.\nExit status 0 when the check passes.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cli.ExitOK
-		}
-		return cli.ExitUsage
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	if err := web.Validate(); err != nil {
 		fmt.Fprintln(stderr, err)

@@ -37,8 +37,8 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: crawler seed [--nats URL] [--shards N] [--file F] URL...")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.ExitUsage
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url"})
 	if err != nil {

@@ -31,11 +31,8 @@ func urlkeyCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(fs.Output(), "Reads URLs one per line and prints each one's canonical key, or 'error: <reason>', on the same line number.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return cli.ExitOK
-		}
-		return cli.ExitUsage
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "crawler urlkey: unexpected argument %q (URLs are read from stdin)\n", fs.Arg(0))

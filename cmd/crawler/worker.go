@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -76,11 +75,8 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       crawler <command> [flags]                         (crawler help lists the commands)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cli.ExitOK
-		}
-		return cli.ExitUsage
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	// Flags given on the command line override the file and environment.
 	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{

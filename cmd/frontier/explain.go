@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,11 +45,8 @@ func explainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "Prints the URL's canonical key, shard, filter answer, audit membership, host and robots state, and whether it is queued, leased or done.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cli.ExitOK
-		}
-		return cli.ExitUsage
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

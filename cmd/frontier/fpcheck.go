@@ -22,9 +22,9 @@ func runFPCheck(args []string) int {
 	fs.Lookup("capacity").DefValue = "1000000"
 	ff.capacity = 1_000_000
 	probes := fs.Uint64("probes", 1_000_000, "never-inserted keys to probe")
-	l, ok := ff.parse(fs, args)
+	l, code, ok := ff.parse(fs, args)
 	if !ok {
-		return cli.ExitUsage
+		return code
 	}
 	r, err := dedup.FPCheck(ff.capacity, ff.fp, *probes, l)
 	if err != nil {

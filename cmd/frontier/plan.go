@@ -30,31 +30,32 @@ func (ff *filterFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&ff.json, "json", false, "print JSON")
 }
 
-// parseArgs parses args into fs and returns the layout; it reports errors on
-// stderr and returns ok=false, the exit code then being cli.ExitUsage.
-func (ff *filterFlags) parse(fs *flag.FlagSet, args []string) (dedup.Layout, bool) {
-	if err := fs.Parse(args); err != nil {
-		return 0, false
+// parse parses args into fs and returns the layout; it reports errors on
+// stderr and returns ok=false with the exit code (cli.Parse's, or
+// cli.ExitUsage).
+func (ff *filterFlags) parse(fs *flag.FlagSet, args []string) (l dedup.Layout, code int, ok bool) {
+	if code, ok := cli.Parse(fs, args); !ok {
+		return 0, code, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
-		return 0, false
+		return 0, cli.ExitUsage, false
 	}
 	l, err := dedup.ParseLayout(ff.layout)
 	if err != nil {
 		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-		return 0, false
+		return 0, cli.ExitUsage, false
 	}
-	return l, true
+	return l, cli.ExitOK, true
 }
 
 func runPlan(args []string) int {
 	fs := flag.NewFlagSet("frontier plan", flag.ContinueOnError)
 	var ff filterFlags
 	ff.register(fs)
-	l, ok := ff.parse(fs, args)
+	l, code, ok := ff.parse(fs, args)
 	if !ok {
-		return cli.ExitUsage
+		return code
 	}
 	s, err := dedup.PlanLayout(ff.capacity, ff.fp, l)
 	if err != nil {

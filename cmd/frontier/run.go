@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,11 +66,8 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "Runs one frontier shard until SIGINT or SIGTERM. Other commands: frontier help.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cli.ExitOK
-		}
-		return cli.ExitUsage
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "frontier: unexpected arguments %q (frontier help lists the commands)\n", fs.Args())

@@ -30,8 +30,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	shards := fs.Int("shards", 0, "shards to wait for (0: learn from the first answer)")
 	asJSON := fs.Bool("json", false, "print JSON: {total, shards}")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for answers")
-	if err := fs.Parse(args); err != nil {
-		return cli.ExitUsage
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url"})
 	if err != nil {

@@ -34,3 +34,17 @@ func LoadConfig(fs *flag.FlagSet, path string, paths map[string]string) (config.
 	}
 	return cfg, ApplyFlags(fs, &cfg, paths)
 }
+
+// Parse parses args into fs. When it returns ok=false the command should
+// exit with code: ExitOK after -h or -help (the usage was printed), else
+// ExitUsage (fs already reported the error).
+func Parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	switch err := fs.Parse(args); {
+	case err == nil:
+		return ExitOK, true
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK, false
+	default:
+		return ExitUsage, false
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"io"
 	"strings"
 	"testing"
 
@@ -32,5 +33,28 @@ func TestApplyFlags(t *testing.T) {
 	err := ApplyFlags(fs2, &cfg, paths)
 	if err == nil || !strings.Contains(err.Error(), "--min-delay") || !strings.Contains(err.Error(), "--workers") {
 		t.Errorf("bad values not all reported by flag: %v", err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantOK   bool
+	}{
+		{nil, ExitOK, true},
+		{[]string{"-n", "3"}, ExitOK, true},
+		{[]string{"-h"}, ExitOK, false},
+		{[]string{"-help"}, ExitOK, false},
+		{[]string{"-nope"}, ExitUsage, false},
+		{[]string{"-n", "x"}, ExitUsage, false},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Int("n", 0, "")
+		if code, ok := Parse(fs, tt.args); code != tt.wantCode || ok != tt.wantOK {
+			t.Errorf("Parse(%q) = %d, %v, want %d, %v", tt.args, code, ok, tt.wantCode, tt.wantOK)
+		}
 	}
 }
