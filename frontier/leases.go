@@ -220,12 +220,11 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	if err := s.checkLocked(); err != nil {
 		return 0, err
 	}
-	now := cutoff
 	// Drop heap entries of leases already finished.
 	for len(s.deadlines) > 0 && s.leases[s.deadlines[0].ID] != s.deadlines[0] {
 		heap.Pop(&s.deadlines)
 	}
-	if len(s.deadlines) == 0 || s.deadlines[0].Deadline.After(now) {
+	if len(s.deadlines) == 0 || s.deadlines[0].Deadline.After(cutoff) {
 		return 0, nil
 	}
 	n := 0
@@ -233,7 +232,7 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
 		q := tx.Bucket(bucketQueue)
 		lb := tx.Bucket(bucketLeases)
-		for len(s.deadlines) > 0 && !s.deadlines[0].Deadline.After(now) {
+		for len(s.deadlines) > 0 && !s.deadlines[0].Deadline.After(cutoff) {
 			l := heap.Pop(&s.deadlines).(*leaseRecord)
 			if s.leases[l.ID] != l {
 				continue // finished earlier

@@ -28,8 +28,8 @@ func (h *harness) leaseOne() msg.Lease {
 
 // waitFor reports how long after now the next lease becomes possible.
 func (h *harness) waitFor() time.Duration {
-	t := h.s.NextReady()
-	if t.IsZero() {
+	t, ok := h.s.NextReady()
+	if !ok {
 		return -1
 	}
 	return t.Sub(h.clock.Now())

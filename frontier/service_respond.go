@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -159,7 +160,7 @@ func (s *Service) wakeIfReady() {
 	if !s.hungry.Load() {
 		return
 	}
-	if !s.st.ReadyNow() {
+	if t, ok := s.st.NextReady(); !ok || t.After(time.Now()) {
 		return
 	}
 	s.hungry.Store(false)

@@ -248,7 +248,7 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 	// Lease IDs are never reused, even for leases a crash forgot before
 	// their commit (see updateLocked): after a restart they continue from
 	// the clock in microseconds when that is ahead, and no frontier grants
-	// a lease a microsecond.
+	// more than one lease a microsecond.
 	s.nextLease = max(s.nextLease, uint64(time.Now().UnixMicro()), 1)
 	rb := tx.Bucket(bucketRobots)
 	err := tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
@@ -474,8 +474,9 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 	if _, err := s.compactLocked(); err != nil {
 		return st, err
 	}
-	// compactLocked committed any open transaction (it always runs one):
-	// the checkpoint gets its own, whose failure loses nothing.
+	// Commit what is open (compactLocked did, unless the inbox was
+	// empty): the checkpoint gets a transaction of its own, whose failure
+	// loses nothing.
 	if err := s.commitLocked(); err != nil {
 		return st, err
 	}
@@ -588,22 +589,16 @@ func (s *State) Close() error {
 // Path returns the bbolt file the state lives in.
 func (s *State) Path() string { return s.path }
 
-// NextReady returns the earliest time a host with work becomes leasable,
-// or the zero time when no host has work it may be given.
-func (s *State) NextReady() time.Time {
+// NextReady returns the earliest time a host with work becomes leasable;
+// ok is false when no host has work it may be given. A host never fetched
+// is leasable from the zero time, so the time alone cannot say "none".
+func (s *State) NextReady() (t time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.ready) == 0 {
-		return time.Time{}
+		return time.Time{}, false
 	}
-	return s.ready[0].eligibleAt()
-}
-
-// ReadyNow reports whether a host may be given a lease now.
-func (s *State) ReadyNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.ready) > 0 && !s.ready[0].eligibleAt().After(s.now())
+	return s.ready[0].eligibleAt(), true
 }
 
 // NextDeadline returns the earliest lease deadline, or the zero time when

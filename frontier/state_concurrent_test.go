@@ -96,7 +96,7 @@ func TestConcurrentUse(t *testing.T) {
 				return
 			}
 			_ = s.Status()
-			_ = s.NextReady()
+			_, _ = s.NextReady()
 			if _, err := s.Explain("http://h3.example/0/1"); err != nil {
 				errs <- err
 				return
