@@ -25,9 +25,12 @@
 //
 // Every URL that reached Apply is, at every moment, queued, leased, done,
 // or counted as skipped (duplicate, robots, a scope or trap rule, a
-// false-positive skip). Apply, Lease and ExpireLeases each commit their
-// effects, the filter journal and the counters in one bbolt transaction, so
-// a crash between two of them loses nothing that was committed; Open
+// false-positive skip). Apply, Lease and ExpireLeases each write their
+// effects, the filter journal and the counters into one bbolt transaction
+// (Apply commits it; Lease and ExpireLeases leave it open for the next
+// commit or Flush, so a crash can forget their last few milliseconds, and
+// the URLs of forgotten leases are simply leased again), so a crash loses
+// nothing that was committed; Open
 // rebuilds the in-memory indexes (hosts, ready heap, lease table) from the
 // file and dedup.Load replays the journal into the filter.
 //
@@ -65,7 +68,11 @@
 //     request gets an empty reply); <prefix>.status answers Status as JSON
 //     on every shard; <prefix>.control.<shard> answers ControlRequest
 //     (explain), see RequestExplain.
-//   - Timers: ExpireLeases every second, CheckpointIfDue every
+//   - Timers: Flush (commit the open leases) and the wake on
+//     <prefix>.wake (after an empty lease reply, once a host is ready)
+//     every commit_interval; ExpireLeasesBefore every second, up to the
+//     stream time of the last message applied while the ingest is behind;
+//     CheckpointIfDue every
 //     checkpoint_interval and once more on a graceful stop (the filter is
 //     written only when the journal is worth truncating; see
 //     State.CheckpointIfDue).
@@ -83,8 +90,9 @@
 //     and are idempotent.
 //   - Leases found on Open keep their deadlines; expired ones go back to
 //     their queues at the first ExpireLeases.
-//   - Outcomes for unknown, finished or expired leases are ignored and
-//     counted ("stale").
+//   - Outcomes for unknown, finished or expired leases, or naming another
+//     URL than their lease, are ignored and counted ("stale"); one that
+//     comes past its deadline but before its lease expired counts.
 //   - The filter is checkpointed only by Checkpoint, CheckpointIfDue and
 //     Close (the last two only when due); between checkpoints admitted keys
 //     are journaled in the same transaction that enqueues them.
