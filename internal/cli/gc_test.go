@@ -20,7 +20,7 @@ func TestTuneGC(t *testing.T) {
 
 func TestTuneGCDefault(t *testing.T) {
 	t.Setenv("GOGC", "") // registers the restore of the real value
-	if err := unsetenv("GOGC"); err != nil {
+	if err := os.Unsetenv("GOGC"); err != nil {
 		t.Fatal(err)
 	}
 	prev := debug.SetGCPercent(100)
@@ -30,5 +30,3 @@ func TestTuneGCDefault(t *testing.T) {
 		t.Fatalf("without GOGC the target is %d, want %d", got, GCPercent)
 	}
 }
-
-func unsetenv(k string) error { return os.Unsetenv(k) }
