@@ -51,7 +51,9 @@ func FuzzExtractLinks(f *testing.F) {
 func FuzzResolverFast(f *testing.F) {
 	for _, s := range []string{"x", "/a/b?c#d", "http://b.com/x", "a:b", "./x", "../x", "/a/%2e%2E/b", "//h/x", "x y", "?q", "#f",
 		"https://b.com:443/", "http://B.com/", "/a?b'c", "a/{b}", "http://a.b.c.xn--pokxncvks/", "../../../a?b#c", "./../x", "../", ".././", "../a/./b", "../%2e/x", "..\\x",
-		"?a=ü", "#frag", "#", "?", "/ä?ö#ü", "http://b.com/é?é#é", "x\xff", "?\x00"} {
+		"?a=ü", "#frag", "#", "?", "/ä?ö#ü", "http://b.com/é?é#é", "x\xff", "?\x00",
+		"//cdn.b.com/a.js", "//b.com", "//b.com?q#f", "//b.com:80/", "//b.com:443/x", "//B.com/", "///b.com/", "//b.com\\x",
+		"http://b.com", "https://b.com?q=1", "http://b.com#top", "http://b.com:8080?x", "http://b.com?ü", "http://b.com:/"} {
 		f.Add("http://a.com/d/e?q", s)
 		f.Add("https://x.org:8080/", s)
 		f.Add("http://a.com/1/2/3/4.html?x", s)

@@ -29,6 +29,9 @@ type resolver struct {
 	// and including the last '/' of its path: a reference starting with
 	// one needs only the rest checked (pages repeat their directories).
 	seenAbs, seenRoot seenPrefix
+	// abs holds a scheme-relative reference with the base's scheme put
+	// in front (appendFast).
+	abs []byte
 }
 
 // seenPrefix is one remembered prefix (see resolver).
@@ -185,21 +188,15 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 	allowNA := r.enc == nil
 	switch {
 	case hasPrefix(ref, "http://") || hasPrefix(ref, "https://"):
-		if n := matchSeen(&r.seenAbs, ref); n > 0 {
-			if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
-				return appendJoin(dst, "", ref, na)
-			}
-			return dst, false
-		}
-		if ok, na, pathStart, lastSeg := cleanAbs(ref, allowNA); ok {
-			if !na {
-				remember(&r.seenAbs, ref[:pathStart+lastSeg])
-			}
-			return appendJoin(dst, "", ref, na)
-		}
-		return dst, false
+		return appendAbs(r, dst, ref, allowNA)
 	case ref[0] == '/':
-		if len(ref) > 1 && (ref[1] == '/' || ref[1] == '\\') {
+		if len(ref) > 1 && ref[1] == '/' {
+			// Scheme-relative ("//cdn.example.com/a.js"): the base's
+			// scheme, then as an absolute reference.
+			r.abs = append(append(r.abs[:0], r.origin[:strings.IndexByte(r.origin, ':')+1]...), ref...)
+			return appendAbs(r, dst, r.abs, allowNA)
+		}
+		if len(ref) > 1 && ref[1] == '\\' {
 			return dst, false
 		}
 		if n := matchSeen(&r.seenRoot, ref); n > 0 {
@@ -265,6 +262,48 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 	}
 }
 
+// appendAbs is appendFast for an absolute http(s) reference.
+func appendAbs[S bytestring](r *resolver, dst []byte, ref S, allowNA bool) ([]byte, bool) {
+	if n := matchSeen(&r.seenAbs, ref); n > 0 {
+		if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
+			return appendJoin(dst, "", ref, na)
+		}
+		return dst, false
+	}
+	if ok, na, pathStart, lastSeg := cleanAbs(ref, allowNA); ok {
+		if !na {
+			remember(&r.seenAbs, ref[:pathStart+lastSeg])
+		}
+		return appendJoin(dst, "", ref, na)
+	}
+	// No path: "http://host", "http://host?q", "http://host#f" get the
+	// path "/" the WHATWG parser gives them.
+	end, ok := cleanAuthority(ref)
+	if !ok {
+		return dst, false
+	}
+	rest := ref[end:]
+	var na bool
+	switch {
+	case len(rest) == 0:
+	case rest[0] == '?':
+		ok, na = cleanPathQuery(rest[1:], false, 1, allowNA)
+	case rest[0] == '#':
+		ok, na = cleanPathQuery(rest[1:], false, 2, allowNA)
+	default:
+		ok = false // a path, which cleanAbs refused
+	}
+	if !ok {
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(append(dst, ref[:end]...), '/')
+	if out, ok := appendJoin(dst, "", rest, na); ok {
+		return out, true
+	}
+	return dst[:start], false
+}
+
 // appendJoin appends prefix+ref to dst, with the non-ASCII bytes of ref
 // percent-encoded when nonASCII says it has some; ok is false (dst
 // unchanged) when those are not valid UTF-8.
@@ -302,6 +341,22 @@ func cleanAbsolute[S bytestring](s S, allowNA bool) (origin S, ok, nonASCII bool
 // cleanAbs is cleanAbsolute, returning where the path starts in s and
 // where its last segment starts in the path (see cleanPQ).
 func cleanAbs[S bytestring](s S, allowNA bool) (ok, nonASCII bool, pathStart, lastSeg int) {
+	pathStart, ok = cleanAuthority(s)
+	if !ok || pathStart == len(s) || s[pathStart] != '/' {
+		return false, false, 0, 0 // WHATWG adds the '/'
+	}
+	if ok, nonASCII, lastSeg = cleanPQ(s[pathStart:], true, 0, allowNA); !ok {
+		return false, false, 0, 0
+	}
+	return true, nonASCII, pathStart, lastSeg
+}
+
+// cleanAuthority reports whether s starts with "http://" or "https://"
+// and an authority the WHATWG parser keeps as it is: a lowercase host of
+// LDH labels (no "xn--", the last label starting with a letter) and a
+// non-default port without leading zeros. end is where the authority ends
+// (at '/', '?', '#' or the end of s).
+func cleanAuthority[S bytestring](s S) (end int, ok bool) {
 	var rest S
 	var defPort string
 	switch {
@@ -310,7 +365,7 @@ func cleanAbs[S bytestring](s S, allowNA bool) (ok, nonASCII bool, pathStart, la
 	case hasPrefix(s, "https://"):
 		rest, defPort = s[8:], "443"
 	default:
-		return false, false, 0, 0
+		return 0, false
 	}
 	i, labelStart := 0, 0
 	for ; i < len(rest); i++ {
@@ -320,18 +375,18 @@ func cleanAbs[S bytestring](s S, allowNA bool) (ok, nonASCII bool, pathStart, la
 		}
 		if c == '.' {
 			if i == labelStart || hasACEPrefix(rest[labelStart:i]) {
-				return false, false, 0, 0
+				return 0, false
 			}
 			labelStart = i + 1
 			continue
 		}
-		if c == ':' || c == '/' {
+		if c == ':' || c == '/' || c == '?' || c == '#' {
 			break
 		}
-		return false, false, 0, 0
+		return 0, false
 	}
 	if i == labelStart || hasACEPrefix(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
-		return false, false, 0, 0
+		return 0, false
 	}
 	if i < len(rest) && rest[i] == ':' {
 		j := i + 1
@@ -340,18 +395,14 @@ func cleanAbs[S bytestring](s S, allowNA bool) (ok, nonASCII bool, pathStart, la
 		}
 		port := rest[i+1 : j]
 		if len(port) == 0 || string(port) == defPort || port[0] == '0' || len(port) > 5 || (len(port) == 5 && string(port) > "65535") {
-			return false, false, 0, 0
+			return 0, false
 		}
 		i = j
 	}
-	if i == len(rest) || rest[i] != '/' {
-		return false, false, 0, 0 // WHATWG adds the '/'
+	if i < len(rest) && rest[i] != '/' && rest[i] != '?' && rest[i] != '#' {
+		return 0, false
 	}
-	pathStart = len(s) - len(rest) + i
-	if ok, nonASCII, lastSeg = cleanPQ(s[pathStart:], true, 0, allowNA); !ok {
-		return false, false, 0, 0
-	}
-	return true, nonASCII, pathStart, lastSeg
+	return len(s) - len(rest) + i, true
 }
 
 // cleanPathQuery reports whether a path[?query][#fragment] reference holds
