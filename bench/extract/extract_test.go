@@ -12,113 +12,151 @@ import (
 	"golang.org/x/net/html"
 )
 
-// pages are trawl's hand-written test pages (see
-// parser/testdata/README.md), with the URL each is served from.
-var pages = []struct{ file, url string }{
-	{"news_front.html", "https://www.example-news.com/"},
-	{"docs_page.html", "https://docs.example.org/3.4/library/streams.html"},
-	{"shop_listing.html", "https://shop.example.com/herren/laufschuhe/"},
+// pageSet is a set of testdata pages, with the URL each is served from.
+type pageSet struct {
+	name  string
+	dir   string // under parser/testdata/pages
+	pages []struct{ file, url string }
 }
 
-func load(t testing.TB, file string) []byte {
+// pageSets: trawl's hand-written pages (see parser/testdata/README.md),
+// and pages captured from real sites (pages/real).
+var pageSets = []pageSet{
+	{"handwritten", "", []struct{ file, url string }{
+		{"news_front.html", "https://www.example-news.com/"},
+		{"docs_page.html", "https://docs.example.org/3.4/library/streams.html"},
+		{"shop_listing.html", "https://shop.example.com/herren/laufschuhe/"},
+	}},
+	{"real", "real", []struct{ file, url string }{
+		{"ars-1.html", "https://arstechnica.com/information-technology/2015/04/just-released-minecraft-exploit-makes-it-easy-to-crash-game-servers/"},
+		{"bbc-1.html", "http://www.bbc.com/news/world-us-canada-33646704"},
+		{"cnn.html", "http://money.cnn.com/2016/02/01/news/economy/poverty-inequality-united-states/index.html"},
+		{"lemonde-1.html", "http://www.lemonde.fr/pixels/article/2015/05/04/que-contient-la-loi-sur-le-renseignement_4627068_4408996.html"},
+		{"medium-1.html", "https://medium.com/@pippinlee/the-open-journalism-project-better-student-journalism-fb39f4f701bb"},
+		{"mozilla-1.html", "https://www.mozilla.org/en-US/firefox/desktop/customize/"},
+		{"nytimes-1.html", "https://www.nytimes.com/2017/01/13/world/africa/sudan-sanctions.html"},
+		{"theverge.html", "https://www.theverge.com/23752959/apple-vision-pro-headset-hands-on-demo-impressions"},
+		{"wapo-1.html", "http://www.washingtonpost.com/world/gunmen-storm-museum-in-tunisia-killing-at-least-8/2015/03/18/00202e76-cd73-11e4-8730-4f473416e759_story.html"},
+		{"wikipedia.html", "https://en.wikipedia.org/wiki/Mozilla"},
+	}},
+}
+
+// page is a testdata page loaded for the benchmarks.
+type page struct {
+	file string
+	body []byte
+	raw  string
+	u    *url.URL
+}
+
+// load reads every page of the set and returns them with their total size.
+func (s pageSet) load(t testing.TB) (ps []page, total int64) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "parser", "testdata", "pages", file))
+	for _, p := range s.pages {
+		b, err := os.ReadFile(filepath.Join("..", "..", "parser", "testdata", "pages", s.dir, p.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(p.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, page{p.file, b, p.url, u})
+		total += int64(len(b))
+	}
+	return ps, total
+}
+
+// extract runs trawl's extraction on p.
+func (p page) extract(t testing.TB) *parser.Page {
+	pg, err := parser.Extract(bytes.NewReader(p.body), p.raw, "text/html", parser.ExtractOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return pg
 }
 
-// TestSameLinks: on every page, each a[href] link goquery finds is among
-// trawl's links, compared as canonical keys (net/url leaves non-ASCII
-// query bytes raw where the WHATWG href percent-encodes them), so the two
-// extractors do comparable work.
+// TestSameLinks: on every page, each a[href] link goquery (with net/url)
+// and Colly find is among trawl's links, compared as canonical keys
+// (net/url leaves non-ASCII query bytes raw where the WHATWG href
+// percent-encodes them), so the extractors do comparable work.
 func TestSameLinks(t *testing.T) {
-	for _, p := range pages {
-		body := load(t, p.file)
-		u, _ := url.Parse(p.url)
-		gq, err := GoqueryLinks(body, u, "a[href]", "href")
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, err := parser.Extract(bytes.NewReader(body), p.url, "text/html; charset=utf-8", parser.ExtractOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ours := map[string]bool{}
-		for _, l := range page.Links {
-			k, err := parser.Canonical(l.URL, 0)
+	for _, set := range pageSets {
+		ps, _ := set.load(t)
+		for _, p := range ps {
+			ours := map[string]bool{}
+			for _, l := range p.extract(t).Links {
+				k, err := parser.Canonical(l.URL, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ours[k] = true
+			}
+			gq, err := GoqueryLinks(p.body, p.u, "a[href]", "href")
 			if err != nil {
 				t.Fatal(err)
 			}
-			ours[k] = true
-		}
-		for _, g := range gq {
-			if k, err := parser.Canonical(g, 0); err != nil || !ours[k] {
-				t.Errorf("%s: goquery found %s, trawl did not", p.file, g)
+			co, err := CollyLinks(p.body, p.u)
+			if err != nil {
+				t.Fatal(err)
 			}
+			if len(gq) == 0 || len(co) == 0 {
+				t.Errorf("%s: goquery found %d links, Colly %d", p.file, len(gq), len(co))
+			}
+			for name, links := range map[string][]string{"goquery": gq, "colly": co} {
+				for _, g := range links {
+					if k, err := parser.Canonical(g, 0); err != nil || !ours[k] {
+						t.Errorf("%s: %s found %s, trawl did not", p.file, name, g)
+					}
+				}
+			}
+			t.Logf("%s: goquery a[href] %d links, Colly %d, trawl %d (all kinds)", p.file, len(gq), len(co), len(ours))
 		}
-		t.Logf("%s: goquery a[href] %d links, trawl %d links (all kinds)", p.file, len(gq), len(page.Links))
 	}
 }
 
 // allSelector makes goquery look at the same elements trawl does.
 const allSelector = "a[href], area[href], link[href], frame[src], iframe[src], img[src], source[src], script[src], video[src], audio[src], embed[src]"
 
+// baselines are what trawl is compared with: goquery selecting a[href]
+// with net/url resolution (the leanest DOM-based extraction), goquery
+// selecting the elements trawl reads, and Colly's own OnHTML("a[href]")
+// path (CollyLinks).
+var baselines = []struct {
+	name string
+	run  func(p page) error
+}{
+	{"goquery-a-href", func(p page) error { _, err := GoqueryLinks(p.body, p.u, "a[href]", "href"); return err }},
+	{"goquery-same-elements", func(p page) error { _, err := GoqueryLinks(p.body, p.u, allSelector, "href"); return err }},
+	{"colly-a-href", func(p page) error { _, err := CollyLinks(p.body, p.u); return err }},
+}
+
+// BenchmarkExtract reports the MB/s of trawl and of each baseline on every
+// page alone.
 func BenchmarkExtract(b *testing.B) {
-	for _, p := range pages {
-		body := load(b, p.file)
-		u, _ := url.Parse(p.url)
-		b.Run("trawl/"+p.file, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := parser.Extract(bytes.NewReader(body), p.url, "text/html; charset=utf-8", parser.ExtractOptions{}); err != nil {
-					b.Fatal(err)
+	for _, set := range pageSets {
+		ps, _ := set.load(b)
+		for _, p := range ps {
+			b.Run("trawl/"+p.file, func(b *testing.B) {
+				b.SetBytes(int64(len(p.body)))
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					p.extract(b)
 				}
+			})
+			for _, bl := range baselines {
+				b.Run(bl.name+"/"+p.file, func(b *testing.B) {
+					b.SetBytes(int64(len(p.body)))
+					b.ReportAllocs()
+					for i := 0; i < b.N; i++ {
+						if err := bl.run(p); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 			}
-		})
-		b.Run("goquery-a/"+p.file, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := GoqueryLinks(body, u, "a[href]", "href"); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run("goquery-all/"+p.file, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := GoqueryLinks(body, u, allSelector, "href"); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		}
 	}
-}
-
-// BenchmarkSpeedup runs trawl and goquery (a[href], as Colly's OnHTML
-// does) alternately over all pages in every iteration and reports
-// goquery's time over trawl's: on a loaded machine the two see the same
-// contention, so the ratio is steadier than separate MB/s figures.
-// page is a testdata page loaded for the speedup benchmarks.
-type page struct {
-	body []byte
-	raw  string
-	u    *url.URL
-}
-
-// loadPages loads every testdata page and returns them with their total size.
-func loadPages(b *testing.B) (ps []page, total int64) {
-	for _, p := range pages {
-		body := load(b, p.file)
-		u, _ := url.Parse(p.url)
-		ps = append(ps, page{body, p.url, u})
-		total += int64(len(body))
-	}
-	return ps, total
 }
 
 // pair times a and b on the same page, a first in even iterations and b
@@ -140,58 +178,63 @@ func pair(i int, a, b func()) (ta, tb time.Duration) {
 	return ta, tb
 }
 
-func BenchmarkSpeedup(b *testing.B) {
-	ps, total := loadPages(b)
-	for _, sel := range []struct{ name, selector string }{{"a-href", "a[href]"}, {"same-elements", allSelector}} {
-		b.Run(sel.name, func(b *testing.B) {
-			var tTrawl, tGoquery time.Duration
-			for i := 0; i < b.N; i++ {
-				for _, p := range ps {
-					tr, gq := pair(i, func() {
-						if _, err := parser.Extract(bytes.NewReader(p.body), p.raw, "text/html; charset=utf-8", parser.ExtractOptions{}); err != nil {
-							b.Fatal(err)
-						}
-					}, func() {
-						if _, err := GoqueryLinks(p.body, p.u, sel.selector, "href"); err != nil {
-							b.Fatal(err)
-						}
-					})
-					tTrawl += tr
-					tGoquery += gq
+// speedup runs ours and theirs alternately over every page of ps in each
+// iteration and reports both throughputs and theirs' time over ours': on
+// a loaded machine the two see the same contention, so the ratio is
+// steadier than separate MB/s figures.
+func speedup(b *testing.B, ps []page, total int64, oursName string, ours, theirs func(p page) error) {
+	var tOurs, tTheirs time.Duration
+	for i := 0; i < b.N; i++ {
+		for _, p := range ps {
+			to, tt := pair(i, func() {
+				if err := ours(p); err != nil {
+					b.Fatal(err)
 				}
-			}
-			sec := func(d time.Duration) float64 { return d.Seconds() }
-			b.ReportMetric(float64(total)*float64(b.N)/sec(tTrawl)/1e6, "trawl-MB/s")
-			b.ReportMetric(float64(total)*float64(b.N)/sec(tGoquery)/1e6, "goquery-MB/s")
-			b.ReportMetric(sec(tGoquery)/sec(tTrawl), "speedup")
-		})
+			}, func() {
+				if err := theirs(p); err != nil {
+					b.Fatal(err)
+				}
+			})
+			tOurs += to
+			tTheirs += tt
+		}
+	}
+	mbps := func(d time.Duration) float64 { return float64(total) * float64(b.N) / d.Seconds() / 1e6 }
+	b.ReportMetric(mbps(tOurs), oursName+"-MB/s")
+	b.ReportMetric(mbps(tTheirs), "baseline-MB/s")
+	b.ReportMetric(tTheirs.Seconds()/tOurs.Seconds(), "speedup")
+}
+
+// BenchmarkSpeedup reports trawl's speedup over each baseline, per page
+// set (hand-written and real pages).
+func BenchmarkSpeedup(b *testing.B) {
+	trawl := func(p page) error {
+		_, err := parser.Extract(bytes.NewReader(p.body), p.raw, "text/html", parser.ExtractOptions{})
+		return err
+	}
+	for _, set := range pageSets {
+		ps, total := set.load(b)
+		for _, bl := range baselines {
+			b.Run(set.name+"/"+bl.name, func(b *testing.B) { speedup(b, ps, total, "trawl", trawl, bl.run) })
+		}
 	}
 }
 
 // BenchmarkSpeedupCeiling is BenchmarkSpeedup with x/net/html's bare
 // tokenizer (a Next loop doing nothing with the tokens) in trawl's place:
 // the speedup any extractor streaming over that tokenizer could reach
-// against goquery, since it has at least the tokenizer's cost.
+// against each baseline, since it has at least the tokenizer's cost.
 func BenchmarkSpeedupCeiling(b *testing.B) {
-	ps, total := loadPages(b)
-	var tBare, tGoquery time.Duration
-	for i := 0; i < b.N; i++ {
-		for _, p := range ps {
-			tb, gq := pair(i, func() {
-				z := html.NewTokenizer(bytes.NewReader(p.body))
-				for z.Next() != html.ErrorToken {
-				}
-			}, func() {
-				if _, err := GoqueryLinks(p.body, p.u, "a[href]", "href"); err != nil {
-					b.Fatal(err)
-				}
-			})
-			tBare += tb
-			tGoquery += gq
+	bare := func(p page) error {
+		z := html.NewTokenizer(bytes.NewReader(p.body))
+		for z.Next() != html.ErrorToken {
+		}
+		return nil
+	}
+	for _, set := range pageSets {
+		ps, total := set.load(b)
+		for _, bl := range baselines {
+			b.Run(set.name+"/"+bl.name, func(b *testing.B) { speedup(b, ps, total, "tokenizer", bare, bl.run) })
 		}
 	}
-	sec := func(d time.Duration) float64 { return d.Seconds() }
-	b.ReportMetric(float64(total)*float64(b.N)/sec(tBare)/1e6, "tokenizer-MB/s")
-	b.ReportMetric(float64(total)*float64(b.N)/sec(tGoquery)/1e6, "goquery-MB/s")
-	b.ReportMetric(sec(tGoquery)/sec(tBare), "speedup")
 }
