@@ -11,17 +11,31 @@ import (
 
 // benchPages are the testdata pages the extraction benchmarks run over,
 // with the URL and Content-Type each is served with.
-var benchPages = []struct{ file, url, ct string }{
+var benchPages = []benchPage{
 	{"news_front.html", "https://www.example-news.com/", "text/html; charset=utf-8"},
 	{"docs_page.html", "https://docs.example.org/3.4/library/streams.html", "text/html"},
 	{"shop_listing.html", "https://shop.example.com/herren/laufschuhe/", "text/html; charset=UTF-8"},
 	{"legacy_windows1252.html", "http://www.cafe-example.de/", "text/html"},
 }
 
-// forBenchPages runs fn as a sub-benchmark for each testdata page, with
-// SetBytes and ReportAllocs set.
+// benchPage is a page the extraction benchmarks read: a file under
+// testdata/pages, its URL and Content-Type.
+type benchPage struct{ file, url, ct string }
+
+// realBenchPages are the pages captured from real sites (realPages), as
+// served with a Content-Type that names no charset.
+func realBenchPages() []benchPage {
+	var ps []benchPage
+	for _, p := range realPages {
+		ps = append(ps, benchPage{"real/" + p.file, p.url, "text/html"})
+	}
+	return ps
+}
+
+// forBenchPages runs fn as a sub-benchmark for each testdata page, the
+// hand-written ones and the real ones, with SetBytes and ReportAllocs set.
 func forBenchPages(b *testing.B, fn func(b *testing.B, body []byte, url, ct string)) {
-	for _, p := range benchPages {
+	for _, p := range append(benchPages[:len(benchPages):len(benchPages)], realBenchPages()...) {
 		body, err := os.ReadFile("testdata/pages/" + p.file)
 		if err != nil {
 			b.Fatal(err)
@@ -64,37 +78,45 @@ func BenchmarkTokenizerBare(b *testing.B) {
 }
 
 // BenchmarkExtractOverTokenizer runs Extract and a bare tokenizer loop
-// alternately over the three large pages in every iteration and reports
+// alternately over the pages of a set in every iteration and reports
 // Extract's time over the tokenizer's ("x-tokenizer"): what extraction
 // costs beyond x/net/html's Next, steadier on a busy machine than the
-// separate figures of BenchmarkExtract and BenchmarkTokenizerBare.
+// separate figures of BenchmarkExtract and BenchmarkTokenizerBare. Sets:
+// the three large hand-written pages, and the real ones.
 func BenchmarkExtractOverTokenizer(b *testing.B) {
-	type page struct {
-		body    []byte
-		url, ct string
-	}
-	var ps []page
-	for _, p := range benchPages[:3] {
-		body, err := os.ReadFile("testdata/pages/" + p.file)
-		if err != nil {
-			b.Fatal(err)
+	for _, set := range []struct {
+		name  string
+		pages []benchPage
+	}{{"handwritten", benchPages[:3]}, {"real", realBenchPages()}} {
+		type page struct {
+			body []byte
+			benchPage
 		}
-		ps = append(ps, page{body, p.url, p.ct})
-	}
-	var tExtract, tBare time.Duration
-	for i := 0; i < b.N; i++ {
-		for _, p := range ps {
-			start := time.Now()
-			z := html.NewTokenizer(bytes.NewReader(p.body))
-			for z.Next() != html.ErrorToken {
-			}
-			mid := time.Now()
-			if _, err := Extract(bytes.NewReader(p.body), p.url, p.ct, ExtractOptions{}); err != nil {
+		var ps []page
+		for _, p := range set.pages {
+			body, err := os.ReadFile("testdata/pages/" + p.file)
+			if err != nil {
 				b.Fatal(err)
 			}
-			tExtract += time.Since(mid)
-			tBare += mid.Sub(start)
+			ps = append(ps, page{body, p})
 		}
+		b.Run(set.name, func(b *testing.B) {
+			var tExtract, tBare time.Duration
+			for i := 0; i < b.N; i++ {
+				for _, p := range ps {
+					start := time.Now()
+					z := html.NewTokenizer(bytes.NewReader(p.body))
+					for z.Next() != html.ErrorToken {
+					}
+					mid := time.Now()
+					if _, err := Extract(bytes.NewReader(p.body), p.url, p.ct, ExtractOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					tExtract += time.Since(mid)
+					tBare += mid.Sub(start)
+				}
+			}
+			b.ReportMetric(tExtract.Seconds()/tBare.Seconds(), "x-tokenizer")
+		})
 	}
-	b.ReportMetric(tExtract.Seconds()/tBare.Seconds(), "x-tokenizer")
 }
