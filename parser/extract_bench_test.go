@@ -22,11 +22,11 @@ var benchPages = []benchPage{
 // testdata/pages, its URL and Content-Type.
 type benchPage struct{ file, url, ct string }
 
-// realBenchPages are the pages captured from real sites (realPages), as
-// served with a Content-Type that names no charset.
-func realBenchPages() []benchPage {
+// realBenchPages are the pages captured from real sites (readRealPages),
+// as served with a Content-Type that names no charset.
+func realBenchPages(b *testing.B) []benchPage {
 	var ps []benchPage
-	for _, p := range realPages {
+	for _, p := range readRealPages(b) {
 		ps = append(ps, benchPage{"real/" + p.file, p.url, "text/html"})
 	}
 	return ps
@@ -35,7 +35,7 @@ func realBenchPages() []benchPage {
 // forBenchPages runs fn as a sub-benchmark for each testdata page, the
 // hand-written ones and the real ones, with SetBytes and ReportAllocs set.
 func forBenchPages(b *testing.B, fn func(b *testing.B, body []byte, url, ct string)) {
-	for _, p := range append(benchPages[:len(benchPages):len(benchPages)], realBenchPages()...) {
+	for _, p := range append(benchPages[:len(benchPages):len(benchPages)], realBenchPages(b)...) {
 		body, err := os.ReadFile("testdata/pages/" + p.file)
 		if err != nil {
 			b.Fatal(err)
@@ -87,7 +87,7 @@ func BenchmarkExtractOverTokenizer(b *testing.B) {
 	for _, set := range []struct {
 		name  string
 		pages []benchPage
-	}{{"handwritten", benchPages[:3]}, {"real", realBenchPages()}} {
+	}{{"handwritten", benchPages[:3]}, {"real", realBenchPages(b)}} {
 		type page struct {
 			body []byte
 			benchPage

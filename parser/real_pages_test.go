@@ -9,20 +9,33 @@ import (
 	"golang.org/x/net/html"
 )
 
-// realPages are pages captured from real sites (testdata/pages/real, see
-// testdata/README.md for where they come from), each with the URL it was
-// captured from (its rel=canonical or og:url).
-var realPages = []struct{ file, url string }{
-	{"ars-1.html", "https://arstechnica.com/information-technology/2015/04/just-released-minecraft-exploit-makes-it-easy-to-crash-game-servers/"},
-	{"bbc-1.html", "http://www.bbc.com/news/world-us-canada-33646704"},
-	{"cnn.html", "http://money.cnn.com/2016/02/01/news/economy/poverty-inequality-united-states/index.html"},
-	{"lemonde-1.html", "http://www.lemonde.fr/pixels/article/2015/05/04/que-contient-la-loi-sur-le-renseignement_4627068_4408996.html"},
-	{"medium-1.html", "https://medium.com/@pippinlee/the-open-journalism-project-better-student-journalism-fb39f4f701bb"},
-	{"mozilla-1.html", "https://www.mozilla.org/en-US/firefox/desktop/customize/"},
-	{"nytimes-1.html", "https://www.nytimes.com/2017/01/13/world/africa/sudan-sanctions.html"},
-	{"theverge.html", "https://www.theverge.com/23752959/apple-vision-pro-headset-hands-on-demo-impressions"},
-	{"wapo-1.html", "http://www.washingtonpost.com/world/gunmen-storm-museum-in-tunisia-killing-at-least-8/2015/03/18/00202e76-cd73-11e4-8730-4f473416e759_story.html"},
-	{"wikipedia.html", "https://en.wikipedia.org/wiki/Mozilla"},
+// realPage is a page captured from a real site (testdata/pages/real; see
+// testdata/README.md for where they come from) and the URL it was
+// captured from.
+type realPage struct{ file, url string }
+
+// readRealPages reads the list of real pages, testdata/pages/real/urls.tsv.
+func readRealPages(t testing.TB) []realPage {
+	t.Helper()
+	b, err := os.ReadFile("testdata/pages/real/urls.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []realPage
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		file, url, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("urls.tsv: %q is not file<TAB>URL", line)
+		}
+		ps = append(ps, realPage{file, url})
+	}
+	if len(ps) == 0 {
+		t.Fatal("urls.tsv lists no page")
+	}
+	return ps
 }
 
 // TestRealPagesMatchDOM holds Extract (streaming, raw attributes, the
@@ -32,7 +45,7 @@ var realPages = []struct{ file, url string }{
 // Both must give the same links, with the same kind and nofollow flag, in
 // document order.
 func TestRealPagesMatchDOM(t *testing.T) {
-	for _, p := range realPages {
+	for _, p := range readRealPages(t) {
 		t.Run(p.file, func(t *testing.T) {
 			body, err := os.ReadFile("testdata/pages/real/" + p.file)
 			if err != nil {

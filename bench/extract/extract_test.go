@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 // pageSet is a set of testdata pages, with the URL each is served from.
 type pageSet struct {
 	name  string
-	dir   string // under parser/testdata/pages
-	pages []struct{ file, url string }
+	dir   string                       // under parser/testdata/pages
+	pages []struct{ file, url string } // nil: listed in dir/urls.tsv
 }
 
 // pageSets: trawl's hand-written pages (see parser/testdata/README.md),
@@ -27,18 +28,7 @@ var pageSets = []pageSet{
 		{"docs_page.html", "https://docs.example.org/3.4/library/streams.html"},
 		{"shop_listing.html", "https://shop.example.com/herren/laufschuhe/"},
 	}},
-	{"real", "real", []struct{ file, url string }{
-		{"ars-1.html", "https://arstechnica.com/information-technology/2015/04/just-released-minecraft-exploit-makes-it-easy-to-crash-game-servers/"},
-		{"bbc-1.html", "http://www.bbc.com/news/world-us-canada-33646704"},
-		{"cnn.html", "http://money.cnn.com/2016/02/01/news/economy/poverty-inequality-united-states/index.html"},
-		{"lemonde-1.html", "http://www.lemonde.fr/pixels/article/2015/05/04/que-contient-la-loi-sur-le-renseignement_4627068_4408996.html"},
-		{"medium-1.html", "https://medium.com/@pippinlee/the-open-journalism-project-better-student-journalism-fb39f4f701bb"},
-		{"mozilla-1.html", "https://www.mozilla.org/en-US/firefox/desktop/customize/"},
-		{"nytimes-1.html", "https://www.nytimes.com/2017/01/13/world/africa/sudan-sanctions.html"},
-		{"theverge.html", "https://www.theverge.com/23752959/apple-vision-pro-headset-hands-on-demo-impressions"},
-		{"wapo-1.html", "http://www.washingtonpost.com/world/gunmen-storm-museum-in-tunisia-killing-at-least-8/2015/03/18/00202e76-cd73-11e4-8730-4f473416e759_story.html"},
-		{"wikipedia.html", "https://en.wikipedia.org/wiki/Mozilla"},
-	}},
+	{"real", "real", nil}, // listed in pages/real/urls.tsv
 }
 
 // page is a testdata page loaded for the benchmarks.
@@ -52,8 +42,21 @@ type page struct {
 // load reads every page of the set and returns them with their total size.
 func (s pageSet) load(t testing.TB) (ps []page, total int64) {
 	t.Helper()
-	for _, p := range s.pages {
-		b, err := os.ReadFile(filepath.Join("..", "..", "parser", "testdata", "pages", s.dir, p.file))
+	dir := filepath.Join("..", "..", "parser", "testdata", "pages", s.dir)
+	list := s.pages
+	if list == nil {
+		tsv, err := os.ReadFile(filepath.Join(dir, "urls.tsv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(tsv), "\n") {
+			if file, url, ok := strings.Cut(line, "\t"); ok && line[0] != '#' {
+				list = append(list, struct{ file, url string }{file, url})
+			}
+		}
+	}
+	for _, p := range list {
+		b, err := os.ReadFile(filepath.Join(dir, p.file))
 		if err != nil {
 			t.Fatal(err)
 		}
