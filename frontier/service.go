@@ -27,6 +27,7 @@ const (
 	DefaultAckWait        = 2 * time.Minute
 	DefaultMaxAckPending  = 50_000
 	DefaultExpireInterval = time.Second
+	DefaultPullExpiry     = 30 * time.Second
 	statusTimeout         = 2 * time.Second  // consumer info for Status, dead-letter publish
 	defaultRequestTimeout = 10 * time.Second // client requests whose ctx has no deadline
 )
@@ -67,6 +68,13 @@ type ServiceOptions struct {
 	// ExpireInterval is how often expired leases return to their queues
 	// (default DefaultExpireInterval, 1 s).
 	ExpireInterval time.Duration
+	// PullExpiry is how long each pull request for the shard's messages
+	// waits on the server (default DefaultPullExpiry, 30 s, as in
+	// nats.go; at least 1 s). The server sends an idle heartbeat every
+	// half of it. When two are missed (a JetStream leader election, a
+	// stalled route), the consumer issues a new pull; the service logs
+	// and counts it and goes on. Tests shorten it.
+	PullExpiry time.Duration
 }
 
 func (o *ServiceOptions) withDefaults() {
@@ -93,6 +101,9 @@ func (o *ServiceOptions) withDefaults() {
 	}
 	if o.ExpireInterval <= 0 {
 		o.ExpireInterval = DefaultExpireInterval
+	}
+	if o.PullExpiry <= 0 {
+		o.PullExpiry = DefaultPullExpiry
 	}
 }
 
@@ -146,6 +157,9 @@ func NewService(nc *nats.Conn, st *State, opts ServiceOptions) (*Service, error)
 	f := opts.Config.Frontier
 	if f.Shards < 1 || f.Shard < 0 || f.Shard >= f.Shards {
 		return nil, fmt.Errorf("frontier: shard %d of %d: %w", f.Shard, f.Shards, ErrServiceConfig)
+	}
+	if opts.PullExpiry < time.Second {
+		return nil, fmt.Errorf("frontier: PullExpiry %v is under 1s: %w", opts.PullExpiry, ErrServiceConfig)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -33,7 +33,7 @@ const batchIdleGap = 2 * time.Millisecond
 // first one (or until the stream is quiet for batchIdleGap), and commits each batch. It returns nil once ctx is done and the buffered messages are
 // applied, or the first fatal error.
 func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
-	it, err := cons.Messages(jetstream.PullMaxMessages(2 * s.opts.FetchBatch))
+	it, err := cons.Messages(jetstream.PullMaxMessages(2*s.opts.FetchBatch), jetstream.PullExpiry(s.opts.PullExpiry))
 	if err != nil {
 		return fmt.Errorf("frontier: consume %s: %w", s.durable, err)
 	}
@@ -47,6 +47,10 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 	for {
 		batch = batch[:0]
 		m, err := it.Next()
+		if errors.Is(err, jetstream.ErrNoHeartbeat) {
+			s.missedHeartbeats()
+			continue
+		}
 		if err != nil {
 			return s.iterError(err)
 		}
@@ -65,7 +69,10 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 			}
 			m, err := it.Next(jetstream.NextMaxWait(wait))
 			if err != nil {
-				if !errors.Is(err, nats.ErrTimeout) {
+				switch {
+				case errors.Is(err, jetstream.ErrNoHeartbeat):
+					s.missedHeartbeats()
+				case !errors.Is(err, nats.ErrTimeout):
 					endErr = err
 				}
 				break
@@ -88,6 +95,15 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 			return s.iterError(endErr)
 		}
 	}
+}
+
+// missedHeartbeats notes that the consumer heard nothing from the server
+// for two idle heartbeats. The iterator has already issued a new pull
+// request: this is a wait, not a failure, and ingest goes on.
+func (s *Service) missedHeartbeats() {
+	s.m.missedHeartbeats.Inc()
+	s.log.Warn("no heartbeat from the stream for two intervals (leader election, stalled route?); pulling again",
+		"consumer", s.durable, "interval", s.opts.PullExpiry/2)
 }
 
 func (s *Service) iterError(err error) error {

@@ -22,6 +22,7 @@ type serviceMetrics struct {
 	expired           prometheus.Counter
 	checkpointErrors  prometheus.Counter
 	checkpointSeconds prometheus.Histogram
+	missedHeartbeats  prometheus.Counter
 }
 
 func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, error) {
@@ -44,6 +45,8 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 		leasesGranted:    counter("leases_granted_total", "Leases handed to crawlers."),
 		expired:          counter("leases_expired_total", "Leases that expired and went back to their host queue."),
 		checkpointErrors: counter("checkpoint_errors_total", "Checkpoints that failed (retried at the next interval)."),
+		missedHeartbeats: counter("missed_heartbeats_total",
+			"Times the shard's consumer heard nothing from the server for two idle heartbeats and pulled again."),
 		checkpointSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "trawl", Subsystem: "frontier",
 			Name: "checkpoint_duration_seconds", Help: "Time to write one checkpoint, commit included.",
 			ConstLabels: cl, Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
@@ -52,7 +55,7 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.messages, m.commitSeconds, m.applyErrors, m.leaseRequests,
-		m.leasesGranted, m.expired, m.checkpointErrors, m.checkpointSeconds} {
+		m.leasesGranted, m.expired, m.checkpointErrors, m.checkpointSeconds, m.missedHeartbeats} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

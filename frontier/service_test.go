@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/bus/bustest"
@@ -54,12 +56,23 @@ type svcHarness struct {
 
 func startService(t testing.TB, e *bus.Embedded, cfg config.Config) *svcHarness {
 	t.Helper()
-	h := publisher(t, cfg, bustest.Connect(t, e))
+	return startServiceWith(t, cfg, bustest.Connect(t, e), nil, ServiceOptions{AckWait: 2 * time.Second})
+}
+
+// startServiceWith starts a Service with opts (its Config set to cfg) on
+// svcNC, or on nc, the harness's own connection, when svcNC is nil.
+func startServiceWith(t testing.TB, cfg config.Config, nc, svcNC *nats.Conn, opts ServiceOptions) *svcHarness {
+	t.Helper()
+	h := publisher(t, cfg, nc)
+	if svcNC == nil {
+		svcNC = nc
+	}
 	st, err := Open(Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := NewService(h.nc, st, ServiceOptions{Config: cfg, AckWait: 2 * time.Second})
+	opts.Config = cfg
+	svc, err := NewService(svcNC, st, opts)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -611,4 +624,63 @@ func TestExpiryCutoff(t *testing.T) {
 	if got := s.expiryCutoff(); !got.Equal(mark) {
 		t.Fatalf("applying a batch: cutoff %v, want the watermark %v", got, mark)
 	}
+}
+
+// TestServiceRidesOutMissedHeartbeats: when the server goes quiet past two
+// idle heartbeats with the connection still open (here a proxy holds back
+// its bytes; in a cluster, a consumer leader election does it), the
+// service pulls again and keeps applying. It used to stop on "no
+// heartbeat received", which left its shard unserved until restarted.
+func TestServiceRidesOutMissedHeartbeats(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	proxy := bustest.StartProxy(t, e.ClientURL())
+	viaProxy := cfg.NATS
+	viaProxy.URL = proxy.URL()
+	svcNC, err := bus.Connect(context.Background(), viaProxy, t.Name(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svcNC.Close)
+	h := startServiceWith(t, cfg, bustest.Connect(t, e), svcNC,
+		ServiceOptions{AckWait: 2 * time.Second, PullExpiry: time.Second}) // heartbeats every 0.5 s
+
+	h.links("", 0, "http://a.test/1") // seeds
+	if st := h.settle(); st.Admitted != 1 {
+		t.Fatalf("admitted %d URLs before the pause, want 1", st.Admitted)
+	}
+
+	proxy.Pause()
+	deadline := time.Now().Add(svcWait)
+	for counterValue(t, h.svc.m.missedHeartbeats) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no missed heartbeat noticed while the server was silent")
+		}
+		select {
+		case err := <-h.done:
+			t.Fatalf("service stopped while the server was silent: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	proxy.Resume()
+
+	h.links("", 0, "http://a.test/2")
+	if st := h.settle(); st.Admitted != 2 {
+		t.Fatalf("admitted %d URLs after the pause, want 2", st.Admitted)
+	}
+	select {
+	case err := <-h.done:
+		t.Fatalf("service stopped: %v", err)
+	default:
+	}
+}
+
+// counterValue reads a Prometheus counter.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
