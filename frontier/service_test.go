@@ -51,7 +51,8 @@ type svcHarness struct {
 	st     *State
 	svc    *Service
 	cancel context.CancelFunc
-	done   chan error
+	done   chan struct{} // closed when Run has returned runErr
+	runErr error
 }
 
 func startService(t testing.TB, e *bus.Embedded, cfg config.Config) *svcHarness {
@@ -78,8 +79,11 @@ func startServiceWith(t testing.TB, cfg config.Config, nc, svcNC *nats.Conn, opt
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h.st, h.svc, h.cancel, h.done = st, svc, cancel, make(chan error, 1)
-	go func() { h.done <- svc.Run(ctx) }()
+	h.st, h.svc, h.cancel, h.done = st, svc, cancel, make(chan struct{})
+	go func() {
+		defer close(h.done)
+		h.runErr = svc.Run(ctx)
+	}()
 	t.Cleanup(func() { h.stop() })
 	h.waitServing()
 	return h
@@ -94,8 +98,8 @@ func (h *svcHarness) waitServing() {
 			return
 		}
 		select {
-		case err := <-h.done:
-			h.t.Fatalf("service ended before serving: %v", err)
+		case <-h.done:
+			h.t.Fatalf("service ended before serving: %v", h.runErr)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -108,7 +112,8 @@ func (h *svcHarness) stop() error {
 		return nil
 	}
 	h.cancel()
-	err := <-h.done
+	<-h.done
+	err := h.runErr
 	if cerr := h.st.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -657,8 +662,8 @@ func TestServiceRidesOutMissedHeartbeats(t *testing.T) {
 			t.Fatal("no missed heartbeat noticed while the server was silent")
 		}
 		select {
-		case err := <-h.done:
-			t.Fatalf("service stopped while the server was silent: %v", err)
+		case <-h.done:
+			t.Fatalf("service stopped while the server was silent: %v", h.runErr)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -669,8 +674,8 @@ func TestServiceRidesOutMissedHeartbeats(t *testing.T) {
 		t.Fatalf("admitted %d URLs after the pause, want 2", st.Admitted)
 	}
 	select {
-	case err := <-h.done:
-		t.Fatalf("service stopped: %v", err)
+	case <-h.done:
+		t.Fatalf("service stopped: %v", h.runErr)
 	default:
 	}
 }
