@@ -262,10 +262,14 @@ func (t *timer) mark(p *time.Time) {
 
 func (t *timer) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		DNSStart:             func(httptrace.DNSStartInfo) { t.mark(&t.mu.dnsStart) },
-		DNSDone:              func(httptrace.DNSDoneInfo) { t.mark(&t.mu.dnsDone) },
-		ConnectStart:         func(string, string) { t.mark(&t.mu.connStart) },
-		ConnectDone:          func(string, string, error) { t.mark(&t.mu.connDone) },
+		DNSStart:     func(httptrace.DNSStartInfo) { t.mark(&t.mu.dnsStart) },
+		DNSDone:      func(httptrace.DNSDoneInfo) { t.mark(&t.mu.dnsDone) },
+		ConnectStart: func(string, string) { t.mark(&t.mu.connStart) },
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil { // racing addresses: the attempt that connected
+				t.mark(&t.mu.connDone)
+			}
+		},
 		TLSHandshakeStart:    func() { t.mark(&t.mu.tlsStart) },
 		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.mark(&t.mu.tlsDone) },
 		GotFirstResponseByte: func() { t.mark(&t.mu.firstByte) },

@@ -52,11 +52,15 @@ func (d *dialer) control(network, address string, _ syscall.RawConn) error {
 	return d.check(ap)
 }
 
-// Dial limits: at most maxDialAttempts addresses of one name are tried,
-// each for at least minAttempt of the connect timeout.
+// Dial limits: at most maxDialAttempts addresses of one name are tried.
+// A new attempt starts attemptDelay after the last one began, or as soon
+// as it fails, while the earlier ones go on (RFC 8305's "Happy Eyeballs":
+// 250 ms is its recommended Connection Attempt Delay). All attempts share
+// the connect timeout; the first to connect wins and the others are
+// abandoned.
 const (
 	maxDialAttempts = 4
-	minAttempt      = 2 * time.Second
+	attemptDelay    = 250 * time.Millisecond
 )
 
 // DialContext has the signature http.Transport wants.
@@ -73,45 +77,128 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		return nil, err
 	}
 	var allowed []netip.AddrPort
-	var firstErr error
+	var blocked error
 	for _, ap := range targets {
 		if err := d.check(ap); err != nil {
-			if firstErr == nil {
-				firstErr = err
+			if blocked == nil {
+				blocked = err
 			}
 			continue
 		}
 		allowed = append(allowed, ap)
 	}
+	if len(allowed) == 0 {
+		if blocked == nil {
+			blocked = fmt.Errorf("fetcher: dial %s: no address", addr)
+		}
+		return nil, blocked
+	}
+	allowed = interleave(allowed)
 	if len(allowed) > maxDialAttempts {
 		allowed = allowed[:maxDialAttempts]
 	}
-	// Like net.Dialer with several addresses: the connect timeout is
-	// shared among the attempts, each getting at least minAttempt.
-	deadline := time.Now().Add(d.timeout)
-	for i, ap := range allowed {
-		budget := time.Until(deadline) / time.Duration(len(allowed)-i)
-		if budget < minAttempt {
-			budget = min(minAttempt, time.Until(deadline))
-		}
-		if budget <= 0 {
-			break
-		}
-		actx, cancel := context.WithTimeout(ctx, budget)
-		conn, err := d.net.DialContext(actx, network, ap.String())
-		cancel()
-		if err == nil {
-			return conn, nil
-		}
-		if firstErr == nil || errors.Is(firstErr, ErrBlocked) {
-			firstErr = err
-		}
-		if ctx.Err() != nil {
-			break
+	return d.race(ctx, network, addr, allowed)
+}
+
+// dialResult is one attempt's end.
+type dialResult struct {
+	conn net.Conn
+	err  error
+}
+
+// errConnectTimeout is the cause of a race's context ending at the
+// connect timeout (rather than at the caller's deadline).
+var errConnectTimeout = errors.New("connect timeout")
+
+// race dials aps as RFC 8305 section 5 says: one attempt at a time, the
+// next attemptDelay later or when one fails, every attempt running until
+// the shared connect timeout. It returns the first connection made and
+// closes any other that completes after it.
+func (d *dialer) race(ctx context.Context, network, addr string, aps []netip.AddrPort) (net.Conn, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, d.timeout, errConnectTimeout)
+	defer cancel()
+	results := make(chan dialResult, len(aps)) // buffered: losers never block
+	next, running := 0, 0
+	startNext := func() {
+		ap := aps[next]
+		next++
+		running++
+		go func() {
+			c, err := d.net.DialContext(ctx, network, ap.String())
+			results <- dialResult{c, err}
+		}()
+	}
+	startNext()
+	delay := time.NewTimer(attemptDelay)
+	defer delay.Stop()
+	var firstErr error
+	for running > 0 {
+		select {
+		case r := <-results:
+			running--
+			if r.err == nil {
+				cancel() // the attempts still connecting give up
+				go closeLate(results, running)
+				return r.conn, nil
+			}
+			if firstErr == nil {
+				firstErr = r.err
+			}
+			if next < len(aps) && ctx.Err() == nil {
+				startNext()
+				delay.Reset(attemptDelay)
+			}
+		case <-delay.C:
+			if next < len(aps) {
+				startNext()
+				delay.Reset(attemptDelay)
+			}
 		}
 	}
-	if firstErr == nil {
-		firstErr = fmt.Errorf("fetcher: dial %s: connect timeout", addr)
+	if errors.Is(context.Cause(ctx), errConnectTimeout) {
+		return nil, fmt.Errorf("fetcher: dial %s: %w after %v (%d of %d addresses tried): %w",
+			addr, errConnectTimeout, d.timeout, next, len(aps), firstErr)
 	}
 	return nil, firstErr
+}
+
+// closeLate receives the results of n attempts that lost a race and
+// closes any that connected anyway.
+func closeLate(results <-chan dialResult, n int) {
+	for ; n > 0; n-- {
+		if r := <-results; r.conn != nil {
+			r.conn.Close()
+		}
+	}
+}
+
+// interleave orders a name's addresses for racing (RFC 8305 section 4):
+// the family of the first address (the resolver's preference) first,
+// then alternating families, each family's addresses in their order.
+func interleave(aps []netip.AddrPort) []netip.AddrPort {
+	if len(aps) < 2 {
+		return aps
+	}
+	first := aps[0].Addr().Unmap().Is4()
+	var same, other []netip.AddrPort
+	for _, ap := range aps {
+		if ap.Addr().Unmap().Is4() == first {
+			same = append(same, ap)
+		} else {
+			other = append(other, ap)
+		}
+	}
+	if len(other) == 0 {
+		return aps
+	}
+	out := make([]netip.AddrPort, 0, len(aps))
+	for i := 0; i < len(same) || i < len(other); i++ {
+		if i < len(same) {
+			out = append(out, same[i])
+		}
+		if i < len(other) {
+			out = append(out, other[i])
+		}
+	}
+	return out
 }

@@ -27,6 +27,9 @@
 //     reserved ranges and the cloud metadata endpoints are refused at dial
 //     time, on the IP actually dialed, so neither DNS rebinding nor a
 //     redirect gets around it (allow_private_networks turns it off);
+//   - races a name's addresses as RFC 8305 says (families alternating, a
+//     new attempt every 250 ms or on a failure, the first connection
+//     wins), so a broken IPv6 route costs 250 ms, not connect_timeout;
 //   - speaks HTTP/2 where the server offers it over TLS.
 //
 // # Worker
