@@ -13,6 +13,13 @@
 // ParseSrcset and ParseRefresh expose the WHATWG srcset and meta-refresh
 // parsing it uses.
 //
+// # Sitemaps and feeds
+//
+// ParseSitemap reads a sitemaps.org urlset or sitemapindex, or an RSS or
+// Atom feed, plain or gzipped, leniently (as search engines read them),
+// within the sitemaps.org limits (50,000 URLs, 50 MiB uncompressed), and
+// returns its URLs resolved against the sitemap's own.
+//
 // # Resolution
 //
 // Resolve resolves a reference the way a browser does, with the WHATWG URL
