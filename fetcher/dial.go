@@ -114,8 +114,8 @@ var errConnectTimeout = errors.New("connect timeout")
 // next attemptDelay later or when one fails, every attempt running until
 // the shared connect timeout. It returns the first connection made and
 // closes any other that completes after it.
-func (d *dialer) race(ctx context.Context, network, addr string, aps []netip.AddrPort) (net.Conn, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, d.timeout, errConnectTimeout)
+func (d *dialer) race(parent context.Context, network, addr string, aps []netip.AddrPort) (net.Conn, error) {
+	ctx, cancel := context.WithTimeoutCause(parent, d.timeout, errConnectTimeout)
 	defer cancel()
 	results := make(chan dialResult, len(aps)) // buffered: losers never block
 	next, running := 0, 0
@@ -155,7 +155,11 @@ func (d *dialer) race(ctx context.Context, network, addr string, aps []netip.Add
 			}
 		}
 	}
-	if errors.Is(context.Cause(ctx), errConnectTimeout) {
+	// net.Dialer turns the deadline into a socket timer that may fire a
+	// moment before ctx ends: an attempt's timeout with the caller's ctx
+	// still live is the connect timeout too.
+	var ne net.Error
+	if errors.Is(context.Cause(ctx), errConnectTimeout) || parent.Err() == nil && errors.As(firstErr, &ne) && ne.Timeout() {
 		return nil, fmt.Errorf("fetcher: dial %s: %w after %v (%d of %d addresses tried): %w",
 			addr, errConnectTimeout, d.timeout, next, len(aps), firstErr)
 	}
