@@ -81,6 +81,7 @@ type Response struct {
 	ParserType  string // the content type to hand to the parser (keeps charset)
 	HTML        bool   // an HTML body worth parsing
 	Binary      bool   // declared HTML, but binary bytes: not parsed
+	XML         bool   // an XML or gzip body: maybe a sitemap or a feed
 	Body        []byte // decoded body, at most the cap
 	Bytes       int64  // body bytes read from the wire
 	Truncated   bool   // the body hit the cap
@@ -200,9 +201,9 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 	}
 	r.Timings = tm.timings()
 	k := classify(resp.Header.Get("Content-Type"), r.Body)
-	r.ContentType, r.ParserType, r.HTML, r.Binary = k.Type, k.ParserType, k.HTML, k.Binary
+	r.ContentType, r.ParserType, r.HTML, r.Binary, r.XML = k.Type, k.ParserType, k.HTML, k.Binary, k.XML
 	if errors.Is(b.err, ErrEncoding) {
-		r.HTML = false // nothing decoded to parse
+		r.HTML, r.XML = false, false // nothing decoded to parse
 	}
 	if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
 		r.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())

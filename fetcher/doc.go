@@ -19,7 +19,10 @@
 //     at the cap; Response.Truncated says so);
 //   - sniffs the content type when none (or a generic one) is declared,
 //     refuses to call binary bytes served as text/html HTML, and hands the
-//     declared Content-Type (with its charset) to the parser;
+//     declared Content-Type (with its charset) to the parser; flags XML
+//     and gzip bodies (Response.XML), which the worker reads as sitemaps
+//     or feeds when crawler.sitemaps is on, as it does robots.txt's
+//     Sitemap: lines;
 //   - resolves names through a DNS cache with a TTL (dns_cache_ttl), after
 //     the curl-like overrides of resolve ("host:port" -> "ip:port");
 //   - dials only addresses the private network guard allows: loopback,

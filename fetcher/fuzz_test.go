@@ -41,18 +41,27 @@ func TestClassify(t *testing.T) {
 		head     []byte
 		want     contentKind
 	}{
-		{"text/html; charset=Shift_JIS", html, contentKind{"text/html; charset=Shift_JIS", "text/html; charset=Shift_JIS", true, false}},
-		{"TEXT/HTML", html, contentKind{"TEXT/HTML", "TEXT/HTML", true, false}},
-		{"application/xhtml+xml", html, contentKind{"application/xhtml+xml", "application/xhtml+xml", true, false}},
-		{"", html, contentKind{"text/html; charset=utf-8", "text/html", true, false}},
-		{"application/octet-stream", html, contentKind{"text/html; charset=utf-8", "text/html", true, false}},
-		{"garbage", html, contentKind{"text/html; charset=utf-8", "text/html", true, false}},
-		{"text/html; charset", html, contentKind{"text/html; charset", "text/html; charset", true, false}},
-		{"text/plain", html, contentKind{"text/plain", "text/plain", false, false}},
-		{"text/html", []byte("\x89PNG\r\n\x1a\n\x00\x00"), contentKind{"text/html", "text/html", false, true}},
-		{"text/html", []byte("\xff\xfe<\x00a\x00"), contentKind{"text/html", "text/html", true, false}},
-		{"text/html; charset=utf-16le", []byte("<\x00a\x00"), contentKind{"text/html; charset=utf-16le", "text/html; charset=utf-16le", true, false}},
-		{"", []byte("\x89PNG\r\n\x1a\n"), contentKind{"image/png", "", false, false}},
+		{"text/html; charset=Shift_JIS", html, contentKind{"text/html; charset=Shift_JIS", "text/html; charset=Shift_JIS", true, false, false}},
+		{"TEXT/HTML", html, contentKind{"TEXT/HTML", "TEXT/HTML", true, false, false}},
+		{"application/xhtml+xml", html, contentKind{"application/xhtml+xml", "application/xhtml+xml", true, false, false}},
+		{"", html, contentKind{"text/html; charset=utf-8", "text/html", true, false, false}},
+		{"application/octet-stream", html, contentKind{"text/html; charset=utf-8", "text/html", true, false, false}},
+		{"garbage", html, contentKind{"text/html; charset=utf-8", "text/html", true, false, false}},
+		{"text/html; charset", html, contentKind{"text/html; charset", "text/html; charset", true, false, false}},
+		{"text/plain", html, contentKind{"text/plain", "text/plain", false, false, false}},
+		{"text/html", []byte("\x89PNG\r\n\x1a\n\x00\x00"), contentKind{"text/html", "text/html", false, true, false}},
+		{"text/html", []byte("\xff\xfe<\x00a\x00"), contentKind{"text/html", "text/html", true, false, false}},
+		{"text/html; charset=utf-16le", []byte("<\x00a\x00"), contentKind{"text/html; charset=utf-16le", "text/html; charset=utf-16le", true, false, false}},
+		{"", []byte("\x89PNG\r\n\x1a\n"), contentKind{"image/png", "", false, false, false}},
+		// Sitemaps and feeds: XML and gzip types, declared or sniffed.
+		{"application/xml", []byte("<urlset>"), contentKind{"application/xml", "application/xml", false, false, true}},
+		{"text/xml; charset=iso-8859-1", []byte("<rss>"), contentKind{"text/xml; charset=iso-8859-1", "text/xml; charset=iso-8859-1", false, false, true}},
+		{"application/rss+xml", []byte("<rss>"), contentKind{"application/rss+xml", "application/rss+xml", false, false, true}},
+		{"application/x-gzip", []byte("\x1f\x8b\x08"), contentKind{"application/x-gzip", "application/x-gzip", false, false, true}},
+		{"", []byte("<?xml version=\"1.0\"?><urlset>"), contentKind{"text/xml; charset=utf-8", "", false, false, true}},
+		{"", []byte("\x1f\x8b\x08\x00"), contentKind{"application/x-gzip", "", false, false, true}},
+		{"image/svg+xml", []byte("<svg>"), contentKind{"image/svg+xml", "image/svg+xml", false, false, false}},
+		{"text/plain", []byte("https://example.com/\n"), contentKind{"text/plain", "text/plain", false, false, false}},
 	}
 	for _, tt := range tests {
 		if got := classify(tt.declared, tt.head); got != tt.want {

@@ -23,6 +23,9 @@ type contentKind struct {
 	ParserType string
 	HTML       bool // parse it for links
 	Binary     bool // declared HTML but the first bytes are binary data
+	// XML: an XML or gzip type, which may be a sitemap or a feed
+	// (parser.ParseSitemap tells by the root element).
+	XML bool
 }
 
 // classify decides a body's type from the declared Content-Type header and
@@ -40,13 +43,13 @@ func classify(declared string, head []byte) contentKind {
 	case "", "application/octet-stream", "unknown/unknown", "application/unknown", "*/*":
 		sniffed := http.DetectContentType(head)
 		smt, _ := parseMediaType(sniffed)
-		k := contentKind{Type: sniffed}
+		k := contentKind{Type: sniffed, XML: xmlOrGzip(smt)}
 		if smt == "text/html" {
 			k.HTML, k.ParserType = true, "text/html"
 		}
 		return k
 	}
-	k := contentKind{Type: declared, ParserType: declared}
+	k := contentKind{Type: declared, ParserType: declared, XML: xmlOrGzip(mt)}
 	if mt == "text/html" || mt == "application/xhtml+xml" {
 		k.HTML = true
 		if !isUTF16(head, params["charset"]) && hasBinaryByte(head) {
@@ -54,6 +57,16 @@ func classify(declared string, head []byte) contentKind {
 		}
 	}
 	return k
+}
+
+// xmlOrGzip reports whether media type mt may hold a sitemap or a feed:
+// XML (any +xml type too) or gzip as sitemap.xml.gz files are served.
+func xmlOrGzip(mt string) bool {
+	switch mt {
+	case "application/xml", "text/xml", "application/gzip", "application/x-gzip", "application/x-gunzip":
+		return true
+	}
+	return strings.HasSuffix(mt, "+xml") && mt != "application/xhtml+xml" && mt != "image/svg+xml"
 }
 
 // parseMediaType returns the lowercase media type and its parameters, or

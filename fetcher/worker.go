@@ -425,10 +425,15 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	switch {
 	case l.Robots:
 		out.Body = r.Body
+		if w.opts.Config.Sitemaps && r.Status >= 200 && r.Status <= 299 {
+			links = robotsSitemaps(r)
+		}
 	case r.Status >= 300 && r.Status <= 399 && r.Redirect != "":
 		links = []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect)}}
 	case r.Status >= 200 && r.Status <= 299 && r.HTML:
 		links = w.extract(r, l)
+	case r.Status >= 200 && r.Status <= 299 && r.XML && w.opts.Config.Sitemaps:
+		links = w.extractSitemap(r, l)
 	}
 	handoff()
 	rt := route(l.URL, l.Depth, links, w.opts.Shards)
@@ -493,6 +498,45 @@ func (w *Worker) extract(r *Response, l msg.Lease) []msg.Link {
 	links := make([]msg.Link, len(page.Links))
 	for i, pl := range page.Links {
 		links[i] = msg.Link{URL: pl.URL, Kind: uint8(pl.Kind), NoFollow: pl.NoFollow || page.NoFollow}
+	}
+	return links
+}
+
+// extractSitemap reads a sitemap, sitemap index or feed for links (all
+// navigation: an index's URLs are more sitemaps, read when fetched). XML
+// of another kind yields none. A document that broke off keeps the URLs
+// read before the break.
+func (w *Worker) extractSitemap(r *Response, l msg.Lease) []msg.Link {
+	sm, err := parser.ParseSitemap(bytes.NewReader(r.Body), r.FinalURL, parser.SitemapOptions{})
+	if errors.Is(err, parser.ErrNotSitemap) {
+		return nil
+	}
+	if err != nil {
+		w.log.Warn("sitemap not read to its end", "url", l.URL, "urls", len(sm.URLs), "err", err)
+	}
+	if sm.Truncated {
+		w.log.Warn("sitemap over its limits, rest dropped", "url", l.URL, "urls", len(sm.URLs))
+	}
+	w.log.Debug("sitemap read", "url", l.URL, "format", sm.Format, "urls", len(sm.URLs), "invalid", sm.Invalid)
+	return navigationLinks(sm.URLs)
+}
+
+// robotsSitemaps returns the Sitemap: URLs of a fetched robots.txt,
+// resolved against its URL (after redirects), as navigation links.
+func robotsSitemaps(r *Response) []msg.Link {
+	var urls []string
+	for _, v := range robots.Parse(r.Body).Sitemaps() {
+		if u, err := parser.Resolve(r.FinalURL, v); err == nil {
+			urls = append(urls, u)
+		}
+	}
+	return navigationLinks(urls)
+}
+
+func navigationLinks(urls []string) []msg.Link {
+	links := make([]msg.Link, len(urls))
+	for i, u := range urls {
+		links[i] = msg.Link{URL: u, Kind: uint8(parser.KindNavigation)}
 	}
 	return links
 }

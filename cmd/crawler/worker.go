@@ -60,6 +60,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	fs.String("fetch-log", "", "append one JSON line per fetch to this `file` (crawler.fetch_log)")
 	fs.String("warc-dir", "", "write WARC/1.1 files into this `directory` (crawler.warc_dir)")
 	fs.String("max-body", "", "body size cap, e.g. 10MiB (crawler.max_body)")
+	fs.Bool("sitemaps", true, "follow robots.txt Sitemap: lines and read sitemaps and RSS/Atom feeds for links; --sitemaps=false turns it off (crawler.sitemaps)")
 	// The one-command crawl's own flags (crawler [flags] SEED_URL...).
 	fs.String("data-dir", "", "state of a one-command crawl: frontier file and NATS store (data_dir, default ./trawl-data)")
 	fs.String("min-delay", "", "least time between two fetches of a host, e.g. 1s; 0 for your own sites (politeness.min_delay)")
@@ -82,7 +83,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{
 		"nats": "nats.url", "workers": "crawler.workers", "user-agent": "crawler.user_agent",
 		"allow-private-networks": "crawler.allow_private_networks", "fetch-log": "crawler.fetch_log",
-		"warc-dir": "crawler.warc_dir", "max-body": "crawler.max_body", "resolve": "crawler.resolve",
+		"warc-dir": "crawler.warc_dir", "max-body": "crawler.max_body", "resolve": "crawler.resolve", "sitemaps": "crawler.sitemaps",
 		"data-dir": "data_dir", "min-delay": "politeness.min_delay", "max-pages": "crawl.max_pages",
 		"max-duration": "crawl.max_duration", "summary-json": "crawl.summary_json", "expose-nats": "nats.expose",
 	})

@@ -24,7 +24,7 @@ func TestWorkerCmd(t *testing.T) {
 		{[]string{"--nats", "nats://127.0.0.1:4222", "https://example.com/"}, cli.ExitUsage, "", "crawler seed"},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "-check-config"}, cli.ExitOK, "configuration ok", ""},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "--shards", "0", "--resolve", "a.test:443=127.0.0.1:8443", "--resolve", "b.test:80=[::1]:8080",
-			"--max-body", "2MiB", "--workers", "8", "--warc-dir", "w", "--fetch-log", "f.jsonl", "--allow-private-networks", "-check-config"}, cli.ExitOK, "configuration ok", ""},
+			"--max-body", "2MiB", "--workers", "8", "--warc-dir", "w", "--fetch-log", "f.jsonl", "--allow-private-networks", "--sitemaps=false", "-check-config"}, cli.ExitOK, "configuration ok", ""},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "--resolve", "nope", "-check-config"}, cli.ExitUsage, "", "want host:port=ip:port"},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "--workers", "0", "--max-body", "1", "-check-config"}, cli.ExitUsage, "", "crawler.max_body"},
 		{[]string{"--nats", "::bad", "-check-config"}, cli.ExitUsage, "", "nats.url"},

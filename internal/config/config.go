@@ -130,10 +130,13 @@ type Crawler struct {
 	DNSCacheTTL          time.Duration     `yaml:"dns_cache_ttl"`
 	Resolve              map[string]string `yaml:"resolve"` // "host:port" -> "ip:port", like curl --resolve
 	AllowPrivateNetworks bool              `yaml:"allow_private_networks"`
-	FetchLog             string            `yaml:"fetch_log"` // JSON-lines log path; "" = off
-	WARCDir              string            `yaml:"warc_dir"`  // "" = no WARC output
-	WARCMaxSize          ByteSize          `yaml:"warc_max_size"`
-	MetricsAddr          string            `yaml:"metrics_addr"` // "" disables
+	// Sitemaps: robots.txt Sitemap: lines become links, and fetched
+	// sitemaps and RSS/Atom feeds are read for links.
+	Sitemaps    bool     `yaml:"sitemaps"`
+	FetchLog    string   `yaml:"fetch_log"` // JSON-lines log path; "" = off
+	WARCDir     string   `yaml:"warc_dir"`  // "" = no WARC output
+	WARCMaxSize ByteSize `yaml:"warc_max_size"`
+	MetricsAddr string   `yaml:"metrics_addr"` // "" disables
 }
 
 // Crawl configures the one-command crawl (crawler SEED_URL...).
@@ -197,6 +200,7 @@ func Default() Config {
 			IdleTotal:      1024,
 			DNSCacheTTL:    5 * time.Minute,
 			WARCMaxSize:    1 << 30,
+			Sitemaps:       true,
 		},
 		Crawl: Crawl{Progress: time.Second},
 	}
