@@ -122,12 +122,18 @@ func ParseSitemap(r io.Reader, docURL string, opts SitemapOptions) (*Sitemap, er
 		inLoc bool // collecting the text of a <loc> or RSS <link>
 		long  bool // that text passed maxLocLen
 	)
+	// The resolver's fast path (as in Extract) when docURL is a valid
+	// http(s) URL; Resolve, which then needs absolute URLs, otherwise.
+	resolve := func(raw string) (string, error) { return Resolve(docURL, raw) }
+	if res, err := newLazyResolver(docURL, nil); err == nil {
+		resolve = res.resolve
+	}
 	add := func(raw string) {
 		raw = strings.TrimSpace(raw)
 		if raw == "" {
 			return
 		}
-		u, err := Resolve(docURL, raw)
+		u, err := resolve(raw)
 		switch {
 		case err != nil || len(raw) > maxLocLen:
 			sm.Invalid++
