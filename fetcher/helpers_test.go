@@ -1,6 +1,7 @@
 package fetcher
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -72,4 +73,13 @@ func hijack(fn func(c net.Conn)) http.HandlerFunc {
 func addrOf(t testing.TB, s *httptest.Server) netip.AddrPort {
 	t.Helper()
 	return netip.MustParseAddrPort(s.Listener.Addr().String())
+}
+
+// runWorker starts w.Run. cancel ends it; wait returns Run's error once
+// it has returned.
+func runWorker(w *Worker) (cancel context.CancelFunc, wait func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- w.Run(ctx) }()
+	return cancel, func() error { return <-runErr }
 }

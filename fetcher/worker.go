@@ -215,6 +215,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		loops.Go(func() { w.leaseLoop(ctx, l, slots, start) })
 	}
 	loops.Wait()
+	// Requests that timed out may still be answered: their leases are
+	// fetched too rather than left to expire (lease_timeout).
+	drainBy := time.Now().Add(leaseRequestTimeout)
+	for _, l := range leasers {
+		w.drainReplies(l, drainBy, slots, start)
+	}
 
 	w.log.Info("crawler worker stopping: finishing fetches in flight", "in_flight", w.stats.inFlight.Load())
 	done := make(chan struct{})
@@ -241,6 +247,10 @@ type leaser struct {
 	inbox   string
 	replies chan *nats.Msg
 	wake    chan struct{}
+	// unanswered counts requests sent whose reply has not been taken
+	// (a frontier answers every request once, empty when it has nothing).
+	// Only the loop's goroutine, then Run, touch it.
+	unanswered int
 }
 
 // leaseLoops is how many lease requests a worker keeps in flight at once:
@@ -352,6 +362,34 @@ func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, 
 	}
 }
 
+// drainReplies runs after l's loop has stopped: it waits, until by at
+// most, for the replies to l's unanswered requests and starts the leases
+// they grant, each in a fetch slot, charged to the max_pages budget as the
+// loop charges leases it did not ask for.
+func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, start func(uint32, msg.Lease)) {
+	for ; l.unanswered > 0; l.unanswered-- {
+		var resp *nats.Msg
+		select {
+		case resp = <-l.replies:
+		case <-time.After(time.Until(by)):
+			return // the frontier is gone or the reply was lost
+		}
+		var reply msg.LeaseReply
+		if len(resp.Data) == 0 || reply.UnmarshalBinary(resp.Data) != nil {
+			continue
+		}
+		w.stats.leases.Add(uint64(len(reply.Leases)))
+		w.log.Info("late lease reply at shutdown: fetching its leases", "leases", len(reply.Leases))
+		for _, ls := range reply.Leases {
+			slots <- struct{}{}
+			if !ls.Robots {
+				w.refund(-1)
+			}
+			start(reply.Shard, ls)
+		}
+	}
+}
+
 // requestLeases asks the frontiers for up to n leases and returns the next
 // reply on the worker's lease inbox: the answer to this request, or a late
 // answer to an earlier one (whose leases are just as valid). A reply that
@@ -361,6 +399,7 @@ func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, error) {
 	var resp *nats.Msg
 	select {
 	case resp = <-l.replies:
+		l.unanswered--
 	default:
 		req := msg.LeaseRequest{Crawler: w.opts.ID, Max: n}
 		data, err := req.MarshalBinary()
@@ -370,8 +409,10 @@ func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, error) {
 		if err := w.nc.PublishRequest(w.opts.Subjects.Work(), l.inbox, data); err != nil {
 			return nil, fmt.Errorf("fetcher: lease request: %w", err)
 		}
+		l.unanswered++
 		select {
 		case resp = <-l.replies:
+			l.unanswered--
 		case <-time.After(leaseRequestTimeout):
 			return nil, fmt.Errorf("fetcher: lease request: %w", nats.ErrTimeout)
 		}

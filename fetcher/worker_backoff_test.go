@@ -1,7 +1,6 @@
 package fetcher
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -40,12 +39,10 @@ func TestWorkerWakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- w.Run(ctx) }()
+	cancel, wait := runWorker(w)
 	defer func() {
 		cancel()
-		if err := <-runErr; err != nil {
+		if err := wait(); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawlhq/trawl/internal/bus"
@@ -42,9 +43,7 @@ func TestWorkerRetriesPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- w.Run(ctx) }()
+	cancel, wait := runWorker(w)
 
 	// Wait until all leases are taken and publishes have failed.
 	for w.Stats().PublishRetries < n || w.Stats().Leases < n {
@@ -64,7 +63,7 @@ func TestWorkerRetriesPublish(t *testing.T) {
 	}
 	got := front.collect(n, 30*time.Second)
 	cancel()
-	if err := <-runErr; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	var outcomes, batches int
@@ -99,12 +98,10 @@ func TestWorkerShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- w.Run(ctx) }()
+	cancel, wait := runWorker(w)
 	<-started
 	cancel()
-	if err := <-runErr; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	front.mu.Lock()
@@ -119,5 +116,66 @@ func TestWorkerShutdown(t *testing.T) {
 	defer front.mu.Unlock()
 	if len(front.asked) != askedAtStop {
 		t.Errorf("lease requests after Run returned")
+	}
+}
+
+// TestWorkerFetchesLateReplyAtShutdown: a lease request times out, the
+// worker stops, and only then does the frontier answer it with a lease.
+// The worker fetches that lease and reports it rather than leave it to
+// expire.
+func TestWorkerFetchesLateReplyAtShutdown(t *testing.T) {
+	site, hits := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<p>late</p>`)
+	}))
+	e := bustest.Start(t)
+	natsCfg := config.Default().NATS
+	front := startFrontier(t, bustest.Connect(t, e), natsCfg)
+	held := make(chan *nats.Msg, 1)
+	requests := make(chan struct{}, 100)
+	n := 0 // requests seen; the callback runs on one goroutine
+	front.mu.Lock()
+	front.hold = func(m *nats.Msg) bool {
+		n++
+		select {
+		case requests <- struct{}{}:
+		default:
+		}
+		if n == 1 {
+			held <- m // the first request: unanswered for now
+			return true
+		}
+		return false // the others: answered empty at once
+	}
+	front.mu.Unlock()
+	cfg := workerConfig(t.TempDir())
+	cfg.Workers, cfg.LeaseBatch = 1, 1
+	w, err := NewWorker(bustest.Connect(t, e), WorkerOptions{Config: cfg, Subjects: msg.NewSubjects(natsCfg.Prefix), Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel, wait := runWorker(w)
+	first := <-held
+	<-requests
+	<-requests // a second request: the first one timed out
+	cancel()
+	time.Sleep(50 * time.Millisecond) // the loop sees ctx end in its back-off
+	reply := msg.LeaseReply{Shard: 0, Leases: []msg.Lease{{ID: 7, URL: site.URL + "/late", Deadline: time.Now().Add(time.Minute)}}}
+	data, _ := reply.MarshalBinary()
+	if err := first.Respond(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := front.collect(1, 5*time.Second)
+	var outcome *msg.Outcome
+	for _, r := range got {
+		if r.outcome != nil {
+			outcome = r.outcome
+		}
+	}
+	if outcome == nil || outcome.LeaseID != 7 || outcome.Status != 200 || hits.n.Load() != 1 {
+		t.Fatalf("after shutdown: outcome %+v, site hit %d times; want lease 7 fetched once", outcome, hits.n.Load())
 	}
 }

@@ -1,7 +1,6 @@
 package fetcher
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -65,12 +64,10 @@ func TestWorkerSitemaps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			runErr := make(chan error, 1)
-			go func() { runErr <- w.Run(ctx) }()
+			cancel, wait := runWorker(w)
 			got := front.collect(len(paths), 30*time.Second)
 			cancel()
-			if err := <-runErr; err != nil {
+			if err := wait(); err != nil {
 				t.Fatalf("Run: %v", err)
 			}
 			links := map[string][]string{}

@@ -36,7 +36,8 @@ type fakeFrontier struct {
 	gen func(max int) (shard uint32, leases []msg.Lease)
 
 	mu      sync.Mutex
-	queue   []grant // guarded by mu
+	hold    func(*nats.Msg) bool // when it returns true the request is not answered (the test may answer it later)
+	queue   []grant              // guarded by mu
 	asked   []uint32
 	granted int
 }
@@ -92,6 +93,12 @@ func (f *fakeFrontier) serve(m *nats.Msg) {
 	var req msg.LeaseRequest
 	if err := req.UnmarshalBinary(m.Data); err != nil {
 		f.t.Errorf("fake frontier: bad lease request: %v", err)
+		return
+	}
+	f.mu.Lock()
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil && hold(m) {
 		return
 	}
 	if f.gen != nil {
@@ -239,12 +246,10 @@ func TestWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- w.Run(ctx) }()
+	cancel, wait := runWorker(w)
 	got := front.collect(len(leases)-1, 30*time.Second)
 	cancel()
-	if err := <-runErr; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 
