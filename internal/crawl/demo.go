@@ -45,10 +45,13 @@ func DemoConfig() config.Config {
 }
 
 // DemoWeb is the synthetic web `crawler demo` crawls: 20 hosts x 100
-// pages with every feature of synthweb.DefaultConfig.
+// pages with every feature of synthweb.DefaultConfig, plus 5 pages per
+// host that only the host's sitemap lists (robots.txt names a sitemap
+// index of one urlset).
 func DemoWeb() synthweb.Config {
 	w := synthweb.DefaultConfig()
 	w.Hosts, w.PagesPerHost = 20, 100
+	w.SitemapPages = 5
 	return w
 }
 

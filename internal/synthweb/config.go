@@ -37,6 +37,12 @@ type Config struct {
 	// page links to /private/0, each private page to the next. On hosts
 	// chosen by RobotsFraction robots.txt disallows /private/.
 	PrivatePages int
+	// SitemapPages is the number of pages /s/0 ... per host that no page
+	// links to: only the host's sitemap lists them. With it set, every
+	// robots.txt says "Sitemap: http://<host>/sitemap.xml", a sitemap
+	// index naming /sitemap-1.xml, a urlset of the /s/ pages and the home
+	// page. At most 40,000 (a urlset holds 50,000 URLs).
+	SitemapPages int
 	// OutDegree is the number of random link slots per page, on top of the
 	// fixed navigation links (home, next page).
 	OutDegree int
@@ -122,6 +128,9 @@ func (c Config) Validate() error {
 	}
 	if c.PrivatePages < 0 || c.PrivatePages > 1_000_000 {
 		bad("PrivatePages", "%d not in [0, 1000000]", c.PrivatePages)
+	}
+	if c.SitemapPages < 0 || c.SitemapPages > 40_000 {
+		bad("SitemapPages", "%d not in [0, 40000]", c.SitemapPages)
 	}
 	if c.OutDegree < 0 || c.OutDegree > 1000 {
 		bad("OutDegree", "%d not in [0, 1000]", c.OutDegree)

@@ -29,7 +29,9 @@
 // to their first ErrorAttempts requests, then 200 (the count is per URL,
 // kept by the server). BrokenLinkFraction of pages link to /gone/N (404).
 // With Trap, the home page links to /cal/2026/12, and every month to the
-// next, forever. Any other path, and any URL with a non-empty query, is a 404.
+// next, forever. With SitemapPages, each host has pages /s/N that nothing
+// links to, and robots.txt names /sitemap.xml, a sitemap index of
+// /sitemap-1.xml, the urlset that lists them. Any other path, and any URL with a non-empty query, is a 404.
 //
 // # Ground truth and observation
 //

@@ -10,12 +10,15 @@ import (
 type kind uint8
 
 const (
-	kindPage    kind = iota // "/" (n = 0) and /p/n
-	kindPrivate             // /private/n
-	kindCal                 // /cal/Y/M, n = Y*12 + M-1
-	kindStatic              // /static/{site.css,app.js,logo.png}, n = index
-	kindRobots              // /robots.txt
-	kindGone                // /gone/n, always 404
+	kindPage         kind = iota // "/" (n = 0) and /p/n
+	kindPrivate                  // /private/n
+	kindCal                      // /cal/Y/M, n = Y*12 + M-1
+	kindStatic                   // /static/{site.css,app.js,logo.png}, n = index
+	kindRobots                   // /robots.txt
+	kindGone                     // /gone/n, always 404
+	kindOrphan                   // /s/n, listed only in the sitemap
+	kindSitemapIndex             // /sitemap.xml, a sitemap index
+	kindSitemap                  // /sitemap-1.xml, a urlset
 )
 
 // trapStart is the month index of /cal/2026/12, the trap's entry.
@@ -201,6 +204,10 @@ func (g *graph) exists(p page) bool {
 		return p.n >= 0 && p.n < int64(len(staticNames))
 	case kindRobots:
 		return true
+	case kindOrphan:
+		return p.n >= 0 && p.n < int64(g.cfg.SitemapPages)
+	case kindSitemapIndex, kindSitemap:
+		return g.cfg.SitemapPages > 0
 	}
 	return false
 }
@@ -208,8 +215,11 @@ func (g *graph) exists(p page) bool {
 // isHTML reports whether p is served as an HTML page (when it exists and is
 // not a redirect).
 func isHTML(p page) bool {
-	return p.kind == kindPage || p.kind == kindPrivate || p.kind == kindCal
+	return p.kind == kindPage || p.kind == kindPrivate || p.kind == kindCal || p.kind == kindOrphan
 }
+
+// sitemapIndex is host h's sitemap index, the one robots.txt names.
+func sitemapIndex(h int32) page { return page{host: h, kind: kindSitemapIndex} }
 
 // links appends the links of p, in document order, to buf. For a redirect it
 // is the one Redirect link; for a non-HTML or missing URL it is nothing.
@@ -220,6 +230,16 @@ func (g *graph) links(p page, buf []link) []link {
 	if g.isRedirect(p) {
 		return append(buf, link{to: g.redirectTarget(p), kind: Redirect,
 			spell: uint8(g.pageHash(saltAbs, p, 0) % 2)})
+	}
+	switch p.kind {
+	case kindSitemapIndex:
+		return append(buf, link{to: page{host: p.host, kind: kindSitemap}, kind: Navigation})
+	case kindSitemap:
+		buf = append(buf, link{to: page{host: p.host, kind: kindPage}, kind: Navigation})
+		for n := range int64(g.cfg.SitemapPages) {
+			buf = append(buf, link{to: page{host: p.host, kind: kindOrphan, n: n}, kind: Navigation})
+		}
+		return buf
 	}
 	if !isHTML(p) {
 		return buf
@@ -333,6 +353,12 @@ func pathOf(p page) string {
 		return "/robots.txt"
 	case kindGone:
 		return "/gone/" + strconv.FormatInt(p.n, 10)
+	case kindOrphan:
+		return "/s/" + strconv.FormatInt(p.n, 10)
+	case kindSitemapIndex:
+		return "/sitemap.xml"
+	case kindSitemap:
+		return "/sitemap-1.xml"
 	}
 	return "/"
 }
@@ -429,6 +455,17 @@ func (g *graph) parsePath(h int32, path string) (p page, ok bool) {
 	case path == "/robots.txt":
 		p.kind = kindRobots
 		return p, true
+	case path == "/sitemap.xml":
+		p.kind = kindSitemapIndex
+		return p, g.exists(p)
+	case path == "/sitemap-1.xml":
+		p.kind = kindSitemap
+		return p, g.exists(p)
+	case strings.HasPrefix(path, "/s/"):
+		p.kind = kindOrphan
+		n, ok := parseDecimal(path[3:])
+		p.n = n
+		return p, ok && g.exists(p)
 	case strings.HasPrefix(path, "/p/"):
 		n, ok := parseDecimal(path[3:])
 		p.n = n

@@ -91,6 +91,8 @@ func titleOf(p page, host string) string {
 		return "Members area " + strconv.FormatInt(p.n, 10) + " - " + host
 	case kindCal:
 		return "Calendar " + pathOf(p)[5:] + " - " + host
+	case kindOrphan:
+		return "Listed only in the sitemap " + strconv.FormatInt(p.n, 10) + " - " + host
 	}
 	if p.n == 0 {
 		return "Welcome to " + host
@@ -137,7 +139,28 @@ func (g *graph) robotsTxt(h int) []byte {
 	if d := g.cfg.CrawlDelay; d > 0 {
 		b.WriteString("Crawl-delay: " + strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64) + "\n")
 	}
+	if g.cfg.SitemapPages > 0 {
+		b.WriteString("\nSitemap: " + urlOf(sitemapIndex(int32(h))) + "\n")
+	}
 	return []byte(b.String())
+}
+
+// renderSitemap appends the XML of sitemap page p (an index or a urlset)
+// to b; links is g.links(p, ...). Locations are absolute, as sitemaps.org
+// requires.
+func renderSitemap(b []byte, p page, links []link) []byte {
+	b = append(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"...)
+	root, entry := "urlset", "url"
+	if p.kind == kindSitemapIndex {
+		root, entry = "sitemapindex", "sitemap"
+	}
+	b = append(b, "<"+root+" xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"...)
+	for _, l := range links {
+		b = append(b, "  <"+entry+"><loc>"...)
+		b = append(b, urlOf(l.to)...)
+		b = append(b, "</loc></"+entry+">\n"...)
+	}
+	return append(b, "</"+root+">\n"...)
 }
 
 var (

@@ -223,6 +223,9 @@ func (w *Web) Report(opts ReportOptions) *Report {
 			continue
 		}
 		buf = g.links(p, buf[:0])
+		if p.kind == kindRobots && opts.Truth.followsSitemaps(g.cfg) {
+			buf = append(buf, link{to: sitemapIndex(p.host), kind: Navigation})
+		}
 		for _, l := range buf {
 			if l.kind == Navigation || l.kind == Redirect {
 				offered[l.to] = struct{}{}

@@ -15,14 +15,21 @@ type TruthOptions struct {
 	MaxTrapDepth int
 	// IgnoreRobots computes the truth for a crawler that ignores robots.txt.
 	IgnoreRobots bool
+	// IgnoreSitemaps computes the truth for a crawler that does not follow
+	// robots.txt Sitemap: lines (only matters with Config.SitemapPages).
+	IgnoreSitemaps bool
 }
+
+// followsSitemaps reports whether the truth includes the sitemaps.
+func (o TruthOptions) followsSitemaps(c Config) bool { return c.SitemapPages > 0 && !o.IgnoreSitemaps }
 
 // Truth is the ground truth of a crawl from the seeds. Every list holds
 // canonical URLs ("http://h3.sim.test/p/17"), sorted, without duplicates.
 //
 // What counts: starting from Seeds, a URL is reached when a reached HTML
 // page links to it with an a href (Navigation), or when a reached redirect
-// points to it. Embeds (stylesheet, script, img) and rel=canonical are not
+// points to it, or (with Config.SitemapPages, unless IgnoreSitemaps) when
+// a host's robots.txt or a reached sitemap lists it. Embeds (stylesheet, script, img) and rel=canonical are not
 // followed. A reached URL is classified as follows, and only Pages and
 // Redirects are expanded:
 //   - on a host outside sim.test: External;
@@ -72,6 +79,15 @@ func (w *Web) Truth(opts TruthOptions) *Truth {
 		p := page{host: int32(h), kind: kindPage}
 		seen[p] = struct{}{}
 		queue = append(queue, item{p: p})
+	}
+	// Every host is reached at depth 0, so its robots.txt is fetched: the
+	// sitemap index it names is a link of that robots lease (depth 1).
+	if opts.followsSitemaps(g.cfg) {
+		for h := range g.cfg.Hosts {
+			p := sitemapIndex(int32(h))
+			seen[p] = struct{}{}
+			queue = append(queue, item{p: p, depth: 1})
+		}
 	}
 	t := &Truth{}
 	var buf []link

@@ -1,6 +1,8 @@
 package synthweb
 
 import (
+	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -64,10 +66,23 @@ func hrefs(body string) []string {
 	}
 }
 
+// locs returns the <loc> texts of a sitemap.
+func locs(t *testing.T, body []byte) []string {
+	var doc struct {
+		Locs []string `xml:"url>loc"`
+		Maps []string `xml:"sitemap>loc"`
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("sitemap: %v\n%s", err, body)
+	}
+	return append(doc.Locs, doc.Maps...)
+}
+
 // crawlHTTP walks the web breadth-first over real HTTP from the seeds,
 // checking robots.txt with temoto/robotstxt, retrying 5xx, and leaving the
-// calendar after maxTrap months.
-func crawlHTTP(t *testing.T, w *Web, maxTrap int) crawled {
+// calendar after maxTrap months. With sitemaps it also follows robots.txt
+// Sitemap: lines and the <loc> of XML answers (read with encoding/xml).
+func crawlHTTP(t *testing.T, w *Web, maxTrap int, sitemaps bool) crawled {
 	t.Helper()
 	c := w.Client()
 	res := crawled{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
@@ -117,6 +132,13 @@ func crawlHTTP(t *testing.T, w *Web, maxTrap int) crawled {
 			}
 			g = data.FindGroup("trawl-test")
 			robots[u.Host] = g
+			if sitemaps {
+				for _, sm := range data.Sitemaps {
+					if to, ok := independentCanonical(u, sm); ok {
+						push(to)
+					}
+				}
+			}
 		}
 		if !g.Test(u.Path) {
 			res.disallowed[s] = true
@@ -139,6 +161,13 @@ func crawlHTTP(t *testing.T, w *Web, maxTrap int) crawled {
 			res.redirects[s] = true
 			if to, ok := independentCanonical(u, resp.Header.Get("Location")); ok {
 				push(to)
+			}
+		case resp.StatusCode == http.StatusOK && sitemaps && strings.Contains(resp.Header.Get("Content-Type"), "xml"):
+			res.pages[s] = true
+			for _, h := range locs(t, body) {
+				if to, ok := independentCanonical(u, h); ok {
+					push(to)
+				}
 			}
 		case resp.StatusCode == http.StatusOK:
 			res.pages[s] = true
@@ -163,6 +192,27 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
+// sameAsCrawl reports every list of got that differs from the HTTP crawl.
+func sameAsCrawl(t *testing.T, label string, got *Truth, want crawled) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		got  []string
+		want map[string]bool
+	}{
+		{"Pages", got.Pages, want.pages},
+		{"Redirects", got.Redirects, want.redirects},
+		{"Broken", got.Broken, want.broken},
+		{"Disallowed", got.Disallowed, want.disallowed},
+		{"TrapBeyond", got.TrapBeyond, want.trapBeyond},
+		{"External", got.External, want.external},
+	} {
+		if w := sortedKeys(c.want); !slices.Equal(c.got, w) {
+			t.Errorf("%s: Truth.%s has %d urls, the HTTP crawl %d:\n got %v\nwant %v", label, c.name, len(c.got), len(w), c.got, w)
+		}
+	}
+}
+
 // TestTruthMatchesHTTPCrawl computes the ground truth independently, by a
 // crawl over HTTP, and compares it with Truth, list by list.
 func TestTruthMatchesHTTPCrawl(t *testing.T) {
@@ -172,23 +222,8 @@ func TestTruthMatchesHTTPCrawl(t *testing.T) {
 		w := startWeb(t, cfg)
 		const maxTrap = 3
 		got := w.Truth(TruthOptions{MaxTrapDepth: maxTrap})
-		want := crawlHTTP(t, w, maxTrap)
-		for _, c := range []struct {
-			name string
-			got  []string
-			want map[string]bool
-		}{
-			{"Pages", got.Pages, want.pages},
-			{"Redirects", got.Redirects, want.redirects},
-			{"Broken", got.Broken, want.broken},
-			{"Disallowed", got.Disallowed, want.disallowed},
-			{"TrapBeyond", got.TrapBeyond, want.trapBeyond},
-			{"External", got.External, want.external},
-		} {
-			if w := sortedKeys(c.want); !slices.Equal(c.got, w) {
-				t.Errorf("seed %d: Truth.%s has %d urls, the HTTP crawl %d:\n got %v\nwant %v", seed, c.name, len(c.got), len(w), c.got, w)
-			}
-		}
+		want := crawlHTTP(t, w, maxTrap, false)
+		sameAsCrawl(t, fmt.Sprintf("seed %d", seed), got, want)
 		// The hand-checkable part: every public page is reachable, through
 		// the chain, and the private pages unless disallowed.
 		allowing := 0
@@ -213,6 +248,50 @@ func TestTruthMatchesHTTPCrawl(t *testing.T) {
 		}
 		if r := w.Reachable(TruthOptions{MaxTrapDepth: maxTrap}); len(r) != len(got.Pages)+len(got.Redirects)+len(got.Broken) || !slices.IsSorted(r) {
 			t.Errorf("seed %d: Reachable has %d urls, want the %d of Pages, Redirects and Broken, sorted", seed, len(r), len(got.Pages)+len(got.Redirects)+len(got.Broken))
+		}
+	}
+}
+
+// TestTruthWithSitemaps: with SitemapPages, the truth of a crawler that
+// follows sitemaps matches an independent HTTP crawl that does (robots.txt
+// Sitemap: lines, encoding/xml for the <loc>s) and holds every /s/ page;
+// IgnoreSitemaps matches one that does not, and holds none.
+func TestTruthWithSitemaps(t *testing.T) {
+	cfg := smallConfig()
+	cfg.SitemapPages = 6
+	w := startWeb(t, cfg)
+	for _, ignore := range []bool{false, true} {
+		got := w.Truth(TruthOptions{MaxTrapDepth: 2, IgnoreSitemaps: ignore})
+		want := crawlHTTP(t, w, 2, !ignore)
+		sameAsCrawl(t, fmt.Sprintf("IgnoreSitemaps %v", ignore), got, want)
+		orphans, maps := 0, 0
+		for _, u := range got.Pages {
+			switch {
+			case strings.Contains(u, ".sim.test/s/"):
+				orphans++
+			case strings.HasSuffix(u, ".xml"):
+				maps++
+			}
+		}
+		wantOrphans, wantMaps := cfg.Hosts*cfg.SitemapPages, 2*cfg.Hosts
+		if ignore {
+			wantOrphans, wantMaps = 0, 0
+		}
+		if orphans != wantOrphans || maps != wantMaps {
+			t.Errorf("IgnoreSitemaps %v: %d /s/ pages and %d sitemaps reachable, want %d and %d", ignore, orphans, maps, wantOrphans, wantMaps)
+		}
+	}
+	// Depth: robots.txt's sitemap index is at depth 1, the urlset at 2, the
+	// /s/ pages at 3.
+	for depth, want := range []int{0, 0, 0, cfg.Hosts * cfg.SitemapPages} {
+		n := 0
+		for _, u := range w.Truth(TruthOptions{MaxDepth: depth}).Pages {
+			if strings.Contains(u, ".sim.test/s/") {
+				n++
+			}
+		}
+		if depth > 0 && n != want {
+			t.Errorf("MaxDepth %d: %d /s/ pages, want %d", depth, n, want)
 		}
 	}
 }

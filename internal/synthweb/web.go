@@ -296,6 +296,8 @@ func (w *Web) respond(rw http.ResponseWriter, req Request, p page) {
 	case kindStatic:
 		hd.Set("Cache-Control", "max-age=86400")
 		writeBody(rw, http.StatusOK, staticTypes[p.n], staticBody(p.n))
+	case kindSitemapIndex, kindSitemap:
+		writeBody(rw, http.StatusOK, "application/xml", renderSitemap(nil, p, w.g.links(p, nil)))
 	default:
 		bp, _ := w.bufs.Get().(*[]byte)
 		if bp == nil {
