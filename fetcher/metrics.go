@@ -26,7 +26,8 @@ var (
 	mDropped   = cdesc("links_dropped_total", "Links dropped because they did not canonicalize.")
 	mRetries   = cdesc("publish_retries_total", "JetStream publishes retried.")
 	mEmpty     = cdesc("empty_polls_total", "Lease requests that got nothing.")
-	metricDesc = []*prometheus.Desc{mLeases, mExpired, mFetched, mBytes, mErrors, mInFlight, mLinks, mDropped, mRetries, mEmpty}
+	mSitemaps  = cdesc("sitemaps_total", "Sitemaps, sitemap indexes and RSS/Atom feeds read for links.")
+	metricDesc = []*prometheus.Desc{mLeases, mExpired, mFetched, mBytes, mErrors, mInFlight, mLinks, mDropped, mRetries, mEmpty, mSitemaps}
 )
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -54,4 +55,5 @@ func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mDropped, s.LinksDropped)
 	counter(mRetries, s.PublishRetries)
 	counter(mEmpty, s.EmptyPolls)
+	counter(mSitemaps, s.Sitemaps)
 }

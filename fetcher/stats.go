@@ -23,6 +23,7 @@ type WorkerStats struct {
 	Outcomes       uint64 // Outcome messages published
 	PublishRetries uint64 // publishes retried after a failure or timeout
 	EmptyPolls     uint64 // lease requests answered with nothing or not at all
+	Sitemaps       uint64 // sitemaps, sitemap indexes and feeds read for links
 }
 
 // workerCounters are the live counters behind WorkerStats.
@@ -31,7 +32,7 @@ type workerCounters struct {
 	s2xx, s3xx, s4xx, s5xx, noStatus                atomic.Uint64
 	inFlight                                        atomic.Int64
 	linksPublished, linksDropped, batches, outcomes atomic.Uint64
-	publishRetries, emptyPolls                      atomic.Uint64
+	publishRetries, emptyPolls, sitemaps            atomic.Uint64
 }
 
 func (c *workerCounters) status(code int) {
@@ -58,5 +59,6 @@ func (c *workerCounters) snapshot() WorkerStats {
 		LinksPublished: c.linksPublished.Load(), LinksDropped: c.linksDropped.Load(),
 		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(),
 		PublishRetries: c.publishRetries.Load(), EmptyPolls: c.emptyPolls.Load(),
+		Sitemaps: c.sitemaps.Load(),
 	}
 }

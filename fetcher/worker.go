@@ -552,6 +552,7 @@ func (w *Worker) extractSitemap(r *Response, l msg.Lease) []msg.Link {
 	if errors.Is(err, parser.ErrNotSitemap) {
 		return nil
 	}
+	w.stats.sitemaps.Add(1)
 	if err != nil {
 		w.log.Warn("sitemap not read to its end", "url", l.URL, "urls", len(sm.URLs), "err", err)
 	}

@@ -95,6 +95,9 @@ func TestWorkerSitemaps(t *testing.T) {
 			if !reflect.DeepEqual(links, exp) {
 				t.Errorf("links by source:\n got %q\nwant %q", links, exp)
 			}
+			if n, want := w.Stats().Sitemaps, map[bool]uint64{true: 4, false: 0}[on]; n != want {
+				t.Errorf("%d sitemaps and feeds read, want %d (index, urlset, feed, untyped urlset)", n, want)
+			}
 			for src, ls := range exp {
 				if found[src] != uint32(len(ls)) {
 					t.Errorf("%s: outcome says %d links found, want %d", src, found[src], len(ls))

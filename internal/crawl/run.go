@@ -184,6 +184,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	sum.StopReason = reason
 	sum.Fetched = ws.Fetched - ws.Robots
 	sum.Errors = ws.Errors
+	sum.Sitemaps = ws.Sitemaps
 	if sum.Seconds > 0 {
 		sum.PagesPerSecond = float64(sum.Fetched) / sum.Seconds
 	}

@@ -67,6 +67,9 @@ func TestRunFollowsSitemaps(t *testing.T) {
 			got := slices.Sorted(slices.Values(fetched))
 			mu.Unlock()
 			slices.Sort(want)
+			if wantMaps := map[bool]uint64{true: 2, false: 0}[on]; sum.Sitemaps != wantMaps {
+				t.Errorf("summary: %d sitemaps read, want %d", sum.Sitemaps, wantMaps)
+			}
 			if sum.StopReason != StopDone || !slices.Equal(got, want) {
 				t.Fatalf("stop %q, fetched %q\nwant each once: %q", sum.StopReason, got, want)
 			}

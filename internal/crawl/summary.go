@@ -32,6 +32,7 @@ type Summary struct {
 	StopReason     string     `json:"stop_reason"`
 	Fetched        uint64     `json:"fetched"` // by this run's workers
 	Errors         uint64     `json:"errors"`
+	Sitemaps       uint64     `json:"sitemaps"` // sitemaps and feeds read for links
 	PagesPerSecond float64    `json:"pages_per_second"`
 	DataDir        string     `json:"data_dir"`
 	NATS           string     `json:"nats,omitempty"` // the exposed NATS URL, if any
@@ -40,9 +41,13 @@ type Summary struct {
 
 // WriteText prints the summary for people.
 func (s *Summary) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "crawl %s after %s: %d pages fetched (%.1f pages/s), %d errors; state in %s\n",
+	sitemaps := ""
+	if s.Sitemaps > 0 {
+		sitemaps = fmt.Sprintf(", %d sitemaps and feeds read", s.Sitemaps)
+	}
+	fmt.Fprintf(w, "crawl %s after %s: %d pages fetched (%.1f pages/s), %d errors%s; state in %s\n",
 		s.StopReason, time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond),
-		s.Fetched, s.PagesPerSecond, s.Errors, s.DataDir)
+		s.Fetched, s.PagesPerSecond, s.Errors, sitemaps, s.DataDir)
 	return monitor.WriteText(w, s.Frontier, nil)
 }
 
