@@ -42,16 +42,12 @@ func robotsCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "crawler robots: --agent %q has no product token ([a-zA-Z_-] name)\n", *agent)
 		return cli.ExitUsage
 	}
-	in := stdin
-	if *file != "" {
-		f, err := os.Open(*file)
-		if err != nil {
-			fmt.Fprintf(stderr, "crawler robots: %v\n", err)
-			return cli.ExitUsage
-		}
-		defer f.Close()
-		in = f
+	in, done, err := openInput(*file, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "crawler robots: %v\n", err)
+		return cli.ExitUsage
 	}
+	defer done()
 	body, err := io.ReadAll(io.LimitReader(in, robots.MaxBytes))
 	if err != nil {
 		fmt.Fprintf(stderr, "crawler robots: reading robots.txt: %v\n", err)
