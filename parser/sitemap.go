@@ -133,9 +133,13 @@ func ParseSitemap(r io.Reader, docURL string, opts SitemapOptions) (*Sitemap, er
 		if raw == "" {
 			return
 		}
+		if len(raw) > maxLocLen {
+			sm.Invalid++
+			return
+		}
 		u, err := resolve(raw)
 		switch {
-		case err != nil || len(raw) > maxLocLen:
+		case err != nil:
 			sm.Invalid++
 		case len(sm.URLs) == opts.MaxURLs:
 			sm.Truncated = true
