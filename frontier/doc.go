@@ -104,5 +104,8 @@
 //   - Service.Run stops on a fatal State error and returns it without a
 //     checkpoint; the process should exit and restart. A graceful stop
 //     (ctx done) applies and acks the messages already received first.
-//     Messages a killed frontier had received come back after AckWait.
+//     Messages a killed frontier had received but not acknowledged are
+//     taken over at once by the next start (Service.takeOver: under
+//     work-queue retention its durable consumer is deleted and created
+//     again), not after AckWait.
 package frontier

@@ -271,6 +271,9 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, bus.DefaultConnectTimeout)
 	defer cancel()
+	if err := s.takeOver(cctx, str); err != nil {
+		return nil, err
+	}
 	cons, err := s.js.CreateOrUpdateConsumer(cctx, s.stream, jetstream.ConsumerConfig{
 		Durable:        s.durable,
 		Description:    fmt.Sprintf("trawl frontier shard %d of %d", s.shard, s.shards),
@@ -293,6 +296,42 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 		s.behind.Store(true)
 	}
 	return cons, nil
+}
+
+// takeOver makes the messages a killed predecessor had pulled but not
+// acknowledged deliverable at once. JetStream redelivers them only when
+// their AckWait (2 min) runs out, and a restarted frontier fetched
+// nothing until then. Under work-queue retention (what bus.EnsureStream
+// declares) a message stays in the stream until it is acknowledged, so
+// deleting the shard's durable consumer loses nothing: the consumer setup
+// creates it again, delivering everything still in the stream from the
+// start, the unacknowledged messages included. Applying a message again
+// is harmless (a repeated link is a duplicate, a repeated outcome names a
+// finished lease). Under another retention a new consumer would deliver
+// the whole stream again, so the consumer is kept and the messages come
+// back after AckWait.
+func (s *Service) takeOver(ctx context.Context, str jetstream.Stream) error {
+	cons, err := s.js.Consumer(ctx, s.stream, s.durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("frontier: consumer %s on stream %s: %w", s.durable, s.stream, err)
+	}
+	info := cons.CachedInfo()
+	if info.NumAckPending == 0 {
+		return nil
+	}
+	if str.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy {
+		s.log.Warn("messages of a previous run are unacknowledged; they come back after their AckWait (the stream is not a work queue, so its consumer is kept)",
+			"consumer", s.durable, "unacked", info.NumAckPending, "ack_wait", info.Config.AckWait)
+		return nil
+	}
+	if err := s.js.DeleteConsumer(ctx, s.stream, s.durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("frontier: taking over consumer %s on stream %s: %w", s.durable, s.stream, err)
+	}
+	s.log.Info("took over the messages a previous run left unacknowledged", "consumer", s.durable, "unacked", info.NumAckPending)
+	return nil
 }
 
 // tick runs the lease-commit, lease-expiry and checkpoint timers until ctx
