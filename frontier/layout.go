@@ -1,9 +1,12 @@
 package frontier
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/trawlhq/trawl/dedup"
@@ -20,6 +23,9 @@ const SchemaVersion = 1
 //	meta     "schema"    -> schema record
 //	         "counters"  -> counters record
 //	         "lease_seq" -> u64 BE, the next lease ID
+//	         "crawl_id"  -> 32 lowercase hex digits, drawn at random when
+//	                        the file is created (State.CrawlID); a file
+//	                        without one gets one on its next Open
 //	inbox    u64 BE (the bucket's NextSequence) -> inbox record: URLs
 //	         admitted since the last compaction, in admission order
 //	         (see state_inbox.go).
@@ -81,6 +87,7 @@ var (
 	keySchema   = []byte("schema")
 	keyCounters = []byte("counters")
 	keyLeaseSeq = []byte("lease_seq")
+	keyCrawlID  = []byte("crawl_id")
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketQueue, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
@@ -408,3 +415,18 @@ func queueKey(host string, seq uint64) []byte {
 func queuePrefix(host string) []byte { return append([]byte(host), 0) }
 
 func u64key(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// newCrawlID draws a crawl ID: 128 random bits in hex.
+func newCrawlID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
+}
+
+func validCrawlID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
+}

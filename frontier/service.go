@@ -271,7 +271,14 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, bus.DefaultConnectTimeout)
 	defer cancel()
-	if err := s.takeOver(cctx, str); err != nil {
+	prior, err := s.priorConsumer(cctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkCrawl(prior); err != nil {
+		return nil, err
+	}
+	if err := s.takeOver(cctx, str, prior); err != nil {
 		return nil, err
 	}
 	cons, err := s.js.CreateOrUpdateConsumer(cctx, s.stream, jetstream.ConsumerConfig{
@@ -283,6 +290,7 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 		MaxAckPending:  s.opts.MaxAckPending,
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		MaxDeliver:     -1,
+		Metadata:       map[string]string{MetadataCrawlID: s.st.CrawlID()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("frontier: consumer %s on stream %s: %w", s.durable, s.stream, err)
@@ -310,15 +318,10 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 // finished lease). Under another retention a new consumer would deliver
 // the whole stream again, so the consumer is kept and the messages come
 // back after AckWait.
-func (s *Service) takeOver(ctx context.Context, str jetstream.Stream) error {
-	cons, err := s.js.Consumer(ctx, s.stream, s.durable)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+func (s *Service) takeOver(ctx context.Context, str jetstream.Stream, info *jetstream.ConsumerInfo) error {
+	if info == nil {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("frontier: consumer %s on stream %s: %w", s.durable, s.stream, err)
-	}
-	info := cons.CachedInfo()
 	if info.NumAckPending == 0 {
 		return nil
 	}
@@ -331,6 +334,66 @@ func (s *Service) takeOver(ctx context.Context, str jetstream.Stream) error {
 		return fmt.Errorf("frontier: taking over consumer %s on stream %s: %w", s.durable, s.stream, err)
 	}
 	s.log.Info("took over the messages a previous run left unacknowledged", "consumer", s.durable, "unacked", info.NumAckPending)
+	return nil
+}
+
+// MetadataCrawlID is the metadata key of the shard's JetStream consumer
+// that holds the crawl ID of the state file it serves (State.CrawlID).
+const MetadataCrawlID = "trawl_crawl_id"
+
+// priorConsumer returns the shard's consumer as a previous run left it,
+// or nil when there is none (nor a stream).
+func (s *Service) priorConsumer(ctx context.Context) (*jetstream.ConsumerInfo, error) {
+	cons, err := s.js.Consumer(ctx, s.stream, s.durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("frontier: consumer %s on stream %s: %w", s.durable, s.stream, err)
+	}
+	return cons.CachedInfo(), nil
+}
+
+// CheckState reports, without changing anything, whether the State is
+// the one the shard's consumer served (see Run): an error wrapping
+// ErrStateMissing when it is not. Run checks the same before serving;
+// the one-command crawl calls it before it publishes its seeds.
+func (s *Service) CheckState(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, bus.DefaultConnectTimeout)
+		defer cancel()
+	}
+	prior, err := s.priorConsumer(ctx)
+	if err != nil {
+		return err
+	}
+	return s.checkCrawl(prior)
+}
+
+// checkCrawl compares the State with the consumer a previous run left.
+// A consumer stamped with another crawl ID served another state file; an
+// unstamped one (from a version before crawl IDs) that has had messages
+// acknowledged served some state, which cannot be this one if it has
+// received nothing. Either way the state file that held the shard's
+// crawl is gone, and serving would start the shard over.
+func (s *Service) checkCrawl(prior *jetstream.ConsumerInfo) error {
+	if prior == nil {
+		return nil
+	}
+	path, id := s.st.Path(), s.st.CrawlID()
+	remedy := fmt.Sprintf("restore the state file, or start the shard over deliberately: remove %s and delete the consumer (nats consumer rm %s %s)", path, s.stream, s.durable)
+	if got := prior.Config.Metadata[MetadataCrawlID]; got != "" {
+		if got != id {
+			return fmt.Errorf("%w: consumer %s on stream %s served crawl %s, but state file %s holds crawl %s (new, emptied or replaced); %s",
+				ErrStateMissing, s.durable, s.stream, got, path, id, remedy)
+		}
+		return nil
+	}
+	if prior.AckFloor.Stream > 0 && s.st.empty() {
+		return fmt.Errorf("%w: consumer %s on stream %s has had messages up to stream sequence %d applied, but state file %s has received none (new or emptied); %s",
+			ErrStateMissing, s.durable, s.stream, prior.AckFloor.Stream, path, remedy)
+	}
 	return nil
 }
 

@@ -46,6 +46,7 @@ type State struct {
 	sizing dedup.Sizing
 
 	maxInflight int
+	crawlID     string // see CrawlID; fixed once Open returns
 
 	db     *bolt.DB
 	filter *dedup.Filter
@@ -73,6 +74,16 @@ type State struct {
 	lastCP    msg.CheckpointStatus
 	journaled int64     // keys journaled since the last checkpoint
 	cpBase    time.Time // the last checkpoint, or Open: the journal's age starts here
+}
+
+// StatePath is where the state file of cfg's shard lives when
+// Options.Path is empty: frontier.data_file, or
+// <data_dir>/frontier-<shard>-of-<shards>.db when that is empty too.
+func StatePath(cfg config.Config) string {
+	if cfg.Frontier.DataFile != "" {
+		return cfg.Frontier.DataFile
+	}
+	return filepath.Join(cfg.DataDir, fmt.Sprintf("frontier-%d-of-%d.db", cfg.Frontier.Shard, cfg.Frontier.Shards))
 }
 
 // Open opens (or creates) the state file of shard opts.Config.Frontier.Shard.
@@ -115,10 +126,7 @@ func Open(opts Options) (*State, error) {
 		s.now = time.Now
 	}
 	if s.path == "" {
-		s.path = fc.DataFile
-	}
-	if s.path == "" {
-		s.path = filepath.Join(cfg.DataDir, fmt.Sprintf("frontier-%d-of-%d.db", fc.Shard, fc.Shards))
+		s.path = StatePath(cfg)
 	}
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return nil, fmt.Errorf("frontier: %w", err)
@@ -152,7 +160,19 @@ func (s *State) load() error {
 	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.sizing, Audit: s.cfg.Audit.Fraction}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
-			return checkSchema(meta.Get(keySchema), want)
+			if err := checkSchema(meta.Get(keySchema), want); err != nil {
+				return err
+			}
+			if id := meta.Get(keyCrawlID); id != nil {
+				if !validCrawlID(string(id)) {
+					return fmt.Errorf("%w: crawl ID %q", ErrCorrupt, id)
+				}
+				s.crawlID = string(id)
+				return nil
+			}
+			// A file from before crawl IDs: it gets one now.
+			s.crawlID = newCrawlID()
+			return meta.Put(keyCrawlID, []byte(s.crawlID))
 		}
 		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
@@ -166,6 +186,10 @@ func (s *State) load() error {
 		}
 		meta := tx.Bucket(bucketMeta)
 		if err := meta.Put(keySchema, want.encode()); err != nil {
+			return err
+		}
+		s.crawlID = newCrawlID()
+		if err := meta.Put(keyCrawlID, []byte(s.crawlID)); err != nil {
 			return err
 		}
 		f, err := dedup.New(s.sizing.Capacity, s.sizing.FP, dedup.WithLayout(s.sizing.Layout))
@@ -584,6 +608,20 @@ func (s *State) Close() error {
 		errs = append(errs, fmt.Errorf("frontier: close filter: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// CrawlID identifies the crawl the state file belongs to: 32 hex digits
+// drawn when the file was created (or first opened by a version that
+// knew crawl IDs). The service stamps it on the shard's JetStream
+// consumer, so that a state file that is not the one the consumer served
+// (deleted, emptied, replaced) is noticed; see Service.Run.
+func (s *State) CrawlID() string { return s.crawlID }
+
+// empty reports whether the state has never received a link or outcome.
+func (s *State) empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count[cLinksReceived] == 0 && len(s.hosts) == 0
 }
 
 // Path returns the bbolt file the state lives in.

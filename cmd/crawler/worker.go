@@ -67,6 +67,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	fs.String("max-pages", "", "stop after this many pages (crawl.max_pages)")
 	fs.String("max-duration", "", "stop after this long, e.g. 10m (crawl.max_duration)")
 	fs.String("summary-json", "", "also write the final summary as JSON to this `file` (crawl.summary_json)")
+	fresh := fs.Bool("fresh", false, "start the one-command crawl in --data-dir over: remove its frontier state file and NATS store first")
 	fs.String("expose-nats", "", "let other crawlers join this crawl: serve its NATS on this `address`, e.g. 0.0.0.0:4222 (nats.expose)")
 	var resolve resolveFlag
 	fs.Var(&resolve, "resolve", "connect to ip:port for host:port, like curl --resolve (`host:port=ip:port`, repeatable; crawler.resolve)")
@@ -110,7 +111,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitOK
 	}
 	if standalone {
-		return oneCommandCrawl(cfg, stdout, stderr)
+		return oneCommandCrawl(cfg, *fresh, stdout, stderr)
 	}
 	log := cli.NewLogger(cfg.Log, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -126,8 +127,12 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 
 // oneCommandCrawl is `crawler [flags] SEED_URL...`: an embedded NATS
 // server, one frontier and the workers in this process. Without seeds it
-// resumes the crawl in data_dir.
-func oneCommandCrawl(cfg config.Config, stdout, stderr io.Writer) int {
+// resumes the crawl in data_dir; fresh starts it over.
+func oneCommandCrawl(cfg config.Config, fresh bool, stdout, stderr io.Writer) int {
+	if fresh && len(cfg.Crawl.Seeds) == 0 {
+		fmt.Fprintln(stderr, "crawler: --fresh starts a crawl over: give its seed URLs")
+		return cli.ExitUsage
+	}
 	if len(cfg.Crawl.Seeds) == 0 {
 		if _, err := os.Stat(cfg.DataDir); err != nil {
 			fmt.Fprintf(stderr, "crawler: no seed URLs and no crawl to resume in %s\n", cfg.DataDir)
@@ -142,7 +147,7 @@ func oneCommandCrawl(cfg config.Config, stdout, stderr io.Writer) int {
 	log := cli.NewLogger(cfg.Log, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := crawl.Run(ctx, crawl.Options{Config: cfg, Logger: log, Progress: stderr, Terminal: terminal})
+	sum, err := crawl.Run(ctx, crawl.Options{Config: cfg, Logger: log, Progress: stderr, Terminal: terminal, Fresh: fresh})
 	if sum != nil && sum.StopReason != "" {
 		_ = sum.WriteText(stdout)
 		if sum.StopReason == crawl.StopInterrupted {

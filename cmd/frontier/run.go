@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -79,7 +78,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return cli.ExitUsage
 	}
 	if *check {
-		fmt.Fprintf(stdout, "configuration valid: shard %d of %d, state file %s\n", cfg.Frontier.Shard, cfg.Frontier.Shards, stateFile(cfg))
+		fmt.Fprintf(stdout, "configuration valid: shard %d of %d, state file %s\n", cfg.Frontier.Shard, cfg.Frontier.Shards, frontier.StatePath(cfg))
 		return cli.ExitOK
 	}
 	log := cli.NewLogger(cfg.Log, stderr)
@@ -119,12 +118,4 @@ func checkCanonical(c *config.Config) []config.FieldError {
 		return []config.FieldError{{Path: "scope.canonical", Msg: err.Error()}}
 	}
 	return nil
-}
-
-// stateFile is where the shard's bbolt file lives (see frontier.Options).
-func stateFile(cfg config.Config) string {
-	if cfg.Frontier.DataFile != "" {
-		return cfg.Frontier.DataFile
-	}
-	return fmt.Sprintf("%s/frontier-%d-of-%d.db", strings.TrimRight(cfg.DataDir, "/"), cfg.Frontier.Shard, cfg.Frontier.Shards)
 }

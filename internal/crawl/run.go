@@ -37,6 +37,11 @@ type Options struct {
 	Frontier frontier.ServiceOptions
 	// Poll is how often the stop conditions are checked (default 100 ms).
 	Poll time.Duration
+	// Fresh starts the crawl over: the frontier's state file and the NATS
+	// store of the data dir are removed first (crawler --fresh). Without
+	// it, a data dir whose NATS store holds a crawl but whose state file
+	// is missing or empty is refused (frontier.ErrStateMissing).
+	Fresh bool
 	// DrainTimeout bounds the wait, after the workers stopped, for the
 	// frontier to commit what they published (default 30 s).
 	DrainTimeout time.Duration
@@ -68,7 +73,20 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		return sum, fmt.Errorf("crawl: data_dir: %w", err)
 	}
 
-	emb, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATS.Expose, Log: log})
+	statePath, natsDir := frontier.StatePath(cfg), filepath.Join(cfg.DataDir, "nats")
+	if opts.Fresh {
+		err := os.Remove(statePath)
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+		if err = errors.Join(err, os.RemoveAll(natsDir)); err != nil {
+			return sum, fmt.Errorf("crawl: starting over: %w", err)
+		}
+		log.Info("starting the crawl over", "removed", []string{statePath, natsDir})
+	}
+	stateFile, statErr := os.Stat(statePath)
+
+	emb, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: natsDir, Listen: cfg.NATS.Expose, Log: log})
 	if err != nil {
 		return sum, err
 	}
@@ -106,6 +124,17 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	svc, err := frontier.NewService(ncF, st, fopts)
 	if err != nil {
 		return sum, err
+	}
+	if err := svc.CheckState(ctx); err != nil {
+		// Leave the data dir as it was: the file Open just created goes.
+		_ = st.Close()
+		switch {
+		case errors.Is(statErr, os.ErrNotExist):
+			_ = os.Remove(statePath)
+		case statErr == nil && stateFile.Size() == 0:
+			_ = os.Truncate(statePath, 0)
+		}
+		return sum, fmt.Errorf("crawl: %w. To start the crawl in %s over, run again with --fresh (it removes %s and %s)", err, cfg.DataDir, statePath, natsDir)
 	}
 	subj := msg.NewSubjects(cfg.NATS.Prefix)
 	js, err := jetstream.New(ncW)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -43,14 +44,22 @@ func testConfig(t *testing.T, web *synthweb.Web, dir string) config.Config {
 	return cfg
 }
 
-func TestRunCrawlsEverythingOnceAndResumes(t *testing.T) {
+// startWeb starts a default synthetic web of hosts x pages, closed by
+// t.Cleanup.
+func startWeb(t *testing.T, hosts, pages int) *synthweb.Web {
+	t.Helper()
 	wc := synthweb.DefaultConfig()
-	wc.Hosts, wc.PagesPerHost = 5, 40
+	wc.Hosts, wc.PagesPerHost = hosts, pages
 	web, err := synthweb.Start(context.Background(), wc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer web.Close()
+	t.Cleanup(func() { web.Close() })
+	return web
+}
+
+func TestRunCrawlsEverythingOnceAndResumes(t *testing.T) {
+	web := startWeb(t, 5, 40)
 	dir := t.TempDir()
 	cfg := testConfig(t, web, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -237,4 +246,50 @@ func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
 		t.Errorf("two crawlers: fetched %d of %d, %d missed, %d twice", rep.Fetched, rep.Want, len(rep.Missed), len(rep.Repeated))
 	}
 	t.Logf("standalone fetched %d, joining crawler %d", r.sum.Fetched, joined)
+}
+
+// TestRunRefusesAMissingStateFile: a resume whose frontier state file was
+// deleted or emptied while the data dir's NATS store holds the crawl is
+// refused, leaving the data dir as it was; --fresh (Options.Fresh)
+// starts over deliberately. It used to crawl everything again.
+func TestRunRefusesAMissingStateFile(t *testing.T) {
+	web := startWeb(t, 2, 10)
+	dir := t.TempDir()
+	cfg := testConfig(t, web, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first, err := Run(ctx, Options{Config: cfg})
+	if err != nil || first.StopReason != StopDone || first.Fetched == 0 {
+		t.Fatalf("first crawl: %+v, %v", first, err)
+	}
+	state := filepath.Join(dir, "frontier-0-of-1.db")
+	for _, lose := range []struct {
+		name string
+		do   func() error
+	}{
+		{"deleted", func() error { return os.Remove(state) }},
+		{"emptied", func() error { return os.WriteFile(state, nil, 0o600) }},
+	} {
+		if err := lose.do(); err != nil {
+			t.Fatal(err)
+		}
+		before, statErr := os.Stat(state)
+		sum, err := Run(ctx, Options{Config: cfg})
+		if !errors.Is(err, frontier.ErrStateMissing) || !strings.Contains(err.Error(), "--fresh") {
+			t.Fatalf("%s state file: Run: %v (fetched %d), want ErrStateMissing naming --fresh", lose.name, err, sum.Fetched)
+		}
+		if sum.Fetched != 0 {
+			t.Errorf("%s state file: fetched %d pages before refusing", lose.name, sum.Fetched)
+		}
+		after, afterErr := os.Stat(state)
+		if (statErr == nil) != (afterErr == nil) || (statErr == nil && after.Size() != before.Size()) {
+			t.Errorf("%s state file: the refusal changed it (%v, %v)", lose.name, after, afterErr)
+		}
+	}
+	t.Logf("refusal: %v", func() error { _, err := Run(ctx, Options{Config: cfg}); return err }())
+
+	again, err := Run(ctx, Options{Config: cfg, Fresh: true})
+	if err != nil || again.StopReason != StopDone || again.Fetched == 0 || again.Frontier.Done != first.Frontier.Done {
+		t.Fatalf("--fresh crawl: fetched %d, %d done (first crawl %d done), stop %q, %v", again.Fetched, again.Frontier.Done, first.Frontier.Done, again.StopReason, err)
+	}
 }
