@@ -88,6 +88,11 @@
 //     refuses every write with ErrFailed; Close it (it skips the final
 //     checkpoint) and reopen. Messages not yet acknowledged are redelivered
 //     and are idempotent.
+//   - Open checks a file's bbolt structure with plain reads before it maps
+//     it, and turns faults and bbolt panics while opening into ErrCorrupt
+//     naming the file (state_file.go); it never reinitializes a file.
+//     Check (frontier check) inspects one read-only. Options.ReadOnly
+//     opens a State that refuses writes.
 //   - Leases found on Open keep their deadlines; expired ones go back to
 //     their queues at the first ExpireLeases.
 //   - Outcomes for unknown, finished or expired leases, or naming another

@@ -31,6 +31,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tests inject one.
 	Now func() time.Time
+	// ReadOnly opens an existing file without writing to it (frontier
+	// check): Status, Explain and Verify work; Apply, Lease and the other
+	// writes fail, and Close writes nothing.
+	ReadOnly bool
 }
 
 // State is one frontier shard: its Bloom filter, audit sample, host queues,
@@ -47,6 +51,7 @@ type State struct {
 
 	maxInflight int
 	crawlID     string // see CrawlID; fixed once Open returns
+	readOnly    bool
 
 	db     *bolt.DB
 	filter *dedup.Filter
@@ -117,7 +122,7 @@ func Open(opts Options) (*State, error) {
 		agent: robots.ProductToken(cfg.Crawler.UserAgent), sizing: sizing,
 		maxInflight: max(1, fc.MaxInflightPerHost),
 		hosts:       make(map[string]*host), seedNames: make(map[string]bool),
-		leases: make(map[uint64]*leaseRecord),
+		leases: make(map[uint64]*leaseRecord), readOnly: opts.ReadOnly,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -139,15 +144,31 @@ func Open(opts Options) (*State, error) {
 	// Do not rewrite the freelist on every commit (the map freelist is
 	// rebuilt by scanning the file on open instead).
 	bo.NoFreelistSync = true
-	s.db, err = bolt.Open(s.path, 0o600, &bo)
+	// A corrupt file gives ErrCorrupt, never a crash: its structure is
+	// checked with plain reads before bbolt maps it, and a panic or fault
+	// while bbolt opens it or while load reads it is an error.
+	if _, err := checkFile(s.path); err != nil {
+		return nil, err
+	}
+	if bo.ReadOnly = s.readOnly; s.readOnly {
+		if _, err := os.Stat(s.path); err != nil {
+			return nil, fmt.Errorf("frontier: %w", err)
+		}
+	}
+	err = guard(func() (err error) {
+		s.db, err = bolt.Open(s.path, 0o600, &bo)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("frontier: open %s: %w", s.path, err)
 	}
-	if err := s.load(); err != nil {
-		if s.filter != nil {
-			s.filter.Close()
-		}
-		s.db.Close()
+	if err := guard(s.load); err != nil {
+		_ = guard(func() error {
+			if s.filter != nil {
+				s.filter.Close()
+			}
+			return s.db.Close()
+		})
 		return nil, fmt.Errorf("%w (file %s)", err, s.path)
 	}
 	s.cpBase = s.now()
@@ -158,13 +179,17 @@ func Open(opts Options) (*State, error) {
 // one.
 func (s *State) load() error {
 	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.sizing, Audit: s.cfg.Audit.Fraction}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	update := s.db.Update
+	if s.readOnly {
+		update = s.db.View
+	}
+	err := update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			if err := checkSchema(meta.Get(keySchema), want); err != nil {
 				return err
 			}
-			if id := meta.Get(keyCrawlID); id != nil {
-				if !validCrawlID(string(id)) {
+			if id := meta.Get(keyCrawlID); id != nil || s.readOnly {
+				if id != nil && !validCrawlID(string(id)) {
 					return fmt.Errorf("%w: crawl ID %q", ErrCorrupt, id)
 				}
 				s.crawlID = string(id)
@@ -178,6 +203,9 @@ func (s *State) load() error {
 			return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
 		}); err != nil {
 			return err
+		}
+		if s.readOnly {
+			return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
 		}
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucket(b); err != nil {
@@ -218,6 +246,9 @@ func (s *State) load() error {
 		}
 		if s.filter == nil {
 			f, err := dedup.Load(tx, s.sizing)
+			if errors.Is(err, dedup.ErrCorrupt) || errors.Is(err, dedup.ErrNotFound) {
+				return fmt.Errorf("%w: load filter: %w", ErrCorrupt, err)
+			}
 			if err != nil {
 				return fmt.Errorf("frontier: load filter: %w", err)
 			}
@@ -580,7 +611,7 @@ func (s *State) Close() error {
 	}
 	s.mu.closed = true
 	var errs []error
-	if s.mu.failed == nil {
+	if s.mu.failed == nil && !s.readOnly {
 		// The journal keeps every key durable, so Close applies the same
 		// rule as the periodic tick: rewriting a mostly clean 1.12 GiB
 		// filter at every stop cost seconds for nothing.

@@ -1,0 +1,118 @@
+package frontier
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// maxCheckProblems bounds the problems a CheckReport lists.
+const maxCheckProblems = 50
+
+// CheckReport is what Check found in a state file.
+type CheckReport struct {
+	Path string
+	File FileInfo
+	// Shard, Shards, Capacity, FP, Layout and Audit are the schema record's.
+	Shard, Shards int
+	Capacity      uint64
+	FP            float64
+	Layout        string
+	Audit         float64
+	CrawlID       string
+	// Problems are bbolt's consistency errors (tx.Check), then Verify's;
+	// at most maxCheckProblems, Truncated when there were more.
+	Problems  []string
+	Truncated bool
+	// Status is the state's counters, when it could be opened.
+	Status *msg.Status
+}
+
+// OK reports whether the file passed every check.
+func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
+
+// Check inspects the state file at path without writing to it: its bbolt
+// structure (checkFile, before anything maps it), bbolt's own consistency
+// check (every page reachable once or free, keys in order), then, opened
+// read-only with the shard, shard count, filter sizing and audit fraction
+// its schema record names, State.Verify. cfg supplies the rest (scope,
+// politeness: they do not change what is checked). A file that cannot be
+// read as a state file at all is an error wrapping ErrCorrupt; what the
+// checks find is in Problems.
+func Check(path string, cfg config.Config) (*CheckReport, error) {
+	r := &CheckReport{Path: path}
+	info, err := checkFile(path)
+	r.File = info
+	if err != nil {
+		return r, err
+	}
+	if info.Size == 0 {
+		return r, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
+	}
+	var schema schemaRecord
+	err = guard(func() error {
+		db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
+		if err != nil {
+			return fmt.Errorf("frontier: open %s: %w", path, err)
+		}
+		defer db.Close()
+		return db.View(func(tx *bolt.Tx) error {
+			for err := range tx.Check() {
+				r.problem("bbolt: %v", err)
+			}
+			meta := tx.Bucket(bucketMeta)
+			if meta == nil {
+				return fmt.Errorf("%w: %s: no meta bucket: not a frontier state file", ErrCorrupt, path)
+			}
+			b := meta.Get(keySchema)
+			if b == nil {
+				return fmt.Errorf("%w: %s: no schema record", ErrCorrupt, path)
+			}
+			schema, err = decodeSchema(b)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			r.CrawlID = string(meta.Get(keyCrawlID))
+			return nil
+		})
+	})
+	if err != nil {
+		return r, err
+	}
+	r.Shard, r.Shards, r.Audit = schema.Shard, schema.Shards, schema.Audit
+	r.Capacity, r.FP, r.Layout = schema.Sizing.Capacity, schema.Sizing.FP, schema.Sizing.Layout.String()
+	if !r.OK() {
+		return r, nil // Open would walk the damage bbolt just reported
+	}
+	cfg.Frontier.Shard, cfg.Frontier.Shards, cfg.Audit.Fraction = r.Shard, r.Shards, r.Audit
+	cfg.Frontier.Filter.Capacity, cfg.Frontier.Filter.FP, cfg.Frontier.Filter.Layout = r.Capacity, r.FP, r.Layout
+	if math.IsNaN(r.FP) || r.Shards < 1 {
+		r.problem("schema record: shard %d of %d, fp %g", r.Shard, r.Shards, r.FP)
+		return r, nil
+	}
+	s, err := Open(Options{Config: cfg, Path: path, ReadOnly: true})
+	if err != nil {
+		r.problem("open: %v", err)
+		return r, nil
+	}
+	defer s.Close()
+	if err := s.Verify(); err != nil {
+		r.problem("verify: %v", err)
+	}
+	st := s.Status()
+	r.Status = &st
+	return r, nil
+}
+
+func (r *CheckReport) problem(format string, args ...any) {
+	if len(r.Problems) >= maxCheckProblems {
+		r.Truncated = true
+		return
+	}
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+}

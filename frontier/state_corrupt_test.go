@@ -1,0 +1,302 @@
+package frontier
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/msg"
+)
+
+// goodStateFile returns the bytes of a closed state file holding n seeded
+// URLs over 50 hosts (n = 3000 gives its queue bucket a branch page), and
+// the configuration it was written with.
+func goodStateFile(t testing.TB, capacity uint64, n int) ([]byte, Options) {
+	t.Helper()
+	cfg := testConfig()
+	cfg.Frontier.Filter.Capacity = capacity
+	opts := Options{Config: cfg, Path: filepath.Join(t.TempDir(), "good.db")}
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 0 {
+		lb := &msg.LinkBatch{}
+		for i := range n {
+			lb.Links = append(lb.Links, msg.Link{URL: fmt.Sprintf("http://h%d.test/page/%d", i%50, i), Kind: 1})
+		}
+		if _, err := s.Apply([]Prepared{s.Prepare(lb)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(opts.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, opts
+}
+
+// pagesOf returns the page size and high water mark of a good file and
+// the ids of its reachable pages with flags.
+func pagesOf(t *testing.T, b []byte, flags uint16) (pageSize, hwm uint64, ids []uint64) {
+	t.Helper()
+	c := fileChecker{r: bytes.NewReader(b), size: int64(len(b))}
+	c.seen = func(id uint64, f uint16) {
+		if f == flags {
+			ids = append(ids, id)
+		}
+	}
+	info, err := c.check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) == 0 {
+		t.Fatalf("no page with flags %#x", flags)
+	}
+	return info.PageSize, info.Pages, ids
+}
+
+// TestOpenCorruptFiles: every kind of damage gives an error wrapping
+// ErrCorrupt that names the file, leaves the file as it was, and never
+// panics or faults. Before, bbolt crashed the process on most of them
+// (SIGBUS for the truncated file, panics for garbled pages).
+func TestOpenCorruptFiles(t *testing.T) {
+	good, opts := goodStateFile(t, 100_000, 3000)
+	pageSize, hwm, branches := pagesOf(t, good, boltBranch)
+	_, _, leaves := pagesOf(t, good, boltLeaf)
+	branch := branches[0]
+	rng := rand.New(rand.NewPCG(1, 2))
+	edit := func(f func(b []byte) []byte) func() []byte {
+		return func() []byte { return f(bytes.Clone(good)) }
+	}
+	elem := func(b []byte, page uint64, i int) []byte {
+		off := page*pageSize + boltHeaderSize + uint64(i)*boltElemSize
+		return b[off : off+boltElemSize]
+	}
+	tests := []struct {
+		name string
+		file func() []byte
+	}{
+		{"truncated below its data", func() []byte { return good[:hwm*pageSize/2] }},
+		{"truncated by a page", func() []byte { return good[:(hwm-1)*pageSize] }},
+		{"truncated to one page", func() []byte { return good[:pageSize] }},
+		{"shorter than a page", func() []byte { return good[:100] }},
+		{"meta pages zeroed", edit(func(b []byte) []byte { clear(b[:2*pageSize]); return b })},
+		{"branch child beyond the file", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint64(elem(b, branch, 0)[8:], 1<<40)
+			return b
+		})},
+		{"branch child is a meta page", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint64(elem(b, branch, 0)[8:], 1)
+			return b
+		})},
+		{"branch key outside its page", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint32(elem(b, branch, 0)[0:], 1<<30)
+			return b
+		})},
+		{"branch keys out of order", edit(func(b []byte) []byte {
+			e := elem(b, branch, 1)
+			key := b[branch*pageSize+boltHeaderSize+boltElemSize+uint64(binary.NativeEndian.Uint32(e[0:])):]
+			key[0] = 0 // now smaller than element 0's key
+			return b
+		})},
+		{"branch page garbage", edit(func(b []byte) []byte {
+			for i := branch*pageSize + boltHeaderSize; i < (branch+1)*pageSize; i++ {
+				b[i] = byte(rng.Uint32())
+			}
+			return b
+		})},
+		{"leaf page header names another page", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint64(b[leaves[len(leaves)-1]*pageSize:], 7)
+			return b
+		})},
+		{"leaf value outside its page", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint32(elem(b, leaves[0], 0)[12:], 1<<31)
+			return b
+		})},
+		{"random garbage", func() []byte {
+			b := make([]byte, 64<<10)
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+			return b
+		}},
+		{"a text file", func() []byte { return bytes.Repeat([]byte("not a state file\n"), 1000) }},
+		{"a bbolt file of another program", func() []byte {
+			path := filepath.Join(t.TempDir(), "other.db")
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(tx *bolt.Tx) error {
+				b, err := tx.CreateBucket([]byte("widgets"))
+				if err != nil {
+					return err
+				}
+				return b.Put([]byte("k"), []byte("v"))
+			})
+			if cerr := db.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := tt.file()
+			path := filepath.Join(t.TempDir(), "state.db")
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			o := opts
+			o.Path = path
+			s, err := Open(o)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Open: %v; want ErrCorrupt naming %s", err, path)
+			}
+			t.Logf("%v", err)
+			if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+				t.Error("Open changed the corrupt file")
+			}
+		})
+	}
+}
+
+// TestOpenCheckedFileIsUnchanged: checkFile accepts good files of every
+// size, and the good file still opens with everything in it.
+func TestOpenCheckedFileIsUnchanged(t *testing.T) {
+	for _, n := range []int{0, 10, 3000} {
+		good, opts := goodStateFile(t, 100_000, n)
+		info, err := checkFile(opts.Path)
+		if err != nil {
+			t.Fatalf("%d URLs: %v", n, err)
+		}
+		if info.Reached < 3 || info.Reached > info.Pages {
+			t.Errorf("%d URLs: %+v", n, info)
+		}
+		s, err := Open(opts)
+		if err != nil {
+			t.Fatalf("%d URLs (%d bytes): %v", n, len(good), err)
+		}
+		if st := s.Status(); st.Queued != int64(n) {
+			t.Errorf("%d URLs: %d queued after reopening", n, st.Queued)
+		}
+		if err := s.Verify(); err != nil {
+			t.Error(err)
+		}
+		s.Close()
+	}
+}
+
+// FuzzOpenStateFile opens mutated state files through Open: any outcome
+// but ErrCorrupt, a mismatch or a working State is a failure, and so is
+// a panic or a fault (which would kill the fuzzer).
+func FuzzOpenStateFile(f *testing.F) {
+	for _, n := range []int{0, 40} {
+		good, _ := goodStateFile(f, 1000, n)
+		f.Add(good)
+	}
+	cfg := testConfig()
+	cfg.Frontier.Filter.Capacity = 1000
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "state.db")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(Options{Config: cfg, Path: path})
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrMismatch) && !errors.Is(err, dedup.ErrMismatch) {
+				t.Fatalf("Open: %v; want ErrCorrupt or a mismatch", err)
+			}
+			return
+		}
+		if err := s.Verify(); err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Errorf("Verify: %v", err)
+		}
+		s.Close()
+	})
+}
+
+// TestCheck: Check passes a good file, reports bbolt's and Verify's
+// findings, and refuses a corrupt one, never writing to any of them.
+func TestCheck(t *testing.T) {
+	good, opts := goodStateFile(t, 100_000, 3000)
+	pageSize, _, branches := pagesOf(t, good, boltBranch)
+	write := func(b []byte) string {
+		path := filepath.Join(t.TempDir(), "state.db")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	rep, err := Check(opts.Path, opts.Config)
+	if err != nil || !rep.OK() || rep.Status == nil || rep.Status.Queued != 3000 || !validCrawlID(rep.CrawlID) {
+		t.Fatalf("good file: %+v, %v", rep, err)
+	}
+
+	// A queued URL removed behind the frontier's back: Verify's finding.
+	path := write(good)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketQueue).Cursor()
+		k, _ := c.First()
+		return c.Bucket().Delete(k)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Check(path, opts.Config)
+	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "verify") {
+		t.Fatalf("file missing a queued URL: %+v, %v; want a verify problem", rep.Problems, err)
+	}
+
+	// Keys out of order: bbolt's finding.
+	b := bytes.Clone(good)
+	off := branches[0]*pageSize + boltHeaderSize + boltElemSize
+	b[off+uint64(ne.Uint32(b[off:]))] = 0
+	path = write(b)
+	rep, err = Check(path, opts.Config)
+	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0], "bbolt") {
+		t.Fatalf("keys out of order: %+v, %v; want a bbolt problem", rep.Problems, err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+		t.Error("Check changed the file")
+	}
+
+	// Truncated: no report beyond the error.
+	path = write(good[:len(good)/64])
+	if _, err := Check(path, opts.Config); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("truncated file: %v, want ErrCorrupt", err)
+	}
+}

@@ -1,0 +1,346 @@
+package frontier
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+// Checking a state file before bbolt maps it.
+//
+// bbolt trusts its file: it maps it and follows page ids, element offsets
+// and lengths as pointers into the map. A file truncated below its data
+// faults (SIGBUS, a fatal error no recover can catch), a garbled page
+// panics, sometimes on a goroutine of bbolt's own (the walk that rebuilds
+// the freelist on open, as frontier files do not sync one). checkFile
+// reads the file with plain reads, never a map, and checks what bbolt
+// would follow: the meta pages (magic, version, checksum, page size, high
+// water mark against the file size), then every page reachable from the
+// root: its id within the high water mark and referenced once, its header
+// naming it, a branch or leaf page, every element's key and value inside
+// the page, bucket values (inline ones included) well formed. What it
+// does not check (key order, free pages) bbolt reports as an error or a
+// panic on the opening goroutine, which guard turns into ErrCorrupt.
+//
+// The bbolt layout it reads (bbolt 1.x, format version 2, native byte
+// order): a page is a 16-byte header (id u64, flags u16, count u16,
+// overflow u32) then its data, over 1 + overflow pages. Pages 0 and 1
+// are meta pages: after the header, magic u32 (0xED0CDAED), version u32
+// (2), page size u32, flags u32, root bucket (root page u64, sequence
+// u64), freelist page u64 (all ones: none), high water page id u64, txid
+// u64, FNV-64a checksum of the 56 bytes before it. A branch element is
+// (pos u32, key size u32, child page u64), a leaf element (flags u32, pos
+// u32, key size u32, value size u32); pos counts from the element itself.
+// A leaf element with flag 1 is a bucket: its value is (root page u64,
+// sequence u64), followed, when the root is 0, by the bucket's own leaf
+// page inline.
+
+const (
+	boltMagic        = 0xED0CDAED
+	boltVersion      = 2
+	boltHeaderSize   = 16
+	boltElemSize     = 16
+	boltMetaSize     = 64
+	boltBranch       = 0x01
+	boltLeaf         = 0x02
+	boltFreelist     = 0x10
+	boltBucketLeaf   = 0x01
+	boltNoFreelist   = ^uint64(0)
+	boltMaxDepth     = 256
+	boltMinPageSize  = 512
+	boltMaxPageSize  = 1 << 20
+	boltFallbackPage = 4096 // bbolt's fallback for a bad first meta page: os.Getpagesize()
+)
+
+var ne = binary.NativeEndian
+
+// boltMeta is one decoded meta page.
+type boltMeta struct {
+	pageSize uint64
+	root     uint64
+	freelist uint64
+	hwm      uint64 // high water mark: pages [0, hwm) are in use
+	txid     uint64
+}
+
+// FileInfo describes a state file as checkFile found it.
+type FileInfo struct {
+	Size     int64
+	PageSize uint64
+	Pages    uint64 // the high water mark
+	TxID     uint64
+	Reached  uint64 // pages reachable from the root (meta and freelist pages included)
+}
+
+// checkFile checks the bbolt structure of the file at path (see above).
+// A missing or empty file is fine (Open creates it). Problems are errors
+// wrapping ErrCorrupt that name the file.
+func checkFile(path string) (FileInfo, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return FileInfo{}, nil
+	}
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("frontier: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("frontier: %w", err)
+	}
+	if st.Size() == 0 {
+		return FileInfo{}, nil
+	}
+	c := fileChecker{r: f, size: st.Size()}
+	info, err := c.check()
+	if err != nil {
+		return info, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+	}
+	return info, nil
+}
+
+type fileChecker struct {
+	r       io.ReaderAt
+	size    int64
+	m       boltMeta
+	visited []uint64 // bitmap of page ids reached
+	reached uint64
+	seen    func(id uint64, flags uint16) // tests: called for each branch and leaf page reached
+}
+
+func (c *fileChecker) check() (FileInfo, error) {
+	info := FileInfo{Size: c.size}
+	m, err := c.meta()
+	if err != nil {
+		return info, err
+	}
+	c.m = m
+	info.PageSize, info.Pages, info.TxID = m.pageSize, m.hwm, m.txid
+	if need := m.hwm * m.pageSize; m.hwm > uint64(c.size) || need > uint64(c.size) {
+		return info, fmt.Errorf("file is %d bytes, but its meta page says %d pages of %d bytes (%d bytes): truncated below its data", c.size, m.hwm, m.pageSize, m.hwm*m.pageSize)
+	}
+	if m.hwm < 3 {
+		return info, fmt.Errorf("meta page high water mark %d", m.hwm)
+	}
+	c.visited = make([]uint64, (m.hwm+63)/64)
+	c.mark(0, 0)
+	c.mark(1, 0)
+	if m.freelist != boltNoFreelist {
+		if err := c.freelist(m.freelist); err != nil {
+			return info, err
+		}
+	}
+	if err := c.page(m.root, 0); err != nil {
+		return info, err
+	}
+	info.Reached = c.reached
+	return info, nil
+}
+
+// meta finds the meta page bbolt would use: the valid one with the higher
+// txid, the page size from page 0 if it is valid, else from page 1 at
+// bbolt's fallback offset.
+func (c *fileChecker) meta() (boltMeta, error) {
+	m0, err0 := c.readMeta(0)
+	pageSize := uint64(boltFallbackPage)
+	if err0 == nil {
+		pageSize = m0.pageSize
+	} else if m, err := c.readMeta(boltFallbackPage); err == nil {
+		pageSize = m.pageSize
+	}
+	m1, err1 := c.readMeta(int64(pageSize))
+	switch {
+	case err0 != nil && err1 != nil:
+		return boltMeta{}, fmt.Errorf("no valid meta page, not a bbolt file or both meta pages destroyed (page 0: %v; page 1: %v)", err0, err1)
+	case err0 == nil && err1 == nil && m1.pageSize != m0.pageSize:
+		return boltMeta{}, fmt.Errorf("meta pages disagree on the page size: %d and %d", m0.pageSize, m1.pageSize)
+	case err1 != nil || (err0 == nil && m0.txid >= m1.txid):
+		return m0, nil
+	default:
+		return m1, nil
+	}
+}
+
+func (c *fileChecker) readMeta(off int64) (boltMeta, error) {
+	var b [boltHeaderSize + boltMetaSize]byte
+	if off+int64(len(b)) > c.size {
+		return boltMeta{}, fmt.Errorf("file is %d bytes, too short for a meta page at %d", c.size, off)
+	}
+	if _, err := c.r.ReadAt(b[:], off); err != nil {
+		return boltMeta{}, err
+	}
+	p := b[boltHeaderSize:]
+	switch {
+	case ne.Uint32(p[0:]) != boltMagic:
+		return boltMeta{}, fmt.Errorf("bad magic %08x", ne.Uint32(p[0:]))
+	case ne.Uint32(p[4:]) != boltVersion:
+		return boltMeta{}, fmt.Errorf("bbolt format version %d, want %d", ne.Uint32(p[4:]), boltVersion)
+	}
+	h := fnv.New64a()
+	h.Write(p[:56])
+	if sum := ne.Uint64(p[56:]); sum != h.Sum64() {
+		return boltMeta{}, fmt.Errorf("meta checksum %016x, want %016x", sum, h.Sum64())
+	}
+	m := boltMeta{
+		pageSize: uint64(ne.Uint32(p[8:])), root: ne.Uint64(p[16:]),
+		freelist: ne.Uint64(p[32:]), hwm: ne.Uint64(p[40:]), txid: ne.Uint64(p[48:]),
+	}
+	if m.pageSize < boltMinPageSize || m.pageSize > boltMaxPageSize || m.pageSize&(m.pageSize-1) != 0 {
+		return boltMeta{}, fmt.Errorf("page size %d", m.pageSize)
+	}
+	return m, nil
+}
+
+// mark records pages id..id+overflow as reached; it reports whether they
+// are in range and were not reached before.
+func (c *fileChecker) mark(id, overflow uint64) bool {
+	if id >= c.m.hwm || overflow >= c.m.hwm-id {
+		return false
+	}
+	for p := id; p <= id+overflow; p++ {
+		if c.visited[p/64]&(1<<(p%64)) != 0 {
+			return false
+		}
+	}
+	for p := id; p <= id+overflow; p++ {
+		c.visited[p/64] |= 1 << (p % 64)
+	}
+	c.reached += overflow + 1
+	return true
+}
+
+// read returns page id with its overflow pages, after checking its header.
+func (c *fileChecker) read(id uint64, wantFlags uint16) ([]byte, error) {
+	if id < 2 || id >= c.m.hwm {
+		return nil, fmt.Errorf("page %d referenced, outside 2..%d", id, c.m.hwm-1)
+	}
+	var h [boltHeaderSize]byte
+	if _, err := c.r.ReadAt(h[:], int64(id*c.m.pageSize)); err != nil {
+		return nil, fmt.Errorf("page %d: %w", id, err)
+	}
+	if got := ne.Uint64(h[0:]); got != id {
+		return nil, fmt.Errorf("page %d: its header says page %d", id, got)
+	}
+	flags := ne.Uint16(h[8:])
+	ok := flags == wantFlags
+	if wantFlags == boltBranch|boltLeaf { // either, not both
+		ok = flags == boltBranch || flags == boltLeaf
+	}
+	if !ok {
+		return nil, fmt.Errorf("page %d: flags %#x, want %#x", id, flags, wantFlags)
+	}
+	overflow := uint64(ne.Uint32(h[12:]))
+	if !c.mark(id, overflow) {
+		return nil, fmt.Errorf("page %d (+%d overflow): past the high water mark %d or referenced twice", id, overflow, c.m.hwm)
+	}
+	b := make([]byte, (overflow+1)*c.m.pageSize)
+	if _, err := c.r.ReadAt(b, int64(id*c.m.pageSize)); err != nil {
+		return nil, fmt.Errorf("page %d: %w", id, err)
+	}
+	return b, nil
+}
+
+func (c *fileChecker) freelist(id uint64) error {
+	b, err := c.read(id, boltFreelist)
+	if err != nil {
+		return fmt.Errorf("freelist: %w", err)
+	}
+	n, at := uint64(ne.Uint16(b[10:])), uint64(boltHeaderSize)
+	if n == 0xFFFF {
+		n, at = ne.Uint64(b[boltHeaderSize:]), boltHeaderSize+8
+	}
+	if n > (uint64(len(b))-at)/8 {
+		return fmt.Errorf("freelist page %d: %d ids do not fit", id, n)
+	}
+	return nil
+}
+
+// page checks the branch or leaf page id and everything under it.
+func (c *fileChecker) page(id uint64, depth int) error {
+	if depth > boltMaxDepth {
+		return fmt.Errorf("page %d: tree deeper than %d", id, boltMaxDepth)
+	}
+	b, err := c.read(id, boltBranch|boltLeaf)
+	if err != nil {
+		return err
+	}
+	if c.seen != nil {
+		c.seen(id, ne.Uint16(b[8:]))
+	}
+	return c.elements(id, b, depth)
+}
+
+// elements checks the elements of page b (id 0: inline in a bucket value)
+// and recurses into its children and buckets.
+func (c *fileChecker) elements(id uint64, b []byte, depth int) error {
+	flags, n := ne.Uint16(b[8:]), uint64(ne.Uint16(b[10:]))
+	if uint64(len(b)) < boltHeaderSize+n*boltElemSize {
+		return fmt.Errorf("page %d: %d elements do not fit in %d bytes", id, n, len(b))
+	}
+	if flags == boltBranch && n == 0 {
+		return fmt.Errorf("page %d: empty branch page", id)
+	}
+	for i := uint64(0); i < n; i++ {
+		off := boltHeaderSize + i*boltElemSize
+		e := b[off : off+boltElemSize]
+		if flags == boltBranch {
+			pos, ksize := uint64(ne.Uint32(e[0:])), uint64(ne.Uint32(e[4:]))
+			if off+pos+ksize > uint64(len(b)) {
+				return fmt.Errorf("page %d: branch element %d (pos %d, key %d bytes) outside the page", id, i, pos, ksize)
+			}
+			if err := c.page(ne.Uint64(e[8:]), depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		eflags, pos := ne.Uint32(e[0:]), uint64(ne.Uint32(e[4:]))
+		ksize, vsize := uint64(ne.Uint32(e[8:])), uint64(ne.Uint32(e[12:]))
+		end := off + pos + ksize + vsize
+		if end > uint64(len(b)) {
+			return fmt.Errorf("page %d: leaf element %d (pos %d, key %d, value %d bytes) outside the page", id, i, pos, ksize, vsize)
+		}
+		if eflags&boltBucketLeaf == 0 {
+			continue
+		}
+		v := b[end-vsize : end]
+		if err := c.bucket(id, i, v, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bucket checks a bucket value found in element i of page id.
+func (c *fileChecker) bucket(id, i uint64, v []byte, depth int) error {
+	if len(v) < 16 {
+		return fmt.Errorf("page %d: bucket element %d has a %d-byte value", id, i, len(v))
+	}
+	if root := ne.Uint64(v[0:]); root != 0 {
+		return c.page(root, depth+1)
+	}
+	inline := v[16:]
+	if len(inline) < boltHeaderSize || ne.Uint16(inline[8:]) != boltLeaf {
+		return fmt.Errorf("page %d: inline bucket of element %d is not a leaf page", id, i)
+	}
+	return c.elements(0, inline, depth+1)
+}
+
+// guard runs fn with memory faults turned into panics, and turns a panic
+// (a fault, or one of bbolt's on a garbled file) into an error wrapping
+// ErrCorrupt. Only panics on the calling goroutine are caught: checkFile
+// must have run first so that bbolt's own goroutines (its open-time page
+// walk) find nothing to fault on.
+func guard(fn func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
