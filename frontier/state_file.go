@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,9 +23,12 @@ import (
 // water mark against the file size), then every page reachable from the
 // root: its id within the high water mark and referenced once, its header
 // naming it, a branch or leaf page, every element's key and value inside
-// the page, bucket values (inline ones included) well formed. What it
-// does not check (key order, free pages) bbolt reports as an error or a
-// panic on the opening goroutine, which guard turns into ErrCorrupt.
+// the page, keys ascending within the bounds their parents set, bucket
+// values (inline ones included) well formed. That is everything bbolt's
+// open-time walk verifies: when that walk finds a problem it panics on
+// the opening goroutine while its own walking goroutine goes on reading
+// the map, which faults once the map is gone. guard still turns any
+// panic or fault on the opening goroutine into ErrCorrupt.
 //
 // The bbolt layout it reads (bbolt 1.x, format version 2, native byte
 // order): a page is a 16-byte header (id u64, flags u16, count u16,
@@ -134,7 +138,7 @@ func (c *fileChecker) check() (FileInfo, error) {
 			return info, err
 		}
 	}
-	if err := c.page(m.root, 0); err != nil {
+	if _, err := c.page(m.root, 0, nil, nil); err != nil {
 		return info, err
 	}
 	info.Reached = c.reached
@@ -259,59 +263,89 @@ func (c *fileChecker) freelist(id uint64) error {
 	return nil
 }
 
-// page checks the branch or leaf page id and everything under it.
-func (c *fileChecker) page(id uint64, depth int) error {
+// page checks the branch or leaf page id and everything under it. Its
+// keys must lie in [lo, hi) (nil: unbounded) and ascend, as bbolt's own
+// check demands: its open-time walk panics otherwise, and leaves a
+// goroutine reading the map behind. It returns the page's largest key.
+func (c *fileChecker) page(id uint64, depth int, lo, hi []byte) ([]byte, error) {
 	if depth > boltMaxDepth {
-		return fmt.Errorf("page %d: tree deeper than %d", id, boltMaxDepth)
+		return nil, fmt.Errorf("page %d: tree deeper than %d", id, boltMaxDepth)
 	}
 	b, err := c.read(id, boltBranch|boltLeaf)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if c.seen != nil {
 		c.seen(id, ne.Uint16(b[8:]))
 	}
-	return c.elements(id, b, depth)
+	return c.elements(id, b, depth, lo, hi)
 }
 
-// elements checks the elements of page b (id 0: inline in a bucket value)
-// and recurses into its children and buckets.
-func (c *fileChecker) elements(id uint64, b []byte, depth int) error {
+// elements checks the elements of page b (id 0: inline in a bucket value,
+// whose key order bbolt does not check) and recurses into its children and
+// buckets. It returns the largest key under the page.
+func (c *fileChecker) elements(id uint64, b []byte, depth int, lo, hi []byte) ([]byte, error) {
 	flags, n := ne.Uint16(b[8:]), uint64(ne.Uint16(b[10:]))
 	if uint64(len(b)) < boltHeaderSize+n*boltElemSize {
-		return fmt.Errorf("page %d: %d elements do not fit in %d bytes", id, n, len(b))
+		return nil, fmt.Errorf("page %d: %d elements do not fit in %d bytes", id, n, len(b))
 	}
 	if flags == boltBranch && n == 0 {
-		return fmt.Errorf("page %d: empty branch page", id)
+		return nil, fmt.Errorf("page %d: empty branch page", id)
 	}
+	// Bounds first: every key must be inside the page before any is read.
+	keys := make([][]byte, n)
+	vals := make([][]byte, n)
 	for i := uint64(0); i < n; i++ {
 		off := boltHeaderSize + i*boltElemSize
 		e := b[off : off+boltElemSize]
+		var pos, ksize, vsize uint64
 		if flags == boltBranch {
-			pos, ksize := uint64(ne.Uint32(e[0:])), uint64(ne.Uint32(e[4:]))
-			if off+pos+ksize > uint64(len(b)) {
-				return fmt.Errorf("page %d: branch element %d (pos %d, key %d bytes) outside the page", id, i, pos, ksize)
+			pos, ksize = uint64(ne.Uint32(e[0:])), uint64(ne.Uint32(e[4:]))
+		} else {
+			pos, ksize, vsize = uint64(ne.Uint32(e[4:])), uint64(ne.Uint32(e[8:])), uint64(ne.Uint32(e[12:]))
+		}
+		if off+pos+ksize+vsize > uint64(len(b)) {
+			return nil, fmt.Errorf("page %d: element %d (pos %d, key %d, value %d bytes) outside the page", id, i, pos, ksize, vsize)
+		}
+		k := off + pos
+		keys[i], vals[i] = b[k:k+ksize], b[k+ksize:k+ksize+vsize]
+	}
+	prev := lo
+	for i := uint64(0); i < n; i++ {
+		key := keys[i]
+		if id != 0 {
+			cmp := 0
+			if prev != nil {
+				cmp = bytes.Compare(prev, key)
 			}
-			if err := c.page(ne.Uint64(e[8:]), depth+1); err != nil {
-				return err
+			if cmp > 0 || (i > 0 && cmp == 0) || (hi != nil && bytes.Compare(key, hi) >= 0) {
+				return nil, fmt.Errorf("page %d: key %d (%x) out of order", id, i, key)
 			}
+		}
+		if flags == boltBranch {
+			next := hi
+			if i+1 < n {
+				next = keys[i+1]
+			}
+			e := b[boltHeaderSize+i*boltElemSize:]
+			max, err := c.page(ne.Uint64(e[8:]), depth+1, key, next)
+			if err != nil {
+				return nil, err
+			}
+			prev = max
 			continue
 		}
-		eflags, pos := ne.Uint32(e[0:]), uint64(ne.Uint32(e[4:]))
-		ksize, vsize := uint64(ne.Uint32(e[8:])), uint64(ne.Uint32(e[12:]))
-		end := off + pos + ksize + vsize
-		if end > uint64(len(b)) {
-			return fmt.Errorf("page %d: leaf element %d (pos %d, key %d, value %d bytes) outside the page", id, i, pos, ksize, vsize)
-		}
-		if eflags&boltBucketLeaf == 0 {
-			continue
-		}
-		v := b[end-vsize : end]
-		if err := c.bucket(id, i, v, depth); err != nil {
-			return err
+		prev = key
+		if ne.Uint32(b[boltHeaderSize+i*boltElemSize:])&boltBucketLeaf != 0 {
+			if err := c.bucket(id, i, vals[i], depth); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return nil
+	if n == 0 {
+		return lo, nil
+	}
+	return prev, nil
 }
 
 // bucket checks a bucket value found in element i of page id.
@@ -320,13 +354,15 @@ func (c *fileChecker) bucket(id, i uint64, v []byte, depth int) error {
 		return fmt.Errorf("page %d: bucket element %d has a %d-byte value", id, i, len(v))
 	}
 	if root := ne.Uint64(v[0:]); root != 0 {
-		return c.page(root, depth+1)
+		_, err := c.page(root, depth+1, nil, nil)
+		return err
 	}
 	inline := v[16:]
 	if len(inline) < boltHeaderSize || ne.Uint16(inline[8:]) != boltLeaf {
 		return fmt.Errorf("page %d: inline bucket of element %d is not a leaf page", id, i)
 	}
-	return c.elements(0, inline, depth+1)
+	_, err := c.elements(0, inline, depth+1, nil, nil)
+	return err
 }
 
 // guard runs fn with memory faults turned into panics, and turns a panic
