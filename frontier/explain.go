@@ -188,6 +188,7 @@ func (s *State) topHostsLocked(n int) []msg.HostStatus {
 		out[i] = msg.HostStatus{
 			Host: h.name, Queued: int64(h.rec.Queued), Inflight: h.inflight, Done: int64(h.rec.Done),
 			NextFetch: h.rec.NextFetch, Robots: robotsStatusName(h.rec.RobotsStatus),
+			Backoff: h.rec.BackoffLevel,
 		}
 	}
 	return out
