@@ -142,4 +142,11 @@ func TestRedirectChainCappedThroughLeases(t *testing.T) {
 	if ls := h.lease(10); len(ls) != 1 || ls[0].Hops != 0 {
 		t.Fatalf("a navigation link's lease: %+v, want one with 0 hops", ls)
 	}
+	// explain shows a queued URL's hops.
+	h.apply([]*msg.LinkBatch{{Source: "http://example.com/page", Depth: 21, Links: []msg.Link{
+		{URL: "http://example.com/moved", Kind: uint8(parser.KindRedirect), Hops: 3},
+	}}})
+	if e, err := h.s.Explain("http://example.com/moved"); err != nil || e.State != "queued" || e.Hops != 3 {
+		t.Errorf("explain: state %q hops %d (%v), want queued with 3 hops", e.State, e.Hops, err)
+	}
 }

@@ -89,7 +89,7 @@ func TestHandler(t *testing.T) {
 		}
 	}
 	html := get("/")
-	for _, want := range []string{"Busiest hosts", "h1.test", "2 shard(s) answering", "1.000%"} {
+	for _, want := range []string{"Busiest hosts", "h1.test", "2 shard(s) answering", "1.000%", "finished: rate_limited", "hosts given up (429/503)"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("status page lacks %q", want)
 		}
