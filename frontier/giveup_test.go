@@ -83,10 +83,24 @@ func TestHostAnswering429IsGivenUp(t *testing.T) {
 			o := outcome(l, 429)
 			o.RetryAfter = time.Second
 			h.apply(nil, o)
+			if requests == 5 {
+				// Paused, visibly: backing off, with its streak.
+				st := h.s.Status()
+				if st.HostsBackingOff != 1 || len(st.TopHosts) != 1 || st.TopHosts[0].Backoff != 5 {
+					t.Errorf("after 5 429s: hosts backing off %d, top hosts %+v; want 1 with backoff 5", st.HostsBackingOff, st.TopHosts)
+				}
+			}
 		}
 		h.clock.Advance(time.Hour)
 	}
 	st := h.s.Status()
+	// 2 URLs used up their 4 attempts, then the 10th 429 gave up the host:
+	// the URL that answered it and the 17 queued.
+	want := map[string]uint64{"rate_limited": 2, "host_gave_up": 18}
+	if st.Finished["rate_limited"] != want["rate_limited"] || st.Finished["host_gave_up"] != want["host_gave_up"] ||
+		st.HostsGivenUp != 1 || st.HostsBackingOff != 0 {
+		t.Errorf("finished %v, hosts given up %d, backing off %d; want %v, 1, 0", st.Finished, st.HostsGivenUp, st.HostsBackingOff, want)
+	}
 	if st.Queued != 0 || st.Leased != 0 || st.Done != 20 {
 		t.Fatalf("after %d requests: queued %d leased %d done %d, want 0 0 20", requests, st.Queued, st.Leased, st.Done)
 	}
