@@ -470,7 +470,9 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 			links = robotsSitemaps(r)
 		}
 	case r.Status >= 300 && r.Status <= 399 && r.Redirect != "":
-		links = []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect)}}
+		// The hop count travels with the link, is stored with the queued
+		// URL and comes back in its lease: the frontier caps the chain.
+		links = []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1}}
 	case r.Status >= 200 && r.Status <= 299 && r.HTML:
 		links = w.extract(r, l)
 	case r.Status >= 200 && r.Status <= 299 && r.XML && w.opts.Config.Sitemaps:

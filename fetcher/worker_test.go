@@ -342,7 +342,7 @@ func TestWorker(t *testing.T) {
 	add(root, msg.Link{URL: site.URL + "/i.png", Kind: 2})
 	add(root, msg.Link{URL: "http://third.test/y", Kind: 1})
 	add(site.URL+"/nofollow", msg.Link{URL: site.URL + "/a", Kind: 1, NoFollow: true})
-	add(site.URL+"/moved", msg.Link{URL: "http://other.test/new", Kind: 3})
+	add(site.URL+"/moved", msg.Link{URL: "http://other.test/new", Kind: 3, Hops: 1}) // the lease's 0 hops + 1
 	add(site.URL+"/reset", msg.Link{URL: site.URL + "/partial", Kind: 1})
 	if !reflect.DeepEqual(batches, expect) {
 		t.Errorf("link batches by shard:\n got %v\nwant %v", batches, expect)

@@ -38,7 +38,8 @@
 //
 // Prepare drops links by the stateless rules: invalid URL, length, wrong
 // shard, blocked and allowed domains, include/exclude expressions, depth,
-// repeated path segments, nofollow, embeds, links per page. Apply then
+// repeated path segments, nofollow, embeds, links per page, redirect
+// chains (a redirect link's Hops past max_redirects). Apply then
 // applies the stateful rules in order (seed hosts only, max pages per
 // host, a known robots.txt), tests-and-adds the survivors in the filter,
 // audits the sampled ones and enqueues the new ones. Seeds are the links of
@@ -95,6 +96,12 @@
 //     opens a State that refuses writes.
 //   - Leases found on Open keep their deadlines; expired ones go back to
 //     their queues at the first ExpireLeases.
+//   - Every outcome counts toward an end: 429 and 503 are attempts like
+//     transient failures (after 1 + politeness.max_retries the URL is done
+//     as rate_limited or unavailable), and a host answering
+//     politeness.host_give_up of them in a row has its queued URLs done as
+//     host_gave_up. Expired leases alone do not count (a killed crawler
+//     should not use up a URL's attempts).
 //   - Outcomes for unknown, finished or expired leases, or naming another
 //     URL than their lease, are ignored and counted ("stale"); one that
 //     comes past its deadline but before its lease expired counts.

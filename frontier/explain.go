@@ -34,6 +34,7 @@ type Explanation struct {
 	LeaseID    uint64           `json:"lease_id,omitempty"`
 	Deadline   time.Time        `json:"lease_deadline,omitzero"`
 	Attempts   uint32           `json:"attempts,omitempty"`
+	Hops       uint32           `json:"redirect_hops,omitempty"` // redirects in a row that led to it
 	HostState  *HostExplanation `json:"host_state,omitempty"`
 }
 
@@ -84,7 +85,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	e.AuditSampled = s.scope.sampled(auditHash(key))
 	for _, l := range s.leases {
 		if !l.Robots && l.URL == key {
-			e.State, e.LeaseID, e.Deadline, e.Attempts = "leased", l.ID, l.Deadline, l.Attempts
+			e.State, e.LeaseID, e.Deadline, e.Attempts, e.Hops = "leased", l.ID, l.Deadline, l.Attempts, l.Hops
 		}
 	}
 	now := s.now()
@@ -140,7 +141,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 				return err
 			}
 			if r.URL == key {
-				e.State, e.Attempts = "queued", r.Attempts
+				e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
 				return nil
 			}
 		}
@@ -151,7 +152,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 				return err
 			}
 			if r.URL == key {
-				e.State, e.Attempts = "queued", r.Attempts
+				e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
 				return nil
 			}
 		}
@@ -188,6 +189,7 @@ func (s *State) topHostsLocked(n int) []msg.HostStatus {
 		out[i] = msg.HostStatus{
 			Host: h.name, Queued: int64(h.rec.Queued), Inflight: h.inflight, Done: int64(h.rec.Done),
 			NextFetch: h.rec.NextFetch, Robots: robotsStatusName(h.rec.RobotsStatus),
+			Backoff: h.rec.BackoffLevel,
 		}
 	}
 	return out

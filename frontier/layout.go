@@ -43,7 +43,8 @@ const SchemaVersion = 1
 //	done     dedup.Hash(canonical URL) (u64 BE) -> done record
 //	truth    canonical URL -> empty: the exact audit sample
 //
-// Every record starts with its version byte (1). Integers are uvarints,
+// Every record starts with its version byte (1; 2 for the records below
+// that say so). Integers are uvarints,
 // times varints of Unix nanoseconds (0 = zero time), strings a uvarint
 // length then the bytes. A decoder rejects a wrong version, a truncated
 // field, an overlong varint or trailing bytes with ErrCorrupt; it never
@@ -53,9 +54,13 @@ const SchemaVersion = 1
 // (IEEE-754 bits as uvarint), filter layout, filter bits, k, audit
 // fraction (IEEE-754 bits): all fixed for the life of a crawl.
 //
-// URL record: version, URL, depth, attempts, enqueued at.
+// URL record: version, URL, depth, attempts, enqueued at; version 2 adds
+// hops (the redirects in a row that led to the URL, msg.Link.Hops).
+// Version 2 is written only when hops is not 0, so a file of a crawl
+// that met no redirect chain stays readable by the code before it.
 //
-// Inbox record: version, host, host seq, URL, depth, attempts, enqueued at.
+// Inbox record: version, host, host seq, URL, depth, attempts, enqueued
+// at; version 2 adds hops, as the URL record.
 //
 // Host record: version, next seq, queued, admitted, done, flags (bit 0
 // seed), next fetch, backoff level, error streak, paused until, last
@@ -63,7 +68,7 @@ const SchemaVersion = 1
 // 4xx, 3 unavailable), robots HTTP status, robots fetched at.
 //
 // Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
-// deadline, attempts, enqueued at.
+// deadline, attempts, enqueued at; version 2 adds hops, as the URL record.
 //
 // Done record: version, HTTP status, reason (doneReason), finished at.
 //
@@ -166,10 +171,45 @@ func (d *dec) small(what string, max uint64) uint64 {
 	return v
 }
 
-func (d *dec) version(what string) {
-	if v := d.u(what + " version"); d.err == nil && v != recordVersion {
-		d.err = fmt.Errorf("%w: %s version %d, this code reads %d", ErrCorrupt, what, v, recordVersion)
+func (d *dec) version(what string) { d.versionUpTo(what, recordVersion) }
+
+// versionUpTo reads a record version that may be 1 to max and returns it.
+func (d *dec) versionUpTo(what string, max uint64) uint64 {
+	v := d.u(what + " version")
+	if d.err == nil && (v < recordVersion || v > max) {
+		d.err = fmt.Errorf("%w: %s version %d, this code reads %d to %d", ErrCorrupt, what, v, recordVersion, max)
 	}
+	return v
+}
+
+// hopsVersion is the version of URL, inbox and lease records that carry
+// a redirect hop count: written only when the count is not 0, so a file
+// of a crawl without redirect chains stays readable by the code before it.
+const hopsVersion = 2
+
+// hopsRecordVersion is the version a URL, inbox or lease record with
+// hops is written under.
+func hopsRecordVersion(hops uint32) uint64 {
+	if hops > 0 {
+		return hopsVersion
+	}
+	return recordVersion
+}
+
+// hops appends the hop count of a version-2 record.
+func (e enc) hops(h uint32) enc {
+	if h > 0 {
+		return e.u(uint64(h))
+	}
+	return e
+}
+
+// hops reads the hop count of a version-2 record (0 for version 1).
+func (d *dec) hops(what string, version uint64) uint32 {
+	if version < hopsVersion {
+		return 0
+	}
+	return uint32(d.small(what, math.MaxUint32))
 }
 
 func (d *dec) end(what string) error {
@@ -216,21 +256,23 @@ type urlRecord struct {
 	Depth      uint32
 	Attempts   uint32
 	EnqueuedAt time.Time
+	Hops       uint32 // redirects in a row that led to URL (msg.Link.Hops)
 }
 
 func (r *urlRecord) encode() []byte {
 	e := make(enc, 0, len(r.URL)+24)
-	return e.u(recordVersion).s(r.URL).u(uint64(r.Depth)).u(uint64(r.Attempts)).t(r.EnqueuedAt)
+	return e.u(hopsRecordVersion(r.Hops)).s(r.URL).u(uint64(r.Depth)).u(uint64(r.Attempts)).t(r.EnqueuedAt).hops(r.Hops)
 }
 
 func decodeURL(b []byte) (urlRecord, error) {
 	d := dec{b: b}
-	d.version("url record")
+	v := d.versionUpTo("url record", hopsVersion)
 	var r urlRecord
 	r.URL = d.s("url")
 	r.Depth = uint32(d.small("url depth", math.MaxUint32))
 	r.Attempts = uint32(d.small("url attempts", math.MaxUint32))
 	r.EnqueuedAt = d.t("url enqueued at")
+	r.Hops = d.hops("url hops", v)
 	return r, d.end("url record")
 }
 
@@ -311,6 +353,7 @@ type leaseRecord struct {
 	Deadline   time.Time
 	Attempts   uint32
 	EnqueuedAt time.Time
+	Hops       uint32
 }
 
 func (r *leaseRecord) encode() []byte {
@@ -319,13 +362,13 @@ func (r *leaseRecord) encode() []byte {
 		flags |= 1
 	}
 	e := make(enc, 0, len(r.Host)+len(r.URL)+40)
-	return e.u(recordVersion).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(flags).
-		t(r.Deadline).u(uint64(r.Attempts)).t(r.EnqueuedAt)
+	return e.u(hopsRecordVersion(r.Hops)).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(flags).
+		t(r.Deadline).u(uint64(r.Attempts)).t(r.EnqueuedAt).hops(r.Hops)
 }
 
 func decodeLease(id uint64, b []byte) (leaseRecord, error) {
 	d := dec{b: b}
-	d.version("lease record")
+	v := d.versionUpTo("lease record", hopsVersion)
 	r := leaseRecord{ID: id}
 	r.Host = d.s("lease host")
 	r.Seq = d.u("lease seq")
@@ -335,6 +378,7 @@ func decodeLease(id uint64, b []byte) (leaseRecord, error) {
 	r.Deadline = d.t("lease deadline")
 	r.Attempts = uint32(d.small("lease attempts", math.MaxUint32))
 	r.EnqueuedAt = d.t("lease enqueued at")
+	r.Hops = d.hops("lease hops", v)
 	return r, d.end("lease record")
 }
 
@@ -343,15 +387,25 @@ type doneReason uint8
 
 const (
 	doneFetched doneReason = 1 // a response that ends the URL: 2xx, 3xx, 4xx but 429
-	doneFailed  doneReason = 2 // transient failures past max_retries
+	doneFailed  doneReason = 2 // no response or a 5xx but 503, through 1 + max_retries attempts
 	doneRobots  doneReason = 3 // disallowed by robots.txt when its lease came up
 	// doneRobotsUnavailable: the host's robots.txt stayed unavailable (5xx,
 	// unreachable) through 1 + politeness.max_retries attempts, so its
 	// queued URLs were given up (RFC 9309: complete disallow).
 	doneRobotsUnavailable doneReason = 4
+	// doneRateLimited: 429 through 1 + politeness.max_retries attempts.
+	doneRateLimited doneReason = 5
+	// doneUnavailable: 503 through 1 + politeness.max_retries attempts.
+	doneUnavailable doneReason = 6
+	// doneHostGaveUp: the host answered politeness.host_give_up 429 or
+	// 503 in a row with no success between, so its queued URLs (and the
+	// one whose outcome made the streak) were given up.
+	doneHostGaveUp doneReason = 7
+
+	maxDoneReason = doneHostGaveUp
 )
 
-var doneReasonNames = [...]string{"", "fetched", "failed", "robots", "robots-unavailable"}
+var doneReasonNames = [...]string{"", "fetched", "failed", "robots", "robots-unavailable", "rate_limited", "unavailable", "host_gave_up"}
 
 func (r doneReason) String() string {
 	if int(r) < len(doneReasonNames) && r != 0 {
@@ -375,7 +429,7 @@ func decodeDone(b []byte) (doneRecord, error) {
 	d.version("done record")
 	var r doneRecord
 	r.Status = int(d.small("done status", 999))
-	r.Reason = doneReason(d.small("done reason", uint64(doneRobotsUnavailable)))
+	r.Reason = doneReason(d.small("done reason", uint64(maxDoneReason)))
 	r.Finished = d.t("done finished at")
 	return r, d.end("done record")
 }

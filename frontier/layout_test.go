@@ -28,6 +28,22 @@ func TestRecordRoundTrip(t *testing.T) {
 	if got, err := decodeLease(42, l.encode()); err != nil || got != l {
 		t.Errorf("lease: %+v %v", got, err)
 	}
+	// Hops make a record version 2; without them it stays version 1.
+	for _, hops := range []uint32{0, 1, 20} {
+		u := urlRecord{URL: "http://example.com/inc/3", Depth: 4, EnqueuedAt: at, Hops: hops}
+		b := u.encode()
+		if got, err := decodeURL(b); err != nil || got != u || b[0] != byte(hopsRecordVersion(hops)) {
+			t.Errorf("url with %d hops: %+v %v, version %d", hops, got, err, b[0])
+		}
+		l := leaseRecord{ID: 7, Host: "h", URL: "http://h/", Deadline: at, Hops: hops}
+		if got, err := decodeLease(7, l.encode()); err != nil || got != l {
+			t.Errorf("lease with %d hops: %+v %v", hops, got, err)
+		}
+		ib := inboxRecord{Host: "h", Seq: 2, urlRecord: u}
+		if got, err := decodeInbox(ib.encode()); err != nil || got != ib {
+			t.Errorf("inbox with %d hops: %+v %v", hops, got, err)
+		}
+	}
 	d := doneRecord{Status: 404, Reason: doneFetched, Finished: at}
 	if got, err := decodeDone(d.encode()); err != nil || got != d {
 		t.Errorf("done: %+v %v", got, err)
@@ -58,7 +74,8 @@ func TestRecordDecodeErrors(t *testing.T) {
 		b    []byte
 	}{
 		{"empty", nil},
-		{"version", append([]byte{2}, good[1:]...)},
+		{"version", append([]byte{3}, good[1:]...)},
+		{"v2 without hops", append([]byte{2}, good[1:]...)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing", append(append([]byte{}, good...), 0)},
 		{"long string", []byte{1, 100, 'a'}},
@@ -85,6 +102,10 @@ func FuzzRecords(f *testing.F) {
 	f.Add((&leaseRecord{Host: "h", URL: "http://h/", Robots: true, Deadline: at}).encode())
 	f.Add((&inboxRecord{Host: "h", Seq: 4, urlRecord: urlRecord{URL: "http://h/", EnqueuedAt: at}}).encode())
 	f.Add((&doneRecord{Status: 200, Reason: doneFetched, Finished: at}).encode())
+	f.Add((&doneRecord{Status: 429, Reason: doneHostGaveUp, Finished: at}).encode())
+	f.Add((&urlRecord{URL: "http://h/inc/5", Depth: 5, EnqueuedAt: at, Hops: 5}).encode())
+	f.Add((&leaseRecord{Host: "h", URL: "http://h/inc/5", Deadline: at, Hops: 5}).encode())
+	f.Add((&inboxRecord{Host: "h", Seq: 4, urlRecord: urlRecord{URL: "http://h/inc/5", EnqueuedAt: at, Hops: 5}}).encode())
 	var c counters
 	c[3] = 9
 	f.Add(encodeCounters(&c))

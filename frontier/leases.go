@@ -68,7 +68,7 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 				return err
 			}
 			if l != nil {
-				out = append(out, msg.Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline})
+				out = append(out, msg.Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline, Hops: l.Hops})
 			}
 		}
 		return s.putMetaLocked(tx, touched)
@@ -138,7 +138,7 @@ func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, no
 		}
 		l := &leaseRecord{
 			ID: s.nextLease, Host: h.name, Seq: hd.seq, URL: rec.URL, Depth: rec.Depth,
-			Deadline: deadline, Attempts: rec.Attempts, EnqueuedAt: rec.EnqueuedAt,
+			Deadline: deadline, Attempts: rec.Attempts, EnqueuedAt: rec.EnqueuedAt, Hops: rec.Hops,
 		}
 		s.nextLease++
 		if err := lb.Put(u64key(l.ID), l.encode()); err != nil {
@@ -174,6 +174,9 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 	h.dirty = true
 	s.doneN++
 	s.count[cDone]++
+	if int(reason) < doneReasonSlots {
+		s.count[cDoneByReason+int(reason)]++
+	}
 	return nil
 }
 
@@ -181,7 +184,7 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 // queue: under its seq in `queue`, even when it came from the inbox, since
 // it is older than every inbox record of its host.
 func (s *State) requeueLocked(q *bolt.Bucket, h *host, l *leaseRecord, attempts uint32) error {
-	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt}
+	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt, Hops: l.Hops}
 	if err := q.Put(queueKey(h.name, l.Seq), rec.encode()); err != nil {
 		return fmt.Errorf("frontier: requeue: %w", err)
 	}

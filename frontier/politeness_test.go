@@ -76,7 +76,14 @@ func TestPoliteDelay(t *testing.T) {
 }
 
 func TestBackoff429(t *testing.T) {
-	h := newHarness(t, noRobots)
+	// Retries and the host give-up high enough to watch the back-off grow
+	// (TestRateLimitedURLFinishes and TestHostAnswering429IsGivenUp hold
+	// the defaults).
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Politeness.MaxRetries = 100
+		c.Politeness.HostGiveUp = 64
+	})
 	h.seed("http://example.com/a")
 	// Retry-After wins over the politeness delay, capped at backoff_max.
 	for _, tc := range []struct {

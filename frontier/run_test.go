@@ -56,23 +56,36 @@ func TestRunServesMetrics(t *testing.T) {
 
 	h := publisher(t, cfg, nc)
 	h.links("", 0, "http://a.test/", "http://a.test/b")
-	metrics := ""
-	for deadline := time.Now().Add(svcWait); !strings.Contains(metrics, `trawl_frontier_urls_admitted_total{shard="0"} 2`); {
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics never showed 2 admitted URLs:\n%s", metrics)
-		}
-		time.Sleep(20 * time.Millisecond)
-		metrics = httpGet(t, "http://"+cfg.Frontier.MetricsAddr+"/metrics")
-	}
-	for _, want := range []string{
+	// Polled until every figure shows: the admitted URLs are in Status as
+	// soon as Apply commits, the message counter and the stream backlog
+	// only after the acks.
+	wants := []string{
+		`trawl_frontier_urls_admitted_total{shard="0"} 2`,
 		`trawl_frontier_messages_total{shard="0",type="links"} 1`,
 		`trawl_frontier_commit_duration_seconds_count{shard="0"}`,
 		`trawl_frontier_stream_pending{shard="0"} 0`,
 		"go_goroutines",
-	} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("metrics lack %q", want)
+	}
+	missing := func(metrics string) []string {
+		var out []string
+		for _, want := range wants {
+			if !strings.Contains(metrics, want) {
+				out = append(out, want)
+			}
 		}
+		return out
+	}
+	deadline := time.Now().Add(svcWait)
+	for {
+		metrics := httpGet(t, "http://"+cfg.Frontier.MetricsAddr+"/metrics")
+		m := missing(metrics)
+		if len(m) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %q:\n%s", m, metrics)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if page := httpGet(t, "http://"+cfg.Frontier.MetricsAddr+"/"); !strings.Contains(page, "<html") {
 		t.Errorf("status page is not HTML:\n%.300s", page)

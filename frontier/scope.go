@@ -102,6 +102,7 @@ type PreparedLink struct {
 	Hash    uint64 // dedup.Hash(Key)
 	Audit   uint64 // auditHash(Key)
 	Allowed bool   // the host is under scope.allowed_domains
+	Hops    uint32 // redirects in a row that led here (0 unless a redirect link)
 }
 
 // Prepare canonicalizes every link of lb and applies the stateless scope
@@ -135,6 +136,9 @@ func (sc *scope) prepare(lb *msg.LinkBatch) Prepared {
 		}
 		host := parser.Host(key)
 		pl := PreparedLink{Key: key, Host: host}
+		if parser.Kind(l.Kind) == parser.KindRedirect {
+			pl.Hops = l.Hops // any other link starts a new chain
+		}
 		if r, ok := sc.rejectKey(&pl); ok {
 			p.Rejected[r]++
 			continue
@@ -153,6 +157,8 @@ func (sc *scope) rejectLink(l *msg.Link, i int, depth uint32, seeds bool, maxLen
 		return ReasonLinksPerPage, true
 	case maxLen > 0 && len(l.URL) > maxLen:
 		return ReasonTooLong, true
+	case !seeds && sc.cfg.MaxRedirects > 0 && parser.Kind(l.Kind) == parser.KindRedirect && l.Hops > uint32(sc.cfg.MaxRedirects):
+		return ReasonRedirectChain, true
 	case !seeds && sc.cfg.MaxDepth > 0 && depth > uint32(sc.cfg.MaxDepth):
 		return ReasonMaxDepth, true
 	case !seeds && sc.cfg.RespectNofollow && l.NoFollow:

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -703,7 +704,7 @@ func (s *State) Status() msg.Status {
 	}
 	st.Checkpoint.Journal = s.journaled
 	for r := Reason(0); r < NumReasons; r++ {
-		if v := s.count[cRejectBase+int(r)]; v > 0 {
+		if v := s.count[reasonCounter(r)]; v > 0 {
 			st.Rejected[r.String()] = v
 		}
 	}
@@ -714,6 +715,18 @@ func (s *State) Status() msg.Status {
 	}
 	if v := s.count[cRobotsGiveUp]; v > 0 {
 		st.Rejected["robots_unavailable"] = v
+	}
+	st.Finished = map[string]uint64{}
+	for r := doneReason(1); r <= maxDoneReason; r++ {
+		if v := s.count[cDoneByReason+int(r)]; v > 0 {
+			st.Finished[strings.ReplaceAll(r.String(), "-", "_")] = v
+		}
+	}
+	st.HostsGivenUp = s.count[cHostsGivenUp]
+	for _, h := range s.hosts {
+		if h.rec.Queued > 0 && h.rec.BackoffLevel > 0 {
+			st.HostsBackingOff++
+		}
 	}
 	st.TopHosts = s.topHostsLocked(10)
 	return st
@@ -729,12 +742,16 @@ func (s *State) Counters() map[string]uint64 {
 		m[name] = s.count[i]
 	}
 	for r := Reason(0); r < NumReasons; r++ {
-		m["rejected_"+r.String()] = s.count[cRejectBase+int(r)]
+		m["rejected_"+r.String()] = s.count[reasonCounter(r)]
 	}
 	m["inbox"] = uint64(s.inboxN) // a gauge: URLs waiting for Compact
 	for c := 0; c < numClasses; c++ {
 		m["outcome_"+classNames[c]] = s.count[cClassBase+c]
 	}
+	for r := doneReason(1); r <= maxDoneReason; r++ {
+		m["finished_"+strings.ReplaceAll(r.String(), "-", "_")] = s.count[cDoneByReason+int(r)]
+	}
+	m["hosts_given_up"] = s.count[cHostsGivenUp]
 	return m
 }
 

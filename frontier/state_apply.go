@@ -178,7 +178,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		if !h.dirty {
 			touched = append(touched, h)
 		}
-		if err := s.enqueueLocked(ib, h, pl.Key, c.depth, now); err != nil {
+		if err := s.enqueueLocked(ib, h, pl.Key, c.depth, pl.Hops, now); err != nil {
 			return nil, err
 		}
 		res.Admitted++
@@ -197,7 +197,7 @@ func (s *State) countLinksLocked(res *ApplyResult) {
 	s.count[cDuplicates] += uint64(res.Duplicates)
 	s.count[cRobotsDenied] += uint64(res.RobotsDenied)
 	for r, n := range res.Rejected {
-		s.count[cRejectBase+r] += uint64(n)
+		s.count[reasonCounter(Reason(r))] += uint64(n)
 	}
 }
 
@@ -230,9 +230,28 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 	st := o.Status
 	switch {
 	case st == 429 || st == 503:
+		// The server asks us to wait: honour Retry-After (or back off),
+		// and count the attempt, so that neither a URL nor a host that
+		// keeps asking holds the crawl open forever.
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.backOff(h, now, o.RetryAfter)
-		return h, s.requeueLocked(q, h, l, l.Attempts)
+		if n := p.HostGiveUp; n > 0 && int(h.rec.BackoffLevel) >= n {
+			s.count[cHostsGivenUp]++
+			if err := s.finishLocked(db, h, l.URL, st, doneHostGaveUp, now); err != nil {
+				return nil, err
+			}
+			return h, s.giveUpHostLocked(tx, h, doneHostGaveUp, now)
+		}
+		attempts := l.Attempts + 1
+		if int(attempts) > p.MaxRetries {
+			reason := doneRateLimited
+			if st == 503 {
+				reason = doneUnavailable
+			}
+			return h, s.finishLocked(db, h, l.URL, st, reason, now)
+		}
+		s.count[cRetries]++
+		return h, s.requeueLocked(q, h, l, attempts)
 	case st == 0 || st >= 500:
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.failed(h, now)
@@ -287,26 +306,36 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.backOff(h, now, o.RetryAfter)
 		if int(h.rec.BackoffLevel) > s.cfg.Politeness.MaxRetries {
-			return s.giveUpHostLocked(tx, h, now)
+			return s.giveUpHostLocked(tx, h, doneRobotsUnavailable, now)
 		}
 	}
 	return nil
 }
 
-// giveUpHostLocked finishes every queued URL of h, whose robots.txt stayed
-// unavailable through 1 + politeness.max_retries attempts, with reason
-// robots-unavailable: RFC 9309 forbids crawling such a host, and waiting
-// forever would keep a crawl from ending. URLs admitted later start a new
-// round of robots.txt attempts (the back-off is reset).
-func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, now time.Time) error {
+// giveUpHostLocked finishes every queued URL of h with reason, counted,
+// and resets the host's back-off, so URLs admitted later start a new
+// round of attempts. Two rules call it:
+//
+//   - doneRobotsUnavailable: the host's robots.txt stayed unavailable
+//     through 1 + politeness.max_retries attempts. RFC 9309 forbids
+//     crawling such a host, and waiting forever would keep a crawl from
+//     ending.
+//   - doneHostGaveUp: the host answered politeness.host_give_up 429 or
+//     503 in a row, with no other response between, each after the wait
+//     it asked for (or the back-off).
+func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now time.Time) error {
 	q, ib, db := tx.Bucket(bucketQueue), tx.Bucket(bucketInbox), tx.Bucket(bucketDone)
 	n := 0
 	for {
 		hd, ok, err := s.peekLocked(q, ib, h)
 		if err != nil || !ok {
-			if err == nil && n > 0 {
+			if err == nil && reason == doneRobotsUnavailable && n > 0 {
 				s.log.Warn("frontier: robots.txt unavailable; gave up the host's queued URLs",
 					"host", h.name, "urls", n, "robots_status", h.rec.RobotsHTTP)
+			}
+			if err == nil && reason == doneHostGaveUp {
+				s.log.Warn("frontier: host keeps answering 429/503; gave up its queued URLs",
+					"host", h.name, "urls", n, "streak", h.rec.BackoffLevel)
 			}
 			h.rec.BackoffLevel = 0
 			h.dirty = true
@@ -315,10 +344,12 @@ func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, now time.Time) error {
 		if err := s.popLocked(q, ib, h, hd); err != nil {
 			return err
 		}
-		if err := s.finishLocked(db, h, hd.rec.URL, 0, doneRobotsUnavailable, now); err != nil {
+		if err := s.finishLocked(db, h, hd.rec.URL, 0, reason, now); err != nil {
 			return err
 		}
-		s.count[cRobotsGiveUp]++
+		if reason == doneRobotsUnavailable {
+			s.count[cRobotsGiveUp]++
+		}
 		n++
 	}
 }

@@ -22,13 +22,26 @@ const (
 	ReasonLinksPerPage                   // past scope.max_links_per_page of its page
 	ReasonOffSeedHosts                   // not a seed host (scope.seed_hosts_only)
 	ReasonMaxPagesPerHost                // its host reached scope.max_pages_per_host
+	ReasonRedirectChain                  // a redirect more than scope.max_redirects hops down a chain
 	NumReasons
 )
+
+// reasonsV1 is how many reasons the first counters record had: their
+// counters sit at cRejectBase, later reasons' at cRejectMoreBase.
+const reasonsV1 = int(ReasonMaxPagesPerHost) + 1
 
 var reasonNames = [NumReasons]string{
 	"invalid_url", "url_too_long", "wrong_shard", "blocked_domain", "domain_not_allowed",
 	"not_included", "excluded", "max_depth", "repeated_segments", "nofollow", "embed",
-	"links_per_page", "off_seed_hosts", "max_pages_per_host",
+	"links_per_page", "off_seed_hosts", "max_pages_per_host", "redirect_chain",
+}
+
+// reasonCounter is the counter index of rule r.
+func reasonCounter(r Reason) int {
+	if int(r) < reasonsV1 {
+		return cRejectBase + int(r)
+	}
+	return cRejectMoreBase + int(r) - reasonsV1
 }
 
 // String returns the reason's name as it appears in Status.Rejected.
@@ -83,12 +96,31 @@ const (
 	cRetries       // URLs requeued after a transient failure
 	cFailed        // URLs given up after max_retries
 	cRejectBase
-	cClassBase = cRejectBase + int(NumReasons)
+	cClassBase = cRejectBase + reasonsV1
 	// cRobotsGiveUp counts URLs given up because their host's robots.txt
 	// stayed unavailable (appended after the classes: only append).
 	cRobotsGiveUp = cClassBase + numClasses
-	numCounters   = cRobotsGiveUp + 1
+	// cDoneByReason + r counts the URLs finished with doneReason r
+	// (doneReasonSlots slots, most unused: room for new reasons without
+	// moving the counters after them).
+	cDoneByReason = cRobotsGiveUp + 1
+	// cHostsGivenUp counts hosts given up after politeness.host_give_up
+	// 429/503 outcomes in a row.
+	cHostsGivenUp = cDoneByReason + doneReasonSlots
+	// cRejectMoreBase + i counts rule reasonsV1 + i (reasonSlotsMore slots).
+	cRejectMoreBase = cHostsGivenUp + 1
+	numCounters     = cRejectMoreBase + reasonSlotsMore
 )
+
+// reasonSlotsMore is how many counters cRejectMoreBase reserves for rules
+// added after the first counters record.
+const reasonSlotsMore = 16
+
+// The rules fit their counters (a negative array length fails to compile).
+var _ [reasonSlotsMore - (int(NumReasons) - reasonsV1)]struct{}
+
+// doneReasonSlots is how many counters cDoneByReason reserves.
+const doneReasonSlots = 16
 
 // counters are the shard's persistent counts, written in the same
 // transaction as the effects they count.

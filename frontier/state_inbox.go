@@ -40,12 +40,12 @@ type inboxRecord struct {
 
 func (r *inboxRecord) encode() []byte {
 	e := make(enc, 0, len(r.Host)+len(r.URL)+32)
-	return e.u(recordVersion).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(uint64(r.Attempts)).t(r.EnqueuedAt)
+	return e.u(hopsRecordVersion(r.Hops)).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(uint64(r.Attempts)).t(r.EnqueuedAt).hops(r.Hops)
 }
 
 func decodeInbox(b []byte) (inboxRecord, error) {
 	d := dec{b: b}
-	d.version("inbox record")
+	v := d.versionUpTo("inbox record", hopsVersion)
 	var r inboxRecord
 	r.Host = d.s("inbox host")
 	r.Seq = d.u("inbox seq")
@@ -53,16 +53,17 @@ func decodeInbox(b []byte) (inboxRecord, error) {
 	r.Depth = uint32(d.small("inbox depth", math.MaxUint32))
 	r.Attempts = uint32(d.small("inbox attempts", math.MaxUint32))
 	r.EnqueuedAt = d.t("inbox enqueued at")
+	r.Hops = d.hops("inbox hops", v)
 	return r, d.end("inbox record")
 }
 
 // enqueueLocked appends a new URL of h to the inbox.
-func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth uint32, now time.Time) error {
+func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth, hops uint32, now time.Time) error {
 	id, err := ib.NextSequence()
 	if err != nil {
 		return fmt.Errorf("frontier: inbox sequence: %w", err)
 	}
-	rec := inboxRecord{Host: h.name, Seq: h.rec.NextSeq, urlRecord: urlRecord{URL: url, Depth: depth, EnqueuedAt: now}}
+	rec := inboxRecord{Host: h.name, Seq: h.rec.NextSeq, urlRecord: urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops}}
 	if err := ib.Put(u64key(id), rec.encode()); err != nil {
 		return fmt.Errorf("frontier: enqueue: %w", err)
 	}

@@ -79,7 +79,8 @@ type Politeness struct {
 	BackoffMax    time.Duration `yaml:"backoff_max"`
 	ErrorStreak   int           `yaml:"error_streak"` // consecutive failures that pause a host
 	ErrorPause    time.Duration `yaml:"error_pause"`
-	MaxRetries    int           `yaml:"max_retries"` // attempts for a URL that fails transiently
+	MaxRetries    int           `yaml:"max_retries"`  // attempts for a URL that fails transiently or answers 429/503
+	HostGiveUp    int           `yaml:"host_give_up"` // 429/503 in a row that give up a host's queued URLs (host_gave_up); 0 = never
 }
 
 // Robots configures robots.txt handling.
@@ -98,6 +99,7 @@ type Scope struct {
 	Include             []string `yaml:"include"` // regular expressions; empty = all
 	Exclude             []string `yaml:"exclude"`
 	MaxDepth            int      `yaml:"max_depth"`          // 0 = unlimited
+	MaxRedirects        int      `yaml:"max_redirects"`      // redirects in a row followed; the next is rejected (redirect_chain); 0 = unlimited
 	MaxPagesPerHost     int      `yaml:"max_pages_per_host"` // 0 = unlimited
 	MaxURLLength        int      `yaml:"max_url_length"`
 	MaxRepeatedSegments int      `yaml:"max_repeated_segments"` // 0 = off
@@ -177,10 +179,13 @@ func Default() Config {
 			ErrorStreak:   10,
 			ErrorPause:    10 * time.Minute,
 			MaxRetries:    3,
+			HostGiveUp:    10,
 		},
 		Robots: Robots{TTL: 24 * time.Hour, Obey: true},
 		Scope: Scope{
 			SeedHostsOnly:       true,
+			MaxDepth:            50,
+			MaxRedirects:        20,
 			MaxURLLength:        2048,
 			MaxRepeatedSegments: 3,
 			MaxLinksPerPage:     10_000,

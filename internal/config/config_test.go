@@ -104,19 +104,23 @@ func TestValidateReportsEveryField(t *testing.T) {
 	c.Crawler.Workers = 0
 	c.Crawler.Resolve = map[string]string{"nohost": "x"}
 	c.Politeness.BackoffMax = time.Millisecond
+	c.Politeness.HostGiveUp = 65 // the back-off level, its streak, stops at 64
+	c.Scope.MaxRedirects = -1
 	err := c.Validate(func(*Config) []FieldError { return []FieldError{{Path: "scope.canonical", Msg: "unknown rule"}} })
 	var es Errors
 	if !errors.As(err, &es) {
 		t.Fatalf("Validate = %v, want Errors", err)
 	}
 	want := map[string]string{
-		"frontier.shard":         "v.yaml:3",
-		"frontier.filter.fp":     "v.yaml:5",
-		"scope.include":          "v.yaml:7",
-		"crawler.workers":        "",
-		"crawler.resolve":        "",
-		"politeness.backoff_max": "",
-		"scope.canonical":        "",
+		"frontier.shard":          "v.yaml:3",
+		"frontier.filter.fp":      "v.yaml:5",
+		"scope.include":           "v.yaml:7",
+		"crawler.workers":         "",
+		"crawler.resolve":         "",
+		"politeness.backoff_max":  "",
+		"politeness.host_give_up": "",
+		"scope.max_redirects":     "",
+		"scope.canonical":         "",
 	}
 	got := map[string]string{}
 	for _, e := range es {

@@ -146,6 +146,7 @@ func (c *Config) validate(v *validator) {
 	v.between(int64(p.ErrorStreak), 1, 1_000_000, "politeness.error_streak")
 	v.nonNegative(p.ErrorPause, "politeness.error_pause")
 	v.between(int64(p.MaxRetries), 0, 100, "politeness.max_retries")
+	v.between(int64(p.HostGiveUp), 0, 64, "politeness.host_give_up")
 
 	v.positive(c.Robots.TTL, "robots.ttl")
 
@@ -167,6 +168,7 @@ func (c *Config) validate(v *validator) {
 		}
 	}
 	v.between(int64(s.MaxDepth), 0, 1_000_000, "scope.max_depth")
+	v.between(int64(s.MaxRedirects), 0, 1000, "scope.max_redirects")
 	v.check(s.MaxPagesPerHost >= 0, "scope.max_pages_per_host", "must not be negative")
 	v.between(int64(s.MaxURLLength), 16, 64<<10, "scope.max_url_length")
 	v.between(int64(s.MaxRepeatedSegments), 0, 1000, "scope.max_repeated_segments")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/trawlhq/trawl/internal/monitor"
@@ -48,7 +49,31 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "crawl %s after %s: %d pages fetched (%.1f pages/s), %d errors%s; state in %s\n",
 		s.StopReason, time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond),
 		s.Fetched, s.PagesPerSecond, s.Errors, sitemaps, s.DataDir)
+	if line := givenUpLine(s.Frontier); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	return monitor.WriteText(w, s.Frontier, nil)
+}
+
+// givenUpLine says how many URLs ended without a fetch, by reason, and
+// how many hosts were given up; "" when none.
+func givenUpLine(st msg.Status) string {
+	var n uint64
+	var parts []string
+	for _, r := range []string{"failed", "rate_limited", "unavailable", "host_gave_up", "robots_unavailable"} {
+		if v := st.Finished[r]; v > 0 {
+			n += v
+			parts = append(parts, fmt.Sprintf("%d %s", v, r))
+		}
+	}
+	if n == 0 && st.HostsGivenUp == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%d URLs given up without a page (%s)", n, strings.Join(parts, ", "))
+	if st.HostsGivenUp > 0 {
+		line += fmt.Sprintf("; %d hosts given up after answering 429/503 again and again", st.HostsGivenUp)
+	}
+	return line
 }
 
 // WriteJSON writes the summary to path.

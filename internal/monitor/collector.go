@@ -47,7 +47,10 @@ var (
 	dCkptCount = desc("checkpoints_total", "Filter checkpoints since start.")
 	dCkptSecs  = desc("checkpoint_last_seconds", "Duration of the last checkpoint.")
 	dCkptBytes = desc("checkpoint_last_bytes", "Filter bytes written by the last checkpoint.")
-	allDescs   = []*prometheus.Desc{dLinks, dAdmitted, dDup, dFPSkip, dSampled, dRejected, dRobots, dOutcomes, dDecode, dQueued, dLeased, dDone, dHosts, dPending, dFill, dImplied, dItems, dAuditRate, dAuditLow, dAuditHigh, dProjected, dCkptCount, dCkptSecs, dCkptBytes}
+	dFinished  = desc("urls_finished_total", "URLs finished, by reason (fetched, failed, rate_limited, unavailable, host_gave_up, robots, robots_unavailable).", "reason")
+	dGivenUp   = desc("hosts_given_up_total", "Hosts given up after politeness.host_give_up 429/503 responses in a row.")
+	dBackOff   = desc("hosts_backing_off", "Hosts with queued URLs waiting out a 429/503 back-off.")
+	allDescs   = []*prometheus.Desc{dLinks, dAdmitted, dDup, dFPSkip, dSampled, dRejected, dRobots, dOutcomes, dDecode, dQueued, dLeased, dDone, dHosts, dPending, dFill, dImplied, dItems, dAuditRate, dAuditLow, dAuditHigh, dProjected, dCkptCount, dCkptSecs, dCkptBytes, dFinished, dGivenUp, dBackOff}
 )
 
 // Describe implements prometheus.Collector.
@@ -79,6 +82,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for class, n := range s.Outcomes {
 		counter(dOutcomes, float64(n), class)
 	}
+	for reason, n := range s.Finished {
+		counter(dFinished, float64(n), reason)
+	}
+	counter(dGivenUp, float64(s.HostsGivenUp))
+	gauge(dBackOff, float64(s.HostsBackingOff))
 	counter(dDecode, float64(s.DecodeErrors))
 	counter(dCkptCount, float64(s.Checkpoint.Count))
 	gauge(dQueued, float64(s.Queued))

@@ -81,7 +81,7 @@ func Gather(ctx context.Context, nc *nats.Conn, subj msg.Subjects, shards int) (
 // the rates from the sums: the fill and implied rate are averaged weighted
 // by capacity, the audit interval recomputed from the summed counts.
 func Total(all []msg.Status) msg.Status {
-	t := msg.Status{Shard: -1, Shards: len(all), Rejected: map[string]uint64{}, Outcomes: map[string]uint64{}}
+	t := msg.Status{Shard: -1, Shards: len(all), Rejected: map[string]uint64{}, Outcomes: map[string]uint64{}, Finished: map[string]uint64{}}
 	var capSum float64
 	for _, s := range all {
 		if s.Time.After(t.Time) {
@@ -100,6 +100,11 @@ func Total(all []msg.Status) msg.Status {
 		for k, v := range s.Rejected {
 			t.Rejected[k] += v
 		}
+		for k, v := range s.Finished {
+			t.Finished[k] += v
+		}
+		t.HostsGivenUp += s.HostsGivenUp
+		t.HostsBackingOff += s.HostsBackingOff
 		for k, v := range s.Outcomes {
 			t.Outcomes[k] += v
 		}

@@ -23,6 +23,7 @@ func shardStatus(shard int) msg.Status {
 		Shard: shard, Shards: 2, Queued: int64(10 * (shard + 1)), Leased: 1, Done: 100, Hosts: 3,
 		LinksReceived: 1000, Admitted: 200, Duplicates: 800, Rejected: map[string]uint64{"depth": 5},
 		Outcomes: map[string]uint64{"2xx": 90, "4xx": 10},
+		Finished: map[string]uint64{"fetched": 90, "rate_limited": 4, "host_gave_up": 6}, HostsGivenUp: 1, HostsBackingOff: 2,
 		Filter:   msg.FilterStatus{Capacity: 1000, TargetFP: 0.01, Items: 200, Fill: 0.1 * float64(shard+1), ImpliedFP: 0.001},
 		Audit:    msg.AuditStatus{Fraction: 0.5, SampledNew: 99, FPSkips: 1},
 		TopHosts: []msg.HostStatus{{Host: "h" + string(rune('0'+shard)) + ".test", Queued: int64(10 * (shard + 1))}},
@@ -33,7 +34,8 @@ func shardStatus(shard int) msg.Status {
 
 func TestTotal(t *testing.T) {
 	tot := Total([]msg.Status{shardStatus(0), shardStatus(1)})
-	if tot.Queued != 30 || tot.Done != 200 || tot.Admitted != 400 || tot.Rejected["depth"] != 10 || tot.Outcomes["2xx"] != 180 {
+	if tot.Queued != 30 || tot.Done != 200 || tot.Admitted != 400 || tot.Rejected["depth"] != 10 || tot.Outcomes["2xx"] != 180 ||
+		tot.Finished["rate_limited"] != 8 || tot.HostsGivenUp != 2 || tot.HostsBackingOff != 4 {
 		t.Errorf("sums wrong: %+v", tot)
 	}
 	if d := tot.Filter.Fill - 0.15; d > 1e-12 || d < -1e-12 {
@@ -78,13 +80,16 @@ func TestHandler(t *testing.T) {
 		`trawl_frontier_rejected_total{reason="depth",shard="0"} 5`,
 		`trawl_frontier_outcomes_total{class="2xx",shard="0"} 90`,
 		`trawl_frontier_audit_fp_skip_rate{shard="0"} 0.01`,
+		`trawl_frontier_urls_finished_total{reason="rate_limited",shard="0"} 4`,
+		`trawl_frontier_hosts_given_up_total{shard="0"} 1`,
+		`trawl_frontier_hosts_backing_off{shard="0"} 2`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
 	html := get("/")
-	for _, want := range []string{"Busiest hosts", "h1.test", "2 shard(s) answering", "1.000%"} {
+	for _, want := range []string{"Busiest hosts", "h1.test", "2 shard(s) answering", "1.000%", "finished: rate_limited", "hosts given up (429/503)"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("status page lacks %q", want)
 		}

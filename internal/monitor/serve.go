@@ -123,6 +123,9 @@ td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-al
 <tr><th>stream backlog</th><td>{{.Pending}}</td></tr>
 {{range $k, $v := .Rejected}}<tr><th>rejected: {{$k}}</th><td>{{$v}}</td></tr>{{end}}
 {{range $k, $v := .Outcomes}}<tr><th>outcomes {{$k}}</th><td>{{$v}}</td></tr>{{end}}
+{{range $k, $v := .Finished}}<tr><th>finished: {{$k}}</th><td>{{$v}}</td></tr>{{end}}
+{{if or .HostsGivenUp .HostsBackingOff}}<tr><th>hosts given up (429/503)</th><td>{{.HostsGivenUp}}</td></tr>
+<tr><th>hosts backing off now</th><td>{{.HostsBackingOff}}</td></tr>{{end}}
 </table>
 <h2>Bloom filter and audit</h2>
 <table>
@@ -137,8 +140,8 @@ td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-al
 <tr><th>projected URLs wrongly skipped</th><td>{{printf "%.0f" .Audit.Projected}}</td></tr>
 </table>
 {{if .TopHosts}}<h2>Busiest hosts</h2>
-<table><tr><th>host</th><th>queued</th><th>in flight</th><th>done</th><th>next fetch</th><th>robots</th></tr>
-{{range .TopHosts}}<tr><th>{{.Host}}</th><td>{{.Queued}}</td><td>{{.Inflight}}</td><td>{{.Done}}</td><td>{{in .NextFetch}}</td><td>{{.Robots}}</td></tr>{{end}}
+<table><tr><th>host</th><th>queued</th><th>in flight</th><th>done</th><th>next fetch</th><th>robots</th><th>429/503 in a row</th></tr>
+{{range .TopHosts}}<tr><th>{{.Host}}</th><td>{{.Queued}}</td><td>{{.Inflight}}</td><td>{{.Done}}</td><td>{{in .NextFetch}}</td><td>{{.Robots}}</td><td>{{.Backoff}}</td></tr>{{end}}
 </table>{{end}}
 {{end}}
 <h2>Shards</h2>

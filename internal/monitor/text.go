@@ -29,6 +29,12 @@ func WriteText(w io.Writer, total msg.Status, shards []msg.Status) error {
 	for _, k := range sortedKeys(total.Outcomes) {
 		p("outcomes %s\t%d\n", k, total.Outcomes[k])
 	}
+	for _, k := range sortedKeys(total.Finished) {
+		p("finished (%s)\t%d\n", k, total.Finished[k])
+	}
+	if total.HostsGivenUp > 0 || total.HostsBackingOff > 0 {
+		p("hosts given up\t%d (kept answering 429/503); %d backing off now\n", total.HostsGivenUp, total.HostsBackingOff)
+	}
 	if total.DecodeErrors > 0 {
 		p("undecodable messages\t%d (dead-lettered)\n", total.DecodeErrors)
 	}

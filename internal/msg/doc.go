@@ -15,10 +15,10 @@
 //   - Status (JSON, request/reply on <prefix>.status, every shard answers):
 //     progress counters for `frontier status` and the one-command crawl.
 //
-// # Encoding (version 1)
+// # Encoding (versions 1 and 2)
 //
-// Every binary message starts with two bytes, the format version (1) and the
-// message type, followed by the fields in declaration order:
+// Every binary message starts with two bytes, the format version (1 or 2)
+// and the message type, followed by the fields in declaration order:
 //
 //	uvarint  unsigned integers and durations (nanoseconds), lengths, counts
 //	varint   signed integers and times (Unix nanoseconds, 0 = zero time)
@@ -32,7 +32,11 @@
 // its input (fuzzed by FuzzDecode).
 //
 // Adding a field means a new version: decoders keep accepting the versions
-// they know, so a frontier can be upgraded before its crawlers.
+// they know, so a frontier can be upgraded before its crawlers. Version 2
+// adds the redirect hop count (Link.Hops, Lease.Hops) to link batches and
+// lease replies. Encoders write the lowest version that holds the message:
+// version 1 unless a link or lease carries hops, so a process of the
+// previous release reads everything but redirect chains.
 //
 // # Caveats
 //

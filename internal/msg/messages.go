@@ -12,6 +12,10 @@ type Link struct {
 	URL      string
 	Kind     uint8 // a parser.Kind: 1 navigation, 2 embed, 3 redirect, 4 canonical
 	NoFollow bool
+	// Hops is, for a redirect link, how many redirects in a row lead to
+	// URL: the redirecting lease's Hops + 1. 0 for every other kind. The
+	// frontier caps it (scope.max_redirects).
+	Hops uint32
 }
 
 // MaxKind is the largest link kind the decoder accepts.
@@ -20,7 +24,8 @@ const MaxKind = 4
 // LinkBatch is the links of one fetched page that belong to one shard.
 //
 // Layout (v1, type 1): Source bytes, Depth uvarint, count uvarint, then per
-// link: URL bytes, Kind byte, NoFollow byte.
+// link: URL bytes, Kind byte, NoFollow byte. v2 adds, per link, Hops
+// uvarint after NoFollow; it is written only when a link has Hops > 0.
 type LinkBatch struct {
 	Source string // the page the links were found on
 	Depth  uint32 // the depth of Source; its links are at Depth+1
@@ -32,7 +37,11 @@ func (m *LinkBatch) AppendBinary(b []byte) ([]byte, error) {
 	if len(m.Links) > MaxLinks {
 		return b, fmt.Errorf("%w: %d links (limit %d)", ErrTooLarge, len(m.Links), MaxLinks)
 	}
-	e := header(b, TypeLinkBatch)
+	v2 := false
+	for i := range m.Links {
+		v2 = v2 || m.Links[i].Hops > 0
+	}
+	e := headerV(b, TypeLinkBatch, versionFor(v2))
 	e.str(m.Source)
 	e.uint(uint64(m.Depth))
 	e.uint(uint64(len(m.Links)))
@@ -40,6 +49,9 @@ func (m *LinkBatch) AppendBinary(b []byte) ([]byte, error) {
 		e.str(l.URL)
 		e.b = append(e.b, l.Kind)
 		e.bool(l.NoFollow)
+		if v2 {
+			e.uint(uint64(l.Hops))
+		}
 	}
 	return e.b, nil
 }
@@ -64,6 +76,9 @@ func (m *LinkBatch) UnmarshalBinary(b []byte) error {
 			d.fail(fmt.Errorf("%w: link kind %d", ErrMalformed, k), "link.kind")
 		}
 		links[i].NoFollow = d.bool("link.nofollow")
+		if d.version >= 2 {
+			links[i].Hops = d.u32("link.hops")
+		}
 	}
 	if err := d.finish(); err != nil {
 		return err
@@ -204,12 +219,17 @@ type Lease struct {
 	Depth    uint32
 	Robots   bool // fetch robots.txt (following up to 5 redirects) and return its body
 	Deadline time.Time
+	// Hops is how many redirects in a row led to URL (see Link.Hops); a
+	// redirect the crawler finds here is published with Hops + 1.
+	Hops uint32
 }
 
 // LeaseReply carries the leases one frontier shard granted.
 //
 // Layout (v1, type 4): Shard uvarint, count uvarint, then per lease: ID
-// uvarint, URL bytes, Depth uvarint, Robots byte, Deadline varint.
+// uvarint, URL bytes, Depth uvarint, Robots byte, Deadline varint. v2
+// adds, per lease, Hops uvarint after Deadline; it is written only when a
+// lease has Hops > 0.
 type LeaseReply struct {
 	Shard  uint32
 	Leases []Lease
@@ -220,7 +240,11 @@ func (m *LeaseReply) AppendBinary(b []byte) ([]byte, error) {
 	if len(m.Leases) > MaxLeases {
 		return b, fmt.Errorf("%w: %d leases (limit %d)", ErrTooLarge, len(m.Leases), MaxLeases)
 	}
-	e := header(b, TypeLeaseReply)
+	v2 := false
+	for i := range m.Leases {
+		v2 = v2 || m.Leases[i].Hops > 0
+	}
+	e := headerV(b, TypeLeaseReply, versionFor(v2))
 	e.uint(uint64(m.Shard))
 	e.uint(uint64(len(m.Leases)))
 	for _, l := range m.Leases {
@@ -229,6 +253,9 @@ func (m *LeaseReply) AppendBinary(b []byte) ([]byte, error) {
 		e.uint(uint64(l.Depth))
 		e.bool(l.Robots)
 		e.time(l.Deadline)
+		if v2 {
+			e.uint(uint64(l.Hops))
+		}
 	}
 	return e.b, nil
 }
@@ -251,6 +278,9 @@ func (m *LeaseReply) UnmarshalBinary(b []byte) error {
 		ls[i].Depth = d.u32("lease.depth")
 		ls[i].Robots = d.bool("lease.robots")
 		ls[i].Deadline = d.time("lease.deadline")
+		if d.version >= 2 {
+			ls[i].Hops = d.u32("lease.hops")
+		}
 	}
 	if err := d.finish(); err != nil {
 		return err

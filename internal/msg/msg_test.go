@@ -1,6 +1,8 @@
 package msg
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -22,6 +24,9 @@ func samples() []binaryMessage {
 			{URL: "https://cdn.example.com/x.png", Kind: 2, NoFollow: true},
 			{URL: "https://example.com/ünïcode?q=1#f", Kind: 4},
 		}},
+		&LinkBatch{Source: "https://example.com/inc/7", Depth: 9, Links: []Link{
+			{URL: "https://example.com/inc/8", Kind: 3, Hops: 8},
+		}},
 		&Outcome{},
 		&Outcome{LeaseID: 1<<63 + 5, Shard: 7, URL: "https://example.com/robots.txt", Robots: true, Status: 200,
 			FetchedAt: t0, Timings: Timings{DNS: 1, Connect: 2, TLS: 3, FirstByte: 4, Total: 5 * time.Second},
@@ -33,6 +38,45 @@ func samples() []binaryMessage {
 			{ID: 10, URL: "https://a.test/", Depth: 0, Robots: true, Deadline: t0},
 			{ID: 11, URL: "https://a.test/p", Depth: 2},
 		}},
+		&LeaseReply{Shard: 2, Leases: []Lease{
+			{ID: 12, URL: "https://a.test/inc/3", Depth: 4, Deadline: t0, Hops: 3},
+			{ID: 13, URL: "https://a.test/q", Depth: 1},
+		}},
+	}
+}
+
+// Version 2 only adds hops: a message without them is written as version
+// 1, byte for byte as the previous release wrote it, and version 1 bytes
+// still decode.
+func TestVersionsCompatible(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)
+	// Version 1 encodings, spelled out as the previous release wrote them.
+	v1Batch := []byte{1, 1, 1, 's', 2, 1, 1, 'u', 3, 0}
+	v1Reply := append([]byte{1, 4, 1, 1, 7, 1, 'u', 2, 0}, binary.AppendVarint(nil, t0.UnixNano())...)
+	var lb LinkBatch
+	if err := lb.UnmarshalBinary(v1Batch); err != nil || lb.Links[0].Hops != 0 || lb.Links[0].Kind != 3 {
+		t.Fatalf("v1 link batch: %+v, %v", lb, err)
+	}
+	if b, _ := lb.MarshalBinary(); !bytes.Equal(b, v1Batch) {
+		t.Errorf("a link batch without hops encodes as %v, want the v1 bytes %v", b, v1Batch)
+	}
+	var lr LeaseReply
+	if err := lr.UnmarshalBinary(v1Reply); err != nil || len(lr.Leases) != 1 || lr.Leases[0].Hops != 0 || !lr.Leases[0].Deadline.Equal(t0) {
+		t.Fatalf("v1 lease reply: %+v, %v", lr, err)
+	}
+	if b, _ := lr.MarshalBinary(); !bytes.Equal(b, v1Reply) {
+		t.Errorf("a lease reply without hops encodes as %v, want the v1 bytes %v", b, v1Reply)
+	}
+	lb.Links[0].Hops = 5
+	b, _ := lb.MarshalBinary()
+	if b[0] != 2 || b[len(b)-1] != 5 {
+		t.Errorf("a link batch with hops encodes as %v, want version 2 ending in hops 5", b)
+	}
+	// A version-2 link batch cut before its hops is truncated, not read
+	// as version 1.
+	var cut LinkBatch
+	if err := cut.UnmarshalBinary(b[:len(b)-1]); !errors.Is(err, ErrTruncated) {
+		t.Errorf("v2 batch without its hops: err = %v, want ErrTruncated", err)
 	}
 }
 
@@ -191,8 +235,31 @@ func FuzzDecode(f *testing.F) {
 			if len(again) > len(b) {
 				t.Fatalf("%T re-encoding grew from %d to %d bytes", m, len(b), len(again))
 			}
+			// Version 2 is written exactly when hops need it.
+			if want := versionFor(hasHops(m)); again[0] != want {
+				t.Fatalf("%T written as version %d, want %d", m, again[0], want)
+			}
 		}
 	})
+}
+
+// hasHops reports whether a link or lease of m carries hops.
+func hasHops(m binaryMessage) bool {
+	switch m := m.(type) {
+	case *LinkBatch:
+		for _, l := range m.Links {
+			if l.Hops > 0 {
+				return true
+			}
+		}
+	case *LeaseReply:
+		for _, l := range m.Leases {
+			if l.Hops > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func BenchmarkLinkBatch(b *testing.B) {

@@ -30,7 +30,16 @@ type Status struct {
 	RobotsDenied  uint64            `json:"robots_denied"`
 	Rejected      map[string]uint64 `json:"rejected,omitempty"` // by scope or trap rule
 	Outcomes      map[string]uint64 `json:"outcomes,omitempty"` // by status class: 2xx, 3xx, 4xx, 5xx, error
-	DecodeErrors  uint64            `json:"decode_errors"`
+	// Finished is Done by reason: fetched, failed, rate_limited,
+	// unavailable, host_gave_up, robots, robots_unavailable. URLs
+	// finished before the reasons were counted are not in it.
+	Finished map[string]uint64 `json:"finished,omitempty"`
+	// HostsGivenUp counts hosts given up after politeness.host_give_up
+	// 429/503 in a row; HostsBackingOff is the hosts with queued URLs
+	// now waiting out a 429/503 back-off.
+	HostsGivenUp    uint64 `json:"hosts_given_up,omitempty"`
+	HostsBackingOff int64  `json:"hosts_backing_off,omitempty"`
+	DecodeErrors    uint64 `json:"decode_errors"`
 
 	Filter     FilterStatus     `json:"filter"`
 	Audit      AuditStatus      `json:"audit"`
@@ -56,6 +65,9 @@ type HostStatus struct {
 	Done      int64     `json:"done"`
 	NextFetch time.Time `json:"next_fetch"`
 	Robots    string    `json:"robots"` // unknown, ok, allow-all, unavailable
+	// Backoff is the host's 429/503 (or unavailable robots.txt) responses
+	// in a row; 0 after any other response.
+	Backoff uint32 `json:"backoff,omitempty"`
 }
 
 // FilterStatus is the Bloom filter's state.

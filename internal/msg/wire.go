@@ -6,8 +6,14 @@ import (
 	"time"
 )
 
-// Version is the format version written by this package.
-const Version = 1
+// Version is the newest format version this package writes and reads.
+// Version 2 adds the redirect hop count to Link and Lease; an encoder
+// writes version 1 for a message with nothing version 2 adds (see
+// versionFor), so processes of the previous release keep reading it.
+const Version = 2
+
+// MinVersion is the oldest format version the decoders accept.
+const MinVersion = 1
 
 // Type identifies a binary message.
 type Type uint8
@@ -50,16 +56,27 @@ func PeekType(b []byte) (Type, error) {
 	if len(b) < 2 {
 		return 0, fmt.Errorf("%w: %d bytes, need a 2-byte header", ErrTruncated, len(b))
 	}
-	if b[0] != Version {
+	if b[0] < MinVersion || b[0] > Version {
 		return 0, fmt.Errorf("%w: %d", ErrVersion, b[0])
 	}
 	return Type(b[1]), nil
 }
 
+// versionFor is the version an encoder writes: 2 when the message needs
+// it (v2 is set: a link or lease carries hops), else 1.
+func versionFor(v2 bool) byte {
+	if v2 {
+		return 2
+	}
+	return 1
+}
+
 // encoder appends fields to a buffer.
 type encoder struct{ b []byte }
 
-func header(b []byte, t Type) encoder { return encoder{append(b, Version, byte(t))} }
+func header(b []byte, t Type) encoder { return headerV(b, t, 1) }
+
+func headerV(b []byte, t Type, version byte) encoder { return encoder{append(b, version, byte(t))} }
 
 func (e *encoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
@@ -92,9 +109,10 @@ func (e *encoder) time(t time.Time) {
 // decoder reads fields; the first error sticks and later reads return zero
 // values, so a decode function checks d.err once at the end.
 type decoder struct {
-	b   []byte
-	off int
-	err error
+	b       []byte
+	off     int
+	err     error
+	version byte // the message's format version
 }
 
 func newDecoder(b []byte, want Type) *decoder {
@@ -108,6 +126,7 @@ func newDecoder(b []byte, want Type) *decoder {
 		d.err = err
 		return d
 	}
+	d.version = b[0]
 	if t != want {
 		d.err = fmt.Errorf("%w: got %v, want %v", ErrType, t, want)
 		return d
