@@ -614,6 +614,7 @@ func (w *Worker) openOutputs() error {
 		w.fetchLog = l
 	}
 	if cfg.WARCDir != "" {
+		w.recoverWARCs(cfg.WARCDir)
 		ww, err := warc.NewWriter(warc.WriterOptions{Dir: cfg.WARCDir, MaxSize: int64(cfg.WARCMaxSize),
 			Info: []warc.Field{{Name: "http-header-user-agent", Value: cfg.UserAgent}, {Name: "operator-crawler", Value: w.opts.ID}}})
 		if err != nil {
@@ -625,6 +626,26 @@ func (w *Worker) openOutputs() error {
 		w.archiver = NewArchiver(ww)
 	}
 	return nil
+}
+
+// recoverWARCs finalizes the .warc.gz.open files a killed crawler left in
+// dir (see warc.Recover). A file it cannot finalize is logged and left:
+// it does not keep this crawl from writing its own files.
+func (w *Worker) recoverWARCs(dir string) {
+	recs, err := warc.Recover(dir)
+	for _, r := range recs {
+		switch {
+		case r.Damaged != nil:
+			w.log.Error("left-over WARC file unreadable past a record: kept as it is, renamed", "file", r.Path, "records", r.Records, "err", r.Damaged)
+		case r.Path == "":
+			w.log.Warn("left-over WARC file held no whole record: removed", "file", r.Open)
+		default:
+			w.log.Warn("left-over WARC file of a stopped crawler finalized", "file", r.Path, "records", r.Records, "cut_bytes_removed", r.Cut)
+		}
+	}
+	if err != nil {
+		w.log.Error("left-over WARC files not finalized", "dir", dir, "err", err)
+	}
 }
 
 func (w *Worker) closeOutputs() error {
