@@ -1,7 +1,10 @@
 package fetcher
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // cutWARC writes a WARC file with the warc.Writer, renames it back to the
@@ -112,5 +116,67 @@ func TestWorkerFinalizesOpenWARCs(t *testing.T) {
 		if got := countRecords(t, final); got != c.want {
 			t.Errorf("%s: %d records, want %d", filepath.Base(final), got, c.want)
 		}
+	}
+}
+
+// TestWorkerFetchLogFullGivesLeaseBack: the fetch log is /dev/full, where
+// every write fails with ENOSPC. The page is not reported fetched: its
+// lease is given back (msg.ReleaseArchive), and Run stops with ErrArchive
+// instead of logging the failure and carrying on.
+func TestWorkerFetchLogFullGivesLeaseBack(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	site, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<p>x</p>`)
+	}))
+	e := bustest.Start(t)
+	front := startFrontier(t, bustest.Connect(t, e), config.Default().NATS)
+	front.add(0, msg.Lease{ID: 1, URL: site.URL + "/a", Deadline: time.Now().Add(time.Minute)})
+	cfg := workerConfig(t.TempDir())
+	cfg.FetchLog = "/dev/full"
+	w, err := NewWorker(bustest.Connect(t, e), WorkerOptions{Config: cfg, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wait := runWorker(w) // the failure stops it by itself
+	if err := wait(); !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("Run: %v, want ErrArchive (no space left on device)", err)
+	}
+	var outcomes []*msg.Outcome
+	for _, r := range front.collect(1, 5*time.Second) {
+		if r.outcome != nil {
+			outcomes = append(outcomes, r.outcome)
+		}
+	}
+	if len(outcomes) != 1 || outcomes[0].LeaseID != 1 || outcomes[0].Release != msg.ReleaseArchive {
+		t.Fatalf("outcomes %+v, want lease 1 given back (ReleaseArchive)", outcomes)
+	}
+	if s := w.Stats(); s.Fetched != 0 || s.Released != 1 {
+		t.Errorf("stats %+v: want 0 fetched, 1 released", s)
+	}
+}
+
+// TestFetchLogEndsACutLine: a log whose last line a crash cut short gets
+// a newline before the next line, so that line stays whole.
+func TestFetchLogEndsACutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fetch.jsonl")
+	if err := os.WriteFile(path, []byte(`{"url":"http://a.test/"}`+"\n"+`{"url":"http://b.te`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenFetchLog(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Write(&LogEntry{URL: "http://c.test/"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != 3 || !strings.HasPrefix(lines[2], `{"time":`) || !strings.Contains(lines[2], `"url":"http://c.test/"`) {
+		t.Fatalf("lines %q", lines)
 	}
 }

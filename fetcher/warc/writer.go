@@ -122,7 +122,7 @@ func (w *Writer) writeLocked(buf []byte) error {
 		if n > 0 && w.mu.f.Truncate(w.mu.size) != nil {
 			w.mu.cut = true
 		}
-		return fmt.Errorf("warc: write %s: %w", w.mu.name, err)
+		return fmt.Errorf("warc: %w", err)
 	}
 	w.mu.size += int64(n)
 	return nil

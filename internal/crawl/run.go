@@ -168,7 +168,9 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 			runErr = errors.Join(runErr, fmt.Errorf("crawl: worker: %w", e))
 		}
 	}
-	if runErr == nil {
+	if runErr == nil || errors.Is(runErr, errWorker) {
+		// After a worker failure too: the leases it gave back are
+		// requeued before the state is closed.
 		drain(svc, opts.DrainTimeout, opts.Poll)
 	}
 	final := svc.Status()
@@ -215,9 +217,9 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 			prog.update(snap())
 			return StopInterrupted, nil
 		case e := <-ferr:
-			return "failed", fmt.Errorf("%w: %v", errFrontier, e)
+			return "failed", fmt.Errorf("%w: %w", errFrontier, e)
 		case e := <-werr:
-			return "failed", fmt.Errorf("%w: %v", errWorker, e)
+			return "failed", fmt.Errorf("%w: %w", errWorker, e)
 		case <-poll.C:
 		}
 		s := snap()
