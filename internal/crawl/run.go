@@ -40,6 +40,10 @@ type Options struct {
 	// DrainTimeout bounds the wait, after the workers stopped, for the
 	// frontier to commit what they published (default 30 s).
 	DrainTimeout time.Duration
+	// Hurry, closed after ctx ended, cancels the fetches still in flight
+	// at once rather than after crawler.shutdown_grace (a second Ctrl-C);
+	// their URLs go back to the queue.
+	Hurry <-chan struct{}
 }
 
 // Run crawls from the seeds until the frontier has nothing queued or
@@ -142,7 +146,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		}
 	}
 
-	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages})
+	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
 	if err != nil {
 		return sum, err
 	}
