@@ -180,3 +180,27 @@ func TestFetchLogEndsACutLine(t *testing.T) {
 		t.Fatalf("lines %q", lines)
 	}
 }
+
+// TestWorkerUnwritableWARCDirStops: a WARC directory that cannot be
+// created or written (here its parent is a file, which root cannot get
+// around either) stops the worker before any fetch, with ErrArchive.
+func TestWorkerUnwritableWARCDirStops(t *testing.T) {
+	dir := t.TempDir()
+	cfg := workerConfig(dir)
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.WARCDir = filepath.Join(dir, "file", "warc")
+	e := bustest.Start(t)
+	w, err := NewWorker(bustest.Connect(t, e), WorkerOptions{Config: cfg, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wait := runWorker(w)
+	if err := wait(); !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), "WARC directory") {
+		t.Fatalf("Run: %v, want ErrArchive about the WARC directory", err)
+	}
+	if s := w.Stats(); s.Leases != 0 {
+		t.Errorf("%d leases taken with an unwritable WARC directory", s.Leases)
+	}
+}

@@ -142,13 +142,31 @@ func FuzzReader(f *testing.F) {
 	var buf bytes.Buffer
 	compress(&buf, &Record{Type: TypeResponse, ID: NewID(), Date: time.Now(), Block: []byte("HTTP/1.1 200 OK\r\n\r\n"), Fields: []Field{{"WARC-Target-URI", "http://x.test/"}}})
 	f.Add(buf.Bytes(), true)
+	f.Add(buf.Bytes()[:buf.Len()-3], true) // cut inside its gzip trailer
 	f.Fuzz(func(t *testing.T, in []byte, gz bool) {
 		rd := NewReader(bytes.NewReader(in), gz, 1<<20)
 		for i := 0; i < 100; i++ {
 			r, err := rd.Next()
 			if err != nil {
-				if err != io.EOF && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrDigest) {
-					t.Fatalf("error wraps neither ErrFormat nor ErrDigest: %v", err)
+				if err != io.EOF && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrDigest) && !errors.Is(err, ErrTruncated) {
+					t.Fatalf("error wraps none of ErrFormat, ErrDigest, ErrTruncated: %v", err)
+				}
+				if errors.Is(err, ErrTruncated) && errors.Is(err, ErrFormat) {
+					t.Fatalf("ErrTruncated and ErrFormat at once: %v", err)
+				}
+				// What Recover keeps, the input up to Offset, is exactly
+				// the i whole records read.
+				if rd.Offset() > int64(len(in)) {
+					t.Fatalf("Offset %d past the input's %d bytes", rd.Offset(), len(in))
+				}
+				prefix := NewReader(bytes.NewReader(in[:rd.Offset()]), gz, 1<<20)
+				for j := 0; j < i; j++ {
+					if _, err := prefix.Next(); err != nil {
+						t.Fatalf("the input up to Offset: record %d: %v", j+1, err)
+					}
+				}
+				if _, err := prefix.Next(); err != io.EOF {
+					t.Fatalf("the input up to Offset: after %d records %v, want io.EOF", i, err)
 				}
 				return
 			}
