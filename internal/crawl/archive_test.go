@@ -1,3 +1,5 @@
+//go:build linux
+
 package crawl
 
 import (
@@ -123,6 +125,7 @@ func TestRunStopsWhenTheArchiveIsFull(t *testing.T) {
 	if err := syscall.Mount("tmpfs", cfg.Crawler.WARCDir, "tmpfs", syscall.MS_REMOUNT, "size=64m"); err != nil {
 		t.Fatal(err)
 	}
+	cfg.Crawler.ArchiveSync = config.ArchiveSyncAlways // the resume fsyncs every page
 	sum, err = Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
 	if err != nil || sum.StopReason != StopDone {
 		t.Fatalf("resume after space was freed: reason %q, err %v", sum.StopReason, err)
