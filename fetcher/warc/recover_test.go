@@ -84,3 +84,37 @@ func TestRecoverSkipsLiveAndKeepsDamaged(t *testing.T) {
 		t.Fatalf("the live writer's file: %v", live)
 	}
 }
+
+// TestWritersSameSecondKeepEachOthersFiles: a writer started in the same
+// second in the same directory as one that has finished (a crawl resumed
+// at once) takes the next free sequence number instead of renaming its
+// file over the other's.
+func TestWritersSameSecondKeepEachOthersFiles(t *testing.T) {
+	dir := t.TempDir()
+	var start string
+	for i := range 2 {
+		w, err := NewWriter(WriterOptions{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			start = w.start
+		}
+		w.start = start
+		if err := w.Write(&Record{Type: TypeRequest, Date: time.Now(), Block: []byte("x"), Fields: []Field{{"WARC-Target-URI", "http://a.test/"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(files) != 2 {
+		t.Fatalf("files %v, want two", files)
+	}
+	for _, f := range files {
+		if n := len(readAll(t, f)); n != 2 {
+			t.Errorf("%s: %d records, want 2", f, n)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package warc
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -176,11 +178,27 @@ func (w *Writer) rotateLocked(infoID string) error {
 	if err := w.closeLocked(); err != nil {
 		return err
 	}
-	w.mu.seq++
-	name := filepath.Join(w.opts.Dir, fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, w.start, w.mu.seq))
-	f, err := os.OpenFile(name+OpenSuffix, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("warc: %w", err)
+	// The next sequence number whose names are free: a writer started in
+	// the same second in the same directory (a crawl resumed at once,
+	// another crawler) has taken some, and renaming over its finished
+	// file would lose it.
+	var name string
+	var f *os.File
+	for {
+		w.mu.seq++
+		name = filepath.Join(w.opts.Dir, fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, w.start, w.mu.seq))
+		if _, err := os.Lstat(name); err == nil {
+			continue
+		}
+		var err error
+		f, err = os.OpenFile(name+OpenSuffix, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("warc: %w", err)
+		}
+		break
 	}
 	// The lock tells Recover, in this process or another, that the file
 	// is being written; it ends with the process.
