@@ -87,7 +87,7 @@ func TestArchive(t *testing.T) {
 
 func TestFetchLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fetch.jsonl")
-	l, err := OpenFetchLog(path)
+	l, err := OpenFetchLog(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}

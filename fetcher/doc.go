@@ -53,6 +53,29 @@
 // (with the same Nats-Msg-Id, so the stream's duplicate window absorbs
 // retries of a publish that had in fact succeeded).
 //
+// # The archive is part of the outcome
+//
+// A page's WARC records (written during the fetch) and its fetch-log line
+// are in their files (write(2), no user-space buffer) before its Outcome
+// is published, so every page a frontier records as done is in the log
+// and the WARC, whatever kills the crawler after. crawler.archive_sync
+// says when both are also fsynced (none; interval, every second, the
+// default; always, before each outcome). A write that fails (a full disk,
+// an unwritable directory) gives the lease back (an Outcome with
+// Release = msg.ReleaseArchive: the frontier requeues the URL without
+// counting an attempt) and stops the worker: Run cancels the fetches in
+// flight, gives their leases back too and returns an error wrapping
+// ErrArchive. The WARC directory is probed at start, and .warc.gz.open
+// files a killed crawler left there are finalized (warc.Recover).
+//
+// # Shutdown
+//
+// When Run's ctx ends the lease loops stop; the fetches in flight may run
+// for crawler.shutdown_grace, or until WorkerOptions.Hurry is closed (a
+// second Ctrl-C); then they are cancelled and their leases given back
+// (msg.ReleaseCancelled), which the frontier requeues at once without
+// counting an attempt.
+//
 // # Caveats
 //
 // Client and Worker are safe for concurrent use. A Worker keeps no state

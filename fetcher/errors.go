@@ -23,3 +23,8 @@ var (
 	// ErrConfig: the worker or client options are invalid.
 	ErrConfig = errors.New("fetcher: invalid options")
 )
+
+// ErrArchive: a page's WARC records or fetch-log line could not be
+// written (a full disk, an unwritable directory). The worker gives the
+// lease back, so the page is fetched again, and stops.
+var ErrArchive = errors.New("fetcher: archive write failed")

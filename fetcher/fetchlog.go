@@ -1,9 +1,9 @@
 package fetcher
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -25,58 +25,69 @@ type LogEntry struct {
 	Error       string    `json:"error"`
 }
 
-// FetchLog appends LogEntry lines to a file. Lines are buffered and
-// flushed at least every flushEvery and on Close.
+// FetchLog appends LogEntry lines to a file, each in one write(2) and
+// none held in a user-space buffer: when Write returns, the line is in
+// the file (in the kernel's page cache; it survives a killed process,
+// and with sync, or after Sync, a power loss). A failed write is
+// truncated away and poisons the log: every later Write returns its
+// error, and no half line is left for the next line to run into.
 type FetchLog struct {
-	mu struct {
+	sync    bool // fsync after every line
+	regular bool // a regular file (not a device or pipe): fsync and truncate apply
+	mu      struct {
 		sync.Mutex
-		f   *os.File
-		w   *bufio.Writer
-		err error // the first write error; later writes are dropped and Close reports it
+		f    *os.File
+		size int64 // bytes of whole lines
+		err  error // the first write error; later writes return it
 	}
-	stop chan struct{}
-	done chan struct{}
 }
 
-const flushEvery = time.Second
-
-// OpenFetchLog opens (appending to) or creates the log at path.
-func OpenFetchLog(path string) (*FetchLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+// OpenFetchLog opens (appending to) or creates the log at path. With
+// sync every Write fsyncs the file before it returns. A last line cut
+// short by a crash (no newline) is ended with one, so that the lines
+// written now stay whole.
+func OpenFetchLog(path string, sync bool) (*FetchLog, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("fetcher: fetch log: %w", err)
 	}
-	l := &FetchLog{stop: make(chan struct{}), done: make(chan struct{})}
-	l.mu.f, l.mu.w = f, bufio.NewWriterSize(f, 64<<10)
-	go l.flusher()
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("fetcher: fetch log: %w", err)
+	}
+	l := &FetchLog{sync: sync, regular: fi.Mode().IsRegular()}
+	l.mu.f, l.mu.size = f, fi.Size()
+	if l.regular && l.mu.size > 0 {
+		if err := l.endLastLine(path); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("fetcher: fetch log: %w", err)
+		}
+	}
 	return l, nil
 }
 
-func (l *FetchLog) flusher() {
-	defer close(l.done)
-	t := time.NewTicker(flushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-			l.mu.Lock()
-			l.flushLocked()
-			l.mu.Unlock()
-		}
+// endLastLine appends a newline when the file's last byte is not one.
+func (l *FetchLog) endLastLine(path string) error {
+	r, err := os.Open(path)
+	if err != nil {
+		return err
 	}
+	defer r.Close()
+	var last [1]byte
+	if _, err := r.ReadAt(last[:], l.mu.size-1); err != nil && err != io.EOF {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	n, err := l.mu.f.Write([]byte{'\n'})
+	l.mu.size += int64(n)
+	return err
 }
 
-func (l *FetchLog) flushLocked() {
-	if l.mu.err == nil {
-		if err := l.mu.w.Flush(); err != nil {
-			l.mu.err = fmt.Errorf("fetcher: fetch log: %w", err)
-		}
-	}
-}
-
-// Write appends e. It returns the log's first write error, if any.
+// Write appends e as one line. It returns the log's first write error,
+// if any.
 func (l *FetchLog) Write(e *LogEntry) error {
 	line, err := json.Marshal(e)
 	if err != nil {
@@ -88,19 +99,44 @@ func (l *FetchLog) Write(e *LogEntry) error {
 	if l.mu.err != nil {
 		return l.mu.err
 	}
-	if _, err := l.mu.w.Write(line); err != nil {
+	n, err := l.mu.f.Write(line)
+	if err == nil && l.sync && l.regular {
+		err = l.mu.f.Sync()
+	}
+	if err != nil {
+		if n > 0 && l.regular {
+			_ = l.mu.f.Truncate(l.mu.size) // best effort; OpenFetchLog ends a cut line
+		}
 		l.mu.err = fmt.Errorf("fetcher: fetch log: %w", err)
+		return l.mu.err
+	}
+	l.mu.size += int64(n)
+	return nil
+}
+
+// Sync fsyncs the log: the lines written so far survive a power loss.
+func (l *FetchLog) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.err != nil || !l.regular {
+		return l.mu.err
+	}
+	if err := l.mu.f.Sync(); err != nil {
+		l.mu.err = fmt.Errorf("fetcher: fetch log: sync: %w", err)
 	}
 	return l.mu.err
 }
 
-// Close flushes and closes the file.
+// Close fsyncs and closes the file; it returns the first error the log
+// met.
 func (l *FetchLog) Close() error {
-	close(l.stop)
-	<-l.done
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.flushLocked()
+	if l.regular && l.mu.err == nil {
+		if err := l.mu.f.Sync(); err != nil {
+			l.mu.err = fmt.Errorf("fetcher: fetch log: sync: %w", err)
+		}
+	}
 	if err := l.mu.f.Close(); err != nil && l.mu.err == nil {
 		l.mu.err = fmt.Errorf("fetcher: fetch log: %w", err)
 	}

@@ -18,6 +18,7 @@ func cdesc(name, help string, labels ...string) *prometheus.Desc {
 var (
 	mLeases    = cdesc("leases_total", "Leases received from the frontiers.")
 	mExpired   = cdesc("leases_expired_total", "Leases skipped because their deadline had passed.")
+	mReleased  = cdesc("leases_released_total", "Leases given back unfetched or unarchived (shutdown, archive failure); their URLs are requeued without an attempt.")
 	mFetched   = cdesc("fetches_total", "Fetches by status class.", "class")
 	mBytes     = cdesc("body_bytes_total", "Response body bytes read from the wire.")
 	mErrors    = cdesc("fetch_errors_total", "Fetches whose outcome carries an error.")
@@ -27,7 +28,7 @@ var (
 	mRetries   = cdesc("publish_retries_total", "JetStream publishes retried.")
 	mEmpty     = cdesc("empty_polls_total", "Lease requests that got nothing.")
 	mSitemaps  = cdesc("sitemaps_total", "Sitemaps, sitemap indexes and RSS/Atom feeds read for links.")
-	metricDesc = []*prometheus.Desc{mLeases, mExpired, mFetched, mBytes, mErrors, mInFlight, mLinks, mDropped, mRetries, mEmpty, mSitemaps}
+	metricDesc = []*prometheus.Desc{mLeases, mExpired, mReleased, mFetched, mBytes, mErrors, mInFlight, mLinks, mDropped, mRetries, mEmpty, mSitemaps}
 )
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -43,6 +44,7 @@ func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(mLeases, s.Leases)
 	counter(mExpired, s.Expired)
+	counter(mReleased, s.Released)
 	counter(mFetched, s.Status2xx, "2xx")
 	counter(mFetched, s.Status3xx, "3xx")
 	counter(mFetched, s.Status4xx, "4xx")

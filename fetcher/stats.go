@@ -6,6 +6,7 @@ import "sync/atomic"
 type WorkerStats struct {
 	Leases    uint64 // leases received
 	Expired   uint64 // leases skipped because their deadline had passed
+	Released  uint64 // leases given back unfetched or unarchived (shutdown, archive failure)
 	Fetched   uint64 // fetches completed (any outcome)
 	Robots    uint64 // of which robots.txt fetches
 	Bytes     uint64 // body bytes read from the wire
@@ -28,7 +29,8 @@ type WorkerStats struct {
 
 // workerCounters are the live counters behind WorkerStats.
 type workerCounters struct {
-	leases, expired, fetched, robots, bytes, errors atomic.Uint64
+	leases, expired, released, fetched, robots      atomic.Uint64
+	bytes, errors                                   atomic.Uint64
 	s2xx, s3xx, s4xx, s5xx, noStatus                atomic.Uint64
 	inFlight                                        atomic.Int64
 	linksPublished, linksDropped, batches, outcomes atomic.Uint64
@@ -52,7 +54,7 @@ func (c *workerCounters) status(code int) {
 
 func (c *workerCounters) snapshot() WorkerStats {
 	return WorkerStats{
-		Leases: c.leases.Load(), Expired: c.expired.Load(), Fetched: c.fetched.Load(), Robots: c.robots.Load(),
+		Leases: c.leases.Load(), Expired: c.expired.Load(), Released: c.released.Load(), Fetched: c.fetched.Load(), Robots: c.robots.Load(),
 		Bytes: c.bytes.Load(), Errors: c.errors.Load(),
 		Status2xx: c.s2xx.Load(), Status3xx: c.s3xx.Load(), Status4xx: c.s4xx.Load(), Status5xx: c.s5xx.Load(),
 		NoStatus: c.noStatus.Load(), InFlight: c.inFlight.Load(),

@@ -37,6 +37,9 @@ const (
 	// drainGrace bounds how long Run waits, after ctx ends and the last
 	// fetch is done, for publishes that keep failing.
 	drainGrace = 30 * time.Second
+	// archiveSyncEvery is how often crawler.archive_sync: interval fsyncs
+	// the WARC file and the fetch log.
+	archiveSyncEvery = time.Second
 	// maxErrorLen and maxContentTypeLen keep server-controlled strings in
 	// an outcome short.
 	maxErrorLen       = 1024
@@ -62,6 +65,10 @@ type WorkerOptions struct {
 	// worker fetches in all: it asks for no more leases than that leaves,
 	// then idles until ctx ends. The one-command crawl's max_pages.
 	MaxPages int64
+	// Hurry, when closed after Run's ctx has ended, cancels the fetches
+	// still in flight at once instead of after crawler.shutdown_grace
+	// (a second Ctrl-C). nil: only the grace period ends them.
+	Hurry <-chan struct{}
 }
 
 // Worker takes leases from the frontiers and fetches them. See the package
@@ -81,8 +88,19 @@ type Worker struct {
 
 	// charged counts the pages of MaxPages reserved by lease requests in
 	// flight and taken by leases started, less those that expired before
-	// their fetch.
+	// their fetch or were given back.
 	charged atomic.Int64
+
+	// stopLeasing ends Run's lease loops with a cause; set by Run before
+	// it starts any goroutine.
+	stopLeasing context.CancelCauseFunc
+	// cancelling is set just before the fetches in flight are cancelled
+	// (shutdown grace over, second interrupt, archive failure).
+	cancelling atomic.Bool
+	failed     struct {
+		sync.Mutex
+		err error // the first archive failure (wraps ErrArchive); it stops the worker
+	}
 }
 
 // NewWorker checks opts and prepares a worker on nc. Nothing is fetched or
@@ -111,7 +129,12 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 	w := &Worker{nc: nc, opts: opts, log: log, agent: robots.ProductToken(opts.Config.UserAgent)}
 	var archive func(*Exchange) error
 	if opts.Config.WARCDir != "" {
-		archive = func(x *Exchange) error { return w.archiver.Archive(x) }
+		archive = func(x *Exchange) error {
+			if x.Truncated == "time" && w.cancelling.Load() {
+				return nil // cut by the shutdown: its lease is given back, not archived
+			}
+			return w.archiver.Archive(x)
+		}
 	}
 	c, err := New(Options{Config: opts.Config, TLSConfig: opts.TLSConfig, Archive: archive})
 	if err != nil {
@@ -128,21 +151,43 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 func (w *Worker) Stats() WorkerStats { return w.stats.snapshot() }
 
 // Run takes and fetches leases until ctx ends. Then it stops asking for
-// leases, finishes the fetches in flight (each bounded by fetch_timeout),
-// waits until everything they published is acknowledged (giving up
-// drainGrace after the last fetch), closes its outputs and returns. Run
-// may be called once. It returns nil after a clean shutdown.
+// leases and lets the fetches in flight finish for up to
+// crawler.shutdown_grace (or until Hurry is closed); the fetches still
+// running then are cancelled and their leases given back (the frontier
+// requeues them without counting an attempt). It waits until everything
+// published is acknowledged (giving up drainGrace after the last fetch),
+// closes its outputs and returns. A page's WARC records and fetch-log line
+// are written before its outcome is published; when either cannot be
+// written, the lease is given back and Run stops as if ctx had ended,
+// cancelling the fetches in flight, and returns an error wrapping
+// ErrArchive. Run may be called once. It returns nil after a clean
+// shutdown.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.openOutputs(); err != nil {
 		return err
 	}
 	defer w.client.Close()
+	leaseCtx, stopLeasing := context.WithCancelCause(ctx)
+	defer stopLeasing(nil)
+	w.stopLeasing = stopLeasing
+	// Fetches outlive ctx by up to shutdown_grace.
+	fetchCtx, cancelFetches := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelFetches()
+	runDone := make(chan struct{})
+	var owned sync.WaitGroup
+	owned.Go(func() { w.endFetches(leaseCtx, runDone, cancelFetches) })
+	if w.opts.Config.ArchiveSync == config.ArchiveSyncInterval {
+		owned.Go(func() { w.syncOutputs(runDone) })
+	}
+	stopOwned := func() { close(runDone); owned.Wait() }
 
 	leasers := make([]*leaser, leaseLoops(w.opts.Config.Workers))
 	for i := range leasers {
 		l := &leaser{inbox: w.nc.NewInbox(), replies: make(chan *nats.Msg, 64), wake: make(chan struct{}, 1)}
 		sub, err := w.nc.ChanSubscribe(l.inbox, l.replies)
 		if err != nil {
+			stopOwned()
+			w.closeOutputs()
 			return fmt.Errorf("fetcher: lease inbox: %w", err)
 		}
 		defer sub.Unsubscribe()
@@ -159,6 +204,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	})
 	if err != nil {
+		stopOwned()
+		w.closeOutputs()
 		return fmt.Errorf("fetcher: wake subscription: %w", err)
 	}
 	defer wsub.Unsubscribe()
@@ -167,7 +214,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	// fetch.
 	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelPub()
-	fetchCtx := context.WithoutCancel(ctx)
 
 	var (
 		wg      sync.WaitGroup
@@ -212,7 +258,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info("crawler worker started", "id", w.opts.ID, "workers", w.opts.Config.Workers, "shards", w.opts.Shards, "agent", w.agent)
 	var loops sync.WaitGroup
 	for _, l := range leasers {
-		loops.Go(func() { w.leaseLoop(ctx, l, slots, start) })
+		loops.Go(func() { w.leaseLoop(leaseCtx, l, slots, start) })
 	}
 	loops.Wait()
 	// Requests that timed out may still be answered: their leases are
@@ -231,7 +277,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancelPub() // fetches are over by now; stop retrying publishes
 		<-done
 	}
+	stopOwned()
 	err = w.closeOutputs()
+	if f := w.failure(); f != nil {
+		err = errors.Join(fmt.Errorf("%w (the crawler stopped; the leases it could not archive went back to the frontier, to be fetched when it runs again)", f), err)
+	}
 	if pubErrs > 0 {
 		err = errors.Join(err, fmt.Errorf("fetcher: %d lease results were not acknowledged by JetStream; their leases will expire and be fetched again", pubErrs))
 	}
@@ -447,6 +497,9 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 		w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
 		return nil
 	}
+	if fetchCtx.Err() != nil || w.failure() != nil {
+		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
+	}
 	ctx := fetchCtx
 	if !l.Deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -456,9 +509,15 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	var r *Response
 	if l.Robots {
 		r = w.client.FetchRobots(ctx, l.URL)
-		w.stats.robots.Add(1)
 	} else {
 		r = w.client.Fetch(ctx, l.URL)
+	}
+	switch {
+	case r.ArchiveErr != nil:
+		w.fail(fmt.Errorf("%w: %s: %w", ErrArchive, l.URL, r.ArchiveErr))
+		return w.release(pubCtx, shard, l, msg.ReleaseArchive)
+	case r.Err != nil && fetchCtx.Err() != nil:
+		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
 	}
 	out := w.outcome(shard, l, r)
 
@@ -499,6 +558,12 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	w.stats.batches.Add(uint64(len(msgs)))
 	w.stats.linksPublished.Add(uint64(rt.links))
 
+	// The log line is in its file before the outcome is published: a page
+	// the frontier records as done is in the log, kill -9 or not.
+	if err := w.logFetch(l, r, out); err != nil {
+		w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
+		return w.release(pubCtx, shard, l, msg.ReleaseArchive)
+	}
 	data, err := out.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("fetcher: encode outcome: %w", err)
@@ -507,8 +572,102 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 		return err
 	}
 	w.stats.outcomes.Add(1)
-	w.record(l, r, out)
+	w.count(l, r, out)
 	return nil
+}
+
+// release gives lease l back to its frontier unfetched (or fetched but
+// not archived): the URL is requeued without counting an attempt.
+func (w *Worker) release(pubCtx context.Context, shard uint32, l msg.Lease, why msg.Release) error {
+	if !l.Robots {
+		w.refund(1)
+	}
+	out := &msg.Outcome{LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Release: why}
+	data, err := out.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("fetcher: encode outcome: %w", err)
+	}
+	if err := w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data)); err != nil {
+		return err
+	}
+	w.stats.released.Add(1)
+	w.log.Debug("lease given back", "url", l.URL, "reason", why)
+	return nil
+}
+
+// fail records the first archive failure and stops the lease loops; the
+// fetches in flight are cancelled (endFetches).
+func (w *Worker) fail(err error) {
+	w.failed.Lock()
+	first := w.failed.err == nil
+	if first {
+		w.failed.err = err
+	}
+	w.failed.Unlock()
+	if first {
+		w.log.Error("archive write failed: the crawler stops, and gives back the pages it cannot archive", "err", err)
+		w.stopLeasing(err)
+	}
+}
+
+// failure returns the first archive failure, or nil.
+func (w *Worker) failure() error {
+	w.failed.Lock()
+	defer w.failed.Unlock()
+	return w.failed.err
+}
+
+// endFetches cancels the fetches in flight when they may run no longer:
+// at once after an archive failure; otherwise, once leasing has stopped,
+// when shutdown_grace has passed or Hurry is closed. It returns when Run
+// is done.
+func (w *Worker) endFetches(leaseCtx context.Context, runDone <-chan struct{}, cancel context.CancelFunc) {
+	select {
+	case <-leaseCtx.Done():
+	case <-runDone:
+		return
+	}
+	if w.failure() == nil {
+		t := time.NewTimer(w.opts.Config.ShutdownGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			if n := w.stats.inFlight.Load(); n > 0 {
+				w.log.Warn("shutdown grace over: cancelling the fetches in flight; their URLs go back to the queue", "in_flight", n, "grace", w.opts.Config.ShutdownGrace)
+			}
+		case <-w.opts.Hurry:
+			w.log.Warn("cancelling the fetches in flight; their URLs go back to the queue", "in_flight", w.stats.inFlight.Load())
+		case <-runDone:
+			return
+		}
+	}
+	w.cancelling.Store(true)
+	cancel()
+}
+
+// syncOutputs fsyncs the WARC file and the fetch log every
+// archiveSyncEvery (crawler.archive_sync: interval) until runDone.
+func (w *Worker) syncOutputs(runDone <-chan struct{}) {
+	t := time.NewTicker(archiveSyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-runDone:
+			return
+		case <-t.C:
+		}
+		var errs []error
+		if w.archiver != nil {
+			errs = append(errs, w.archiver.w.Sync())
+		}
+		if w.fetchLog != nil {
+			errs = append(errs, w.fetchLog.Sync())
+		}
+		if err := errors.Join(errs...); err != nil {
+			w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
+			return
+		}
+	}
 }
 
 // outcome fills the Outcome of a fetch, bounding server-controlled strings.
@@ -523,9 +682,6 @@ func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
 	}
 	if r.Err != nil {
 		out.Error = clip(r.Err.Error(), maxErrorLen)
-	}
-	if r.ArchiveErr != nil {
-		w.log.Error("warc write failed", "url", l.URL, "err", r.ArchiveErr)
 	}
 	return out
 }
@@ -585,48 +741,95 @@ func navigationLinks(urls []string) []msg.Link {
 	return links
 }
 
-// record updates the counters and writes the fetch log line.
-func (w *Worker) record(l msg.Lease, r *Response, out *msg.Outcome) {
+// count updates the counters of a fetch whose outcome was published.
+func (w *Worker) count(l msg.Lease, r *Response, out *msg.Outcome) {
 	w.stats.fetched.Add(1)
+	if l.Robots {
+		w.stats.robots.Add(1)
+	}
 	w.stats.bytes.Add(uint64(r.Bytes))
 	w.stats.status(r.Status)
 	if out.Error != "" {
 		w.stats.errors.Add(1)
 	}
+}
+
+// logFetch writes the fetch log line of a fetch (none without a log).
+func (w *Worker) logFetch(l msg.Lease, r *Response, out *msg.Outcome) error {
 	if w.fetchLog == nil {
-		return
+		return nil
 	}
-	err := w.fetchLog.Write(&LogEntry{
+	return w.fetchLog.Write(&LogEntry{
 		Time: r.FetchedAt, URL: l.URL, Status: r.Status, Bytes: r.Bytes, ContentType: out.ContentType,
 		DurationMS: float64(r.Timings.Total.Microseconds()) / 1000, Depth: l.Depth,
 		LinksFound: int(out.LinksFound), Error: out.Error,
 	})
-	if err != nil {
-		w.log.Error("fetch log write failed", "err", err)
-	}
 }
 
 func (w *Worker) openOutputs() error {
 	cfg := w.opts.Config
+	always := cfg.ArchiveSync == config.ArchiveSyncAlways
 	if cfg.FetchLog != "" {
-		l, err := OpenFetchLog(cfg.FetchLog)
+		l, err := OpenFetchLog(cfg.FetchLog, always)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrArchive, err)
 		}
 		w.fetchLog = l
 	}
 	if cfg.WARCDir != "" {
-		ww, err := warc.NewWriter(warc.WriterOptions{Dir: cfg.WARCDir, MaxSize: int64(cfg.WARCMaxSize),
+		w.recoverWARCs(cfg.WARCDir)
+		ww, err := warc.NewWriter(warc.WriterOptions{Dir: cfg.WARCDir, MaxSize: int64(cfg.WARCMaxSize), Sync: always,
 			Info: []warc.Field{{Name: "http-header-user-agent", Value: cfg.UserAgent}, {Name: "operator-crawler", Value: w.opts.ID}}})
+		if err == nil {
+			err = probeDir(cfg.WARCDir)
+		}
 		if err != nil {
 			if w.fetchLog != nil {
 				w.fetchLog.Close()
 			}
-			return err
+			return fmt.Errorf("%w: WARC directory: %w", ErrArchive, err)
 		}
 		w.archiver = NewArchiver(ww)
 	}
 	return nil
+}
+
+// probeDir checks that a file can be created and written in dir, so that
+// an unwritable or full WARC directory stops the crawler before its
+// first fetch rather than at it.
+func probeDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".trawl-probe-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte{'\n'})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if rerr := os.Remove(f.Name()); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// recoverWARCs finalizes the .warc.gz.open files a killed crawler left in
+// dir (see warc.Recover). A file it cannot finalize is logged and left:
+// it does not keep this crawl from writing its own files.
+func (w *Worker) recoverWARCs(dir string) {
+	recs, err := warc.Recover(dir)
+	for _, r := range recs {
+		switch {
+		case r.Damaged != nil:
+			w.log.Error("left-over WARC file unreadable past a record: kept as it is, renamed", "file", r.Path, "records", r.Records, "err", r.Damaged)
+		case r.Path == "":
+			w.log.Warn("left-over WARC file held no whole record: removed", "file", r.Open)
+		default:
+			w.log.Warn("left-over WARC file of a stopped crawler finalized", "file", r.Path, "records", r.Records, "cut_bytes_removed", r.Cut)
+		}
+	}
+	if err != nil {
+		w.log.Error("left-over WARC files not finalized", "dir", dir, "err", err)
+	}
 }
 
 func (w *Worker) closeOutputs() error {

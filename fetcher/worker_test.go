@@ -361,7 +361,7 @@ func TestWorker(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(w.Collector())
-	if fams, err := reg.Gather(); err != nil || len(fams) != 11 {
+	if fams, err := reg.Gather(); err != nil || len(fams) != 12 {
 		t.Errorf("metrics: %d families, err %v", len(fams), err)
 	}
 	front.mu.Lock()

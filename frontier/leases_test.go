@@ -184,3 +184,39 @@ func TestLeasesCommitLazily(t *testing.T) {
 		t.Fatalf("the committed lease's outcome after the crash: %+v %v", res, err)
 	}
 }
+
+// TestReleaseRequeuesWithoutAttempt: a lease given back (a crawler
+// stopped mid-fetch, or one that could not archive the page) puts its URL
+// back in the queue at once, however often, without spending a retry or
+// counting a status class; a released robots.txt lease lapses.
+func TestReleaseRequeuesWithoutAttempt(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Politeness.MaxRetries = 1
+	})
+	h.seed("http://example.com/slow")
+	for i, why := range []msg.Release{msg.ReleaseCancelled, msg.ReleaseArchive, msg.ReleaseCancelled, msg.ReleaseArchive} {
+		l := h.leaseOne()
+		if l.URL != "http://example.com/slow" {
+			t.Fatalf("release %d: leased %+v", i, l)
+		}
+		res := h.apply(nil, &msg.Outcome{LeaseID: l.ID, URL: l.URL, Release: why})
+		if res.Outcomes != 1 {
+			t.Fatalf("release %d: %+v", i, res)
+		}
+		e, _ := h.s.Explain(l.URL)
+		if e.State != "queued" || e.Attempts != 0 {
+			t.Fatalf("after release %d: state %s, attempts %d; want queued, 0", i, e.State, e.Attempts)
+		}
+		h.clock.Advance(time.Minute)
+	}
+	l := h.leaseOne()
+	h.apply(nil, outcome(l, 200))
+	if e, _ := h.s.Explain(l.URL); e.State != "done" || e.DoneReason != "fetched" {
+		t.Fatalf("after the fetch: %+v", e)
+	}
+	c := h.s.Counters()
+	if c["retries"] != 0 || c["failed"] != 0 || c["done"] != 1 || c["outcome_2xx"] != 1 || c["outcome_error"] != 0 {
+		t.Fatalf("counters %v", c)
+	}
+}

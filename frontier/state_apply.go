@@ -215,12 +215,15 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		return nil, nil
 	}
 	res.Outcomes++
-	s.count[cClassBase+statusClass(o.Status)]++
 	h := s.hosts[l.Host]
 	if err := s.dropLeaseLocked(tx.Bucket(bucketLeases), h, l); err != nil {
 		return nil, err
 	}
 	h.dirty = true
+	if o.Release != msg.ReleaseNone {
+		return h, s.releaseLocked(tx, h, l, o, now)
+	}
+	s.count[cClassBase+statusClass(o.Status)]++
 	if l.Robots {
 		return h, s.applyRobotsLocked(tx, h, o, now)
 	}
@@ -267,6 +270,21 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		s.succeeded(h)
 		return h, s.finishLocked(db, h, l.URL, st, doneFetched, now)
 	}
+}
+
+// releaseLocked takes back a lease the crawler gave up without a result
+// (it was stopped mid-fetch, or could not archive the page): the URL goes
+// back to its place in its host's queue with its attempts unchanged, as
+// an expired lease does but at once; a robots.txt lease lapses so the
+// host gets a new one. Neither is the URL's fault, so neither spends its
+// retries; a crawler that cannot archive stops, so this cannot loop. The
+// host keeps its politeness delay: the request may have reached it.
+func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *msg.Outcome, now time.Time) error {
+	s.politeAfterResponse(h, now, o.Timings.Total)
+	if l.Robots {
+		return nil
+	}
+	return s.requeueLocked(tx.Bucket(bucketQueue), h, l, l.Attempts)
 }
 
 // applyRobotsLocked stores the result of a robots.txt lease: RFC 9309 2xx

@@ -9,10 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -114,11 +112,11 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		return oneCommandCrawl(cfg, *fresh, stdout, stderr)
 	}
 	log := cli.NewLogger(cfg.Log, stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	in := cli.NotifyInterrupts("crawler", stderr, os.Exit)
+	defer in.Stop()
 	// shardsGiven: the shard count came from a flag, the file or the
 	// environment rather than the default.
-	if err := runWorker(ctx, cfg, cfg.Origin("frontier.shards") != "", log); err != nil {
+	if err := runWorker(in, cfg, cfg.Origin("frontier.shards") != "", log); err != nil {
 		log.Error("crawler worker failed", "err", err)
 		return cli.ExitFailure
 	}
@@ -145,9 +143,9 @@ func oneCommandCrawl(cfg config.Config, fresh bool, stdout, stderr io.Writer) in
 		cfg.Log.Level = "warn" // the progress line says what matters; -log.level via TRAWL_LOG_LEVEL
 	}
 	log := cli.NewLogger(cfg.Log, stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	sum, err := crawl.Run(ctx, crawl.Options{Config: cfg, Logger: log, Progress: stderr, Terminal: terminal, Fresh: fresh})
+	in := cli.NotifyInterrupts("crawler", stderr, os.Exit)
+	defer in.Stop()
+	sum, err := crawl.Run(in.Ctx, crawl.Options{Config: cfg, Logger: log, Progress: stderr, Terminal: terminal, Fresh: fresh, Hurry: in.Hurry})
 	if sum != nil && sum.StopReason != "" {
 		_ = sum.WriteText(stdout)
 		if sum.StopReason == crawl.StopInterrupted {
@@ -162,8 +160,10 @@ func oneCommandCrawl(cfg config.Config, fresh bool, stdout, stderr io.Writer) in
 }
 
 // runWorker connects to NATS, learns the shard count if it was not given,
-// and runs a fetcher.Worker until ctx ends.
-func runWorker(ctx context.Context, cfg config.Config, shardsGiven bool, log *slog.Logger) error {
+// and runs a fetcher.Worker until the first interrupt (the second cancels
+// its fetches in flight).
+func runWorker(in *cli.Interrupts, cfg config.Config, shardsGiven bool, log *slog.Logger) error {
+	ctx := in.Ctx
 	host, _ := os.Hostname()
 	id := fmt.Sprintf("%s/%d", host, os.Getpid())
 	nc, err := bus.Connect(ctx, cfg.NATS, "trawl-crawler "+id, log)
@@ -190,7 +190,7 @@ func runWorker(ctx context.Context, cfg config.Config, shardsGiven bool, log *sl
 			}
 		}
 	}
-	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: shards, Logger: log, ID: id})
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: shards, Logger: log, ID: id, Hurry: in.Hurry})
 	if err != nil {
 		return err
 	}

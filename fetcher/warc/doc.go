@@ -9,7 +9,22 @@
 // MaxSize. Every file opens with a warcinfo record naming the software
 // and the crawl's user agent; every other record points at it with
 // WARC-Warcinfo-ID. While a file is being written its name ends in .open;
-// the final name appears when the file is complete (rotation or Close).
+// the final name appears when the file is complete (rotation or Close),
+// after an fsync. Each Write is one write(2) of whole gzip members; a
+// failed write is truncated away, and poisons the writer (every later
+// Write returns the error). WriterOptions.Sync fsyncs every Write;
+// Writer.Sync fsyncs on the caller's schedule.
+//
+// # Recovery
+//
+// Recover finalizes the .open files a killed writer left: it keeps every
+// whole record, truncates a last record the kill (or a full disk) cut
+// short, and renames the file to its final .warc.gz name; a file with no
+// whole record is removed, and one unreadable for another reason is kept
+// byte for byte as .warc.gz.damaged. A Writer holds an advisory lock
+// (flock) on its .open file, released however its process ends, and
+// Recover skips locked files: it is safe to run while other writers use
+// the directory.
 //
 // # Record layout (WARC/1.1)
 //
@@ -33,13 +48,17 @@
 // (version line, named fields without folding, the mandatory fields,
 // Content-Length bytes of block, the CRLF CRLF trailer), checks the block
 // digest when present and, for .warc.gz input, that every gzip member
-// holds exactly one record. It is meant for tests and verification, and is
-// fuzzed (FuzzReader).
+// holds exactly one record. Input that ends inside a record (a cut file)
+// is ErrTruncated, not ErrFormat, and Reader.Offset says where the whole
+// records end. It is meant for tests and verification, and is fuzzed
+// (FuzzReader).
 //
 // # Caveats
 //
 // Writer is safe for concurrent use; records are compressed outside its
 // lock and written under it. A crash leaves the current file with its
-// .open name, complete up to its last whole record. Reader allocates at
+// .open name, complete up to its last whole record unless the bytes of a
+// write were cut (power loss, a full disk whose truncation failed):
+// Recover handles both. Reader allocates at
 // most in proportion to its input.
 package warc

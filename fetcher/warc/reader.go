@@ -17,12 +17,31 @@ const MaxHeaderLen = 64 << 10
 
 // Reader reads records strictly (see the package documentation).
 type Reader struct {
-	br     *bufio.Reader
+	in     *readCounter  // the input, counted
+	br     *bufio.Reader // over in
 	gz     bool
 	zr     *gzip.Reader
-	n      int // records read
+	zs     *readCounter // over zr: the current member's decompressed bytes
+	n      int          // records read
+	end    int64        // input offset after the last record returned
 	seen   map[string]bool
 	maxLen int64
+}
+
+// readCounter counts the bytes read through it and keeps the first error.
+type readCounter struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *readCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // NewReader reads records from r. gzipped says whether r is a .warc.gz
@@ -32,11 +51,14 @@ func NewReader(r io.Reader, gzipped bool, maxBlock int64) *Reader {
 	if maxBlock <= 0 {
 		maxBlock = 1 << 30
 	}
-	return &Reader{br: bufio.NewReader(r), gz: gzipped, seen: map[string]bool{}, maxLen: maxBlock}
+	in := &readCounter{r: r}
+	return &Reader{in: in, br: bufio.NewReader(in), gz: gzipped, seen: map[string]bool{}, maxLen: maxBlock}
 }
 
-// Next returns the next record, or io.EOF after the last one. Any other
-// error wraps ErrFormat or ErrDigest and names the record's position.
+// Next returns the next record, or io.EOF after the last one. A record
+// the input ends inside of (a file cut while it was written) is
+// ErrTruncated; any other error wraps ErrFormat or ErrDigest. Errors name
+// the record's position.
 func (rd *Reader) Next() (*Record, error) {
 	rd.n++
 	if !rd.gz {
@@ -55,34 +77,61 @@ func (rd *Reader) Next() (*Record, error) {
 		err = rd.zr.Reset(rd.br)
 	}
 	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return rd.wrap(nil, fmt.Errorf("%w: in its gzip header", ErrTruncated))
+		}
 		return rd.wrap(nil, fmt.Errorf("%w: gzip member: %v", ErrFormat, err))
 	}
 	rd.zr.Multistream(false)
-	zbr := bufio.NewReader(rd.zr)
+	rd.zs = &readCounter{r: rd.zr}
+	zbr := bufio.NewReader(rd.zs)
 	rec, err := rd.record(zbr)
 	if err != nil {
 		return rd.wrap(nil, err)
 	}
 	// The member must end right after the record.
 	if n, err := io.Copy(io.Discard, zbr); err != nil {
-		return rd.wrap(nil, fmt.Errorf("%w: gzip member: %v", ErrFormat, err))
+		return rd.wrap(nil, rd.short(err, "gzip member"))
 	} else if n != 0 {
 		return rd.wrap(nil, fmt.Errorf("%w: %d bytes after the record in its gzip member", ErrFormat, n))
 	}
-	return rec, nil
+	return rd.wrap(rec, nil)
 }
+
+// Offset is the input offset just past the last record Next returned:
+// the length of the input's whole records, where a cut file may be
+// truncated to.
+func (rd *Reader) Offset() int64 { return rd.end }
 
 func (rd *Reader) wrap(rec *Record, err error) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %d: %w", rd.n, err)
 	}
+	rd.end = rd.in.n - int64(rd.br.Buffered())
 	return rec, nil
+}
+
+// short words a read that stopped before what was being read ended: the
+// input ended there (ErrTruncated), or, in a .warc.gz, the record's gzip
+// member ended or is damaged (ErrFormat). err is the read's error (io.EOF
+// when a copy came up short).
+func (rd *Reader) short(err error, what string) error {
+	cut := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if rd.gz {
+		// io.EOF from a member is the member's end; the gzip reader says
+		// io.ErrUnexpectedEOF when the compressed input itself ran out.
+		cut = rd.zs != nil && errors.Is(rd.zs.err, io.ErrUnexpectedEOF)
+	}
+	if cut {
+		return fmt.Errorf("%w: the input ends inside the %s", ErrTruncated, what)
+	}
+	return fmt.Errorf("%w: %s cut short: %v", ErrFormat, what, err)
 }
 
 // record reads one record from br.
 func (rd *Reader) record(br *bufio.Reader) (*Record, error) {
 	budget := MaxHeaderLen
-	line, err := readLine(br, &budget)
+	line, err := rd.readLine(br, &budget)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +142,7 @@ func (rd *Reader) record(br *bufio.Reader) (*Record, error) {
 	length := int64(-1)
 	var digest string
 	for {
-		line, err := readLine(br, &budget)
+		line, err := rd.readLine(br, &budget)
 		if err != nil {
 			return nil, err
 		}
@@ -153,11 +202,17 @@ func (rd *Reader) record(br *bufio.Reader) (*Record, error) {
 	// reader allocate more than the input holds.
 	var block bytes.Buffer
 	if n, err := io.Copy(&block, io.LimitReader(br, length)); err != nil || n != length {
-		return nil, fmt.Errorf("%w: block of %d bytes, Content-Length says %d", ErrFormat, n, length)
+		if err == nil {
+			err = io.EOF
+		}
+		return nil, rd.short(err, fmt.Sprintf("block (%d of %d bytes)", n, length))
 	}
 	rec.Block = block.Bytes()
 	var tail [4]byte
-	if _, err := io.ReadFull(br, tail[:]); err != nil || string(tail[:]) != "\r\n\r\n" {
+	if _, err := io.ReadFull(br, tail[:]); err != nil {
+		return nil, rd.short(err, "record's CRLF CRLF trailer")
+	}
+	if string(tail[:]) != "\r\n\r\n" {
 		return nil, fmt.Errorf("%w: record does not end with CRLF CRLF", ErrFormat)
 	}
 	if digest != "" && digest != Digest(rec.Block) {
@@ -169,7 +224,7 @@ func (rd *Reader) record(br *bufio.Reader) (*Record, error) {
 }
 
 // readLine reads one CRLF-terminated line, charging it to budget.
-func readLine(br *bufio.Reader, budget *int) (string, error) {
+func (rd *Reader) readLine(br *bufio.Reader, budget *int) (string, error) {
 	var b []byte
 	for {
 		frag, err := br.ReadSlice('\n')
@@ -184,7 +239,7 @@ func readLine(br *bufio.Reader, budget *int) (string, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return "", fmt.Errorf("%w: header cut short: %v", ErrFormat, err)
+		return "", rd.short(err, "header")
 	}
 	if len(b) < 2 || b[len(b)-2] != '\r' {
 		return "", fmt.Errorf("%w: header line not terminated by CRLF", ErrFormat)

@@ -106,7 +106,9 @@ func TestReaderRejects(t *testing.T) {
 		{"no id", strings.Replace(good, "WARC-Record-ID: <urn:x:1>\r\n", "", 1), ErrFormat},
 		{"no brackets", strings.Replace(good, "<urn:x:1>", "urn:x:1", 1), ErrFormat},
 		{"local date", strings.Replace(good, "17:00:00Z", "17:00:00+01:00", 1), ErrFormat},
-		{"short block", strings.Replace(good, "Content-Length: 2", "Content-Length: 9", 1), ErrFormat},
+		// The input ends before the block does: a cut file, as far as a
+		// reader can tell.
+		{"short block", strings.Replace(good, "Content-Length: 2", "Content-Length: 9", 1), ErrTruncated},
 		{"long block", strings.Replace(good, "Content-Length: 2", "Content-Length: 1", 1), ErrFormat},
 		{"bare LF", strings.Replace(good, "WARC-Type: resource\r\n", "WARC-Type: resource\n", 1), ErrFormat},
 		{"folded", strings.Replace(good, "WARC-Type: resource\r\n", "WARC-Type: resource\r\n continued\r\n", 1), ErrFormat},
@@ -140,13 +142,31 @@ func FuzzReader(f *testing.F) {
 	var buf bytes.Buffer
 	compress(&buf, &Record{Type: TypeResponse, ID: NewID(), Date: time.Now(), Block: []byte("HTTP/1.1 200 OK\r\n\r\n"), Fields: []Field{{"WARC-Target-URI", "http://x.test/"}}})
 	f.Add(buf.Bytes(), true)
+	f.Add(buf.Bytes()[:buf.Len()-3], true) // cut inside its gzip trailer
 	f.Fuzz(func(t *testing.T, in []byte, gz bool) {
 		rd := NewReader(bytes.NewReader(in), gz, 1<<20)
 		for i := 0; i < 100; i++ {
 			r, err := rd.Next()
 			if err != nil {
-				if err != io.EOF && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrDigest) {
-					t.Fatalf("error wraps neither ErrFormat nor ErrDigest: %v", err)
+				if err != io.EOF && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrDigest) && !errors.Is(err, ErrTruncated) {
+					t.Fatalf("error wraps none of ErrFormat, ErrDigest, ErrTruncated: %v", err)
+				}
+				if errors.Is(err, ErrTruncated) && errors.Is(err, ErrFormat) {
+					t.Fatalf("ErrTruncated and ErrFormat at once: %v", err)
+				}
+				// What Recover keeps, the input up to Offset, is exactly
+				// the i whole records read.
+				if rd.Offset() > int64(len(in)) {
+					t.Fatalf("Offset %d past the input's %d bytes", rd.Offset(), len(in))
+				}
+				prefix := NewReader(bytes.NewReader(in[:rd.Offset()]), gz, 1<<20)
+				for j := 0; j < i; j++ {
+					if _, err := prefix.Next(); err != nil {
+						t.Fatalf("the input up to Offset: record %d: %v", j+1, err)
+					}
+				}
+				if _, err := prefix.Next(); err != io.EOF {
+					t.Fatalf("the input up to Offset: after %d records %v, want io.EOF", i, err)
 				}
 				return
 			}

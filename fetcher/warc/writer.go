@@ -3,7 +3,9 @@ package warc
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -18,6 +20,12 @@ type WriterOptions struct {
 	// Info is written as the warcinfo record's fields (application/warc-fields),
 	// after software and format.
 	Info []Field
+	// Sync makes every Write fsync the file before it returns, so that
+	// what Write accepted survives a power loss, not only a killed
+	// process. Without it, Write returns once the bytes are in the
+	// kernel (write(2)); call Writer.Sync to fsync on your own schedule.
+	// A finished file is always fsynced before it takes its final name.
+	Sync bool
 }
 
 // Writer appends gzip-compressed records to rotating WARC files.
@@ -29,10 +37,14 @@ type Writer struct {
 		sync.Mutex
 		f      *os.File // the current file, nil before the first record
 		name   string   // its final name
-		size   int64
+		size   int64    // bytes of whole records in f
 		seq    int
 		infoID string // the current file's warcinfo record ID
 		err    error  // a failed write poisons the writer
+		// cut: a failed write may have left part of a record at the end
+		// of f, and it could not be truncated away; f keeps its .open
+		// name for Recover.
+		cut bool
 	}
 }
 
@@ -93,13 +105,43 @@ func (w *Writer) Write(recs ...*Record) error {
 			return err
 		}
 	}
-	n, err := w.mu.f.Write(buf)
-	w.mu.size += int64(n)
-	if err != nil {
-		w.mu.err = fmt.Errorf("warc: write %s: %w", w.mu.name, err)
-		return w.mu.err
+	if err := w.writeLocked(buf); err != nil {
+		w.mu.err = err
+		return err
 	}
 	return nil
+}
+
+// writeLocked writes buf, whole records, to the current file in one
+// write(2) (and fsyncs with Sync). After a failed write it truncates the
+// file back to its whole records.
+func (w *Writer) writeLocked(buf []byte) error {
+	n, err := w.mu.f.Write(buf)
+	if err == nil && w.opts.Sync {
+		err = w.mu.f.Sync()
+	}
+	if err != nil {
+		if n > 0 && w.mu.f.Truncate(w.mu.size) != nil {
+			w.mu.cut = true
+		}
+		return fmt.Errorf("warc: %w", err)
+	}
+	w.mu.size += int64(n)
+	return nil
+}
+
+// Sync fsyncs the current file: the records written so far survive a
+// power loss. It returns the writer's error if a write has failed.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.err != nil || w.mu.f == nil {
+		return w.mu.err
+	}
+	if err := w.mu.f.Sync(); err != nil {
+		w.mu.err = fmt.Errorf("warc: sync %s: %w", w.mu.name, err)
+	}
+	return w.mu.err
 }
 
 // compressAll compresses recs, one gzip member each, adding the
@@ -136,11 +178,34 @@ func (w *Writer) rotateLocked(infoID string) error {
 	if err := w.closeLocked(); err != nil {
 		return err
 	}
-	w.mu.seq++
-	name := filepath.Join(w.opts.Dir, fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, w.start, w.mu.seq))
-	f, err := os.OpenFile(name+".open", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("warc: %w", err)
+	// The next sequence number whose names are free: a writer started in
+	// the same second in the same directory (a crawl resumed at once,
+	// another crawler) has taken some, and renaming over its finished
+	// file would lose it.
+	var name string
+	var f *os.File
+	for {
+		w.mu.seq++
+		name = filepath.Join(w.opts.Dir, fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, w.start, w.mu.seq))
+		if _, err := os.Lstat(name); err == nil {
+			continue
+		}
+		var err error
+		f, err = os.OpenFile(name+OpenSuffix, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("warc: %w", err)
+		}
+		break
+	}
+	// The lock tells Recover, in this process or another, that the file
+	// is being written; it ends with the process.
+	if _, err := lockFile(f); err != nil {
+		f.Close()
+		os.Remove(name + OpenSuffix)
+		return fmt.Errorf("warc: lock %s: %w", name+OpenSuffix, err)
 	}
 	w.mu.f, w.mu.name, w.mu.size, w.mu.infoID = f, name, 0, infoID
 	var block bytes.Buffer
@@ -156,24 +221,34 @@ func (w *Writer) rotateLocked(infoID string) error {
 	if err := compress(&buf, info); err != nil {
 		return err
 	}
-	n, err := f.Write(buf.Bytes())
-	w.mu.size += int64(n)
-	if err != nil {
-		return fmt.Errorf("warc: write %s: %w", name, err)
-	}
-	return nil
+	return w.writeLocked(buf.Bytes())
 }
 
+// closeLocked fsyncs and closes the current file and gives it its final
+// name; a file without a whole record is removed, one that may end in a
+// cut record keeps its .open name (Recover truncates it).
 func (w *Writer) closeLocked() error {
 	if w.mu.f == nil {
 		return nil
 	}
 	f, name := w.mu.f, w.mu.name
 	w.mu.f = nil
+	serr := f.Sync()
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("warc: close %s: %w", name, err)
 	}
-	if err := os.Rename(name+".open", name); err != nil {
+	switch {
+	case w.mu.cut:
+		return nil
+	case w.mu.size == 0:
+		if err := os.Remove(name + OpenSuffix); err != nil {
+			return fmt.Errorf("warc: %w", err)
+		}
+		return nil
+	case serr != nil:
+		return fmt.Errorf("warc: sync %s: %w", name, serr)
+	}
+	if err := os.Rename(name+OpenSuffix, name); err != nil {
 		return fmt.Errorf("warc: %w", err)
 	}
 	return nil

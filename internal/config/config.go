@@ -138,8 +138,24 @@ type Crawler struct {
 	FetchLog    string   `yaml:"fetch_log"` // JSON-lines log path; "" = off
 	WARCDir     string   `yaml:"warc_dir"`  // "" = no WARC output
 	WARCMaxSize ByteSize `yaml:"warc_max_size"`
-	MetricsAddr string   `yaml:"metrics_addr"` // "" disables
+	// ArchiveSync is when the WARC file and the fetch log are fsynced
+	// (ArchiveSyncNone, ArchiveSyncInterval, ArchiveSyncAlways). Either
+	// way a page's records and log line are written (write(2)) before its
+	// outcome is published.
+	ArchiveSync string `yaml:"archive_sync"`
+	// ShutdownGrace is how long, after the first interrupt, the fetches
+	// in flight may run before they are cancelled and their leases given
+	// back; 0 cancels them at once.
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+	MetricsAddr   string        `yaml:"metrics_addr"` // "" disables
 }
+
+// crawler.archive_sync values.
+const (
+	ArchiveSyncNone     = "none"     // write(2) only: survives a killed process, not a power loss
+	ArchiveSyncInterval = "interval" // also fsync every second: a power loss loses at most the last second
+	ArchiveSyncAlways   = "always"   // fsync before each outcome is published: survives a power loss
+)
 
 // Crawl configures the one-command crawl (crawler SEED_URL...).
 type Crawl struct {
@@ -205,6 +221,8 @@ func Default() Config {
 			IdleTotal:      1024,
 			DNSCacheTTL:    5 * time.Minute,
 			WARCMaxSize:    1 << 30,
+			ArchiveSync:    ArchiveSyncInterval,
+			ShutdownGrace:  5 * time.Second,
 			Sitemaps:       true,
 		},
 		Crawl: Crawl{Progress: time.Second},

@@ -197,6 +197,8 @@ func (c *Config) validate(v *validator) {
 		}
 	}
 	v.check(w.WARCMaxSize >= 1<<20, "crawler.warc_max_size", "must be at least 1MiB, got %v", w.WARCMaxSize)
+	v.oneOf(w.ArchiveSync, "crawler.archive_sync", ArchiveSyncNone, ArchiveSyncInterval, ArchiveSyncAlways)
+	v.nonNegative(w.ShutdownGrace, "crawler.shutdown_grace")
 	v.addr(w.MetricsAddr, "crawler.metrics_addr")
 
 	cr := c.Crawl

@@ -45,6 +45,10 @@ type Options struct {
 	// DrainTimeout bounds the wait, after the workers stopped, for the
 	// frontier to commit what they published (default 30 s).
 	DrainTimeout time.Duration
+	// Hurry, closed after ctx ended, cancels the fetches still in flight
+	// at once rather than after crawler.shutdown_grace (a second Ctrl-C);
+	// their URLs go back to the queue.
+	Hurry <-chan struct{}
 }
 
 // Run crawls from the seeds until the frontier has nothing queued or
@@ -171,7 +175,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		}
 	}
 
-	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages})
+	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
 	if err != nil {
 		return sum, err
 	}
@@ -197,7 +201,9 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 			runErr = errors.Join(runErr, fmt.Errorf("crawl: worker: %w", e))
 		}
 	}
-	if runErr == nil {
+	if runErr == nil || errors.Is(runErr, errWorker) {
+		// After a worker failure too: the leases it gave back are
+		// requeued before the state is closed.
 		drain(svc, opts.DrainTimeout, opts.Poll)
 	}
 	final := svc.Status()
@@ -244,9 +250,9 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 			prog.update(snap())
 			return StopInterrupted, nil
 		case e := <-ferr:
-			return "failed", fmt.Errorf("%w: %v", errFrontier, e)
+			return "failed", fmt.Errorf("%w: %w", errFrontier, e)
 		case e := <-werr:
-			return "failed", fmt.Errorf("%w: %v", errWorker, e)
+			return "failed", fmt.Errorf("%w: %w", errWorker, e)
 		case <-poll.C:
 		}
 		s := snap()

@@ -93,12 +93,27 @@ type Timings struct {
 	DNS, Connect, TLS, FirstByte, Total time.Duration
 }
 
+// Release says why an Outcome gives its lease back instead of reporting a
+// fetch: the URL goes back to its queue without counting an attempt.
+type Release uint8
+
+// Release reasons.
+const (
+	ReleaseNone      Release = iota // a fetch result
+	ReleaseCancelled                // the crawler stopped before the fetch ended
+	ReleaseArchive                  // fetched, but its WARC records or fetch-log line could not be written
+	maxRelease       = ReleaseArchive
+)
+
 // Outcome is the result of one lease, published once per lease.
 //
 // Layout (v1, type 2): LeaseID uvarint, Shard uvarint, URL bytes, Robots
 // byte, Status uvarint, Error bytes, FetchedAt varint, Timings (5 uvarints),
 // RetryAfter uvarint, Bytes uvarint, ContentType bytes, Truncated byte,
-// Redirect bytes, LinksFound uvarint, Body bytes.
+// Redirect bytes, LinksFound uvarint, Body bytes, then, only when it is
+// not ReleaseNone, Release byte. A fetch result is byte for byte what it
+// was before Release existed; a decoder that predates it rejects a
+// release (trailing byte), and the lease then expires as before.
 type Outcome struct {
 	LeaseID     uint64
 	Shard       uint32 // the shard that issued the lease
@@ -115,6 +130,9 @@ type Outcome struct {
 	Redirect    string // the resolved Location of a 3xx response
 	LinksFound  uint32
 	Body        []byte // robots leases only: the first 500 KiB of robots.txt
+	// Release, when set, gives the lease back: the frontier requeues the
+	// URL without counting an attempt and ignores the other fields.
+	Release Release
 }
 
 // AppendBinary appends the encoding of m to b.
@@ -143,6 +161,12 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 	e.str(m.Redirect)
 	e.uint(uint64(m.LinksFound))
 	e.bytes(m.Body)
+	if m.Release > maxRelease {
+		return b, fmt.Errorf("%w: release reason %d", ErrMalformed, m.Release)
+	}
+	if m.Release != ReleaseNone {
+		e.b = append(e.b, byte(m.Release))
+	}
 	return e.b, nil
 }
 
@@ -172,6 +196,12 @@ func (m *Outcome) UnmarshalBinary(b []byte) error {
 	o.Redirect = d.str("redirect")
 	o.LinksFound = d.u32("links_found")
 	o.Body = d.bytes("body", MaxBodyLen)
+	if d.err == nil && d.off < len(d.b) {
+		o.Release = Release(d.byte("release"))
+		if d.err == nil && (o.Release == ReleaseNone || o.Release > maxRelease) {
+			d.fail(fmt.Errorf("%w: release reason %d", ErrMalformed, o.Release), "release")
+		}
+	}
 	if err := d.finish(); err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ func samples() []binaryMessage {
 			RetryAfter: 30 * time.Second, Bytes: 1234, ContentType: "text/plain", Truncated: true,
 			Redirect: "https://example.com/", LinksFound: 9, Body: []byte("User-agent: *\nDisallow: /x\n")},
 		&Outcome{LeaseID: 2, URL: "http://h.test/", Error: "dial tcp: connection refused"},
+		&Outcome{LeaseID: 3, URL: "http://h.test/slow", Release: ReleaseCancelled},
+		&Outcome{LeaseID: 4, URL: "http://h.test/", Release: ReleaseArchive},
 		&LeaseRequest{Crawler: "host-1/42", Max: 64},
 		&LeaseReply{Shard: 1, Leases: []Lease{
 			{ID: 10, URL: "https://a.test/", Depth: 0, Robots: true, Deadline: t0},
@@ -121,6 +123,26 @@ func TestDecodeRejects(t *testing.T) {
 		if !errors.Is(err, tt.want) {
 			t.Errorf("%s: err = %v, want %v", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestOutcomeRelease: a fetch result encodes as it did before Release
+// existed (no trailing byte); a release reason outside the known ones, or
+// an explicit zero, is refused.
+func TestOutcomeRelease(t *testing.T) {
+	plain, _ := (&Outcome{LeaseID: 1, URL: "u"}).MarshalBinary()
+	rel, _ := (&Outcome{LeaseID: 1, URL: "u", Release: ReleaseCancelled}).MarshalBinary()
+	if len(rel) != len(plain)+1 || string(rel[:len(plain)]) != string(plain) {
+		t.Fatalf("release encodes as %x, want %x plus one byte", rel, plain)
+	}
+	for _, b := range []byte{0, byte(maxRelease) + 1} {
+		var o Outcome
+		if err := o.UnmarshalBinary(append(append([]byte{}, plain...), b)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("release byte %d: err = %v, want ErrMalformed", b, err)
+		}
+	}
+	if _, err := (&Outcome{Release: maxRelease + 1}).MarshalBinary(); !errors.Is(err, ErrMalformed) {
+		t.Errorf("unknown release: err = %v, want ErrMalformed", err)
 	}
 }
 
