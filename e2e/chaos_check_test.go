@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/fetcher/warc"
@@ -50,6 +51,7 @@ type chaosResult struct {
 	notArchived      int
 	notArchivedEx    []string
 	warcRepeated     int
+	warcRepeatedEx   []string
 
 	rep *synthweb.Report // the server's own count
 }
@@ -73,11 +75,11 @@ func checkChaos(t *testing.T, c *clustertest.Cluster, web *synthweb.Web, topo cl
 	r := &chaosResult{want: len(want), rep: web.Report(synthweb.ReportOptions{})}
 
 	done := frontierDone(t, c, topo, want)
-	logged := map[string]int{}
-	archived := map[string]int{}
+	logged := map[string][]string{}   // completed fetches: "time crawler-i"
+	archived := map[string][]string{} // completed responses: "time crawler-i"
 	for i := 0; i < topo.Crawlers; i++ {
-		readFetchLog(t, chaosFetchLog(out, i), logged, r)
-		readWARCDir(t, chaosWARCDir(out, i), archived, r)
+		readFetchLog(t, chaosFetchLog(out, i), fmt.Sprintf("crawler-%d", i), logged, r)
+		readWARCDir(t, chaosWARCDir(out, i), fmt.Sprintf("crawler-%d", i), archived, r)
 	}
 	for _, u := range want {
 		if !done[u] {
@@ -86,22 +88,23 @@ func checkChaos(t *testing.T, c *clustertest.Cluster, web *synthweb.Web, topo cl
 			continue
 		}
 		r.done++
-		if logged[u] == 0 {
+		if len(logged[u]) == 0 {
 			r.notLogged++
 			r.notLoggedEx = example(r.notLoggedEx, u)
 		}
-		if archived[u] == 0 {
+		if len(archived[u]) == 0 {
 			r.notArchived++
 			r.notArchivedEx = example(r.notArchivedEx, u)
 		}
 	}
 	for _, u := range want { // robots.txt is refetched by design (TTL); pages are not
-		if n := logged[u]; n > 1 {
+		if f := logged[u]; len(f) > 1 {
 			r.logRepeated++
-			r.logRepeatedEx = example(r.logRepeatedEx, fmt.Sprintf("%s x%d", u, n))
+			r.logRepeatedEx = example(r.logRepeatedEx, fmt.Sprintf("%s at %s", u, strings.Join(f, ", ")))
 		}
-		if archived[u] > 1 {
+		if f := archived[u]; len(f) > 1 {
 			r.warcRepeated++
+			r.warcRepeatedEx = example(r.warcRepeatedEx, fmt.Sprintf("%s at %s", u, strings.Join(f, ", ")))
 		}
 	}
 	return r
@@ -139,11 +142,11 @@ func frontierDone(t *testing.T, c *clustertest.Cluster, topo clustertest.Topolog
 	return done
 }
 
-// readFetchLog counts the completed fetches of a fetch log by canonical
-// URL. A killed crawler may leave a partial last line, which the next
+// readFetchLog adds the completed fetches of crawler's fetch log to
+// fetches, by canonical URL. A killed crawler may leave a partial last line, which the next
 // start's first line is appended to: the partial part counts as cut, the
 // line after it is read.
-func readFetchLog(t *testing.T, path string, count map[string]int, r *chaosResult) {
+func readFetchLog(t *testing.T, path, crawler string, fetches map[string][]string, r *chaosResult) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -166,15 +169,16 @@ func readFetchLog(t *testing.T, path string, count map[string]int, r *chaosResul
 		}
 		r.logLines++
 		if completed(e.Status) {
-			count[canonical(e.URL)]++
+			u := canonical(e.URL)
+			fetches[u] = append(fetches[u], fetchedAt(e.Time, crawler))
 		}
 	}
 }
 
-// readWARCDir counts the completed responses of every WARC file in dir by
-// canonical URL. Reading a file stops at its first unreadable record,
+// readWARCDir adds the completed responses of every WARC file in crawler's
+// directory dir to fetches, by canonical URL. Reading a file stops at its first unreadable record,
 // counted as cut (a killed crawler's last record).
-func readWARCDir(t *testing.T, dir string, count map[string]int, r *chaosResult) {
+func readWARCDir(t *testing.T, dir, crawler string, fetches map[string][]string, r *chaosResult) {
 	t.Helper()
 	files, err := os.ReadDir(dir)
 	if err != nil {
@@ -207,7 +211,8 @@ func readWARCDir(t *testing.T, dir string, count map[string]int, r *chaosResult)
 			}
 			r.responses++
 			if completed(responseStatus(rec.Block)) {
-				count[canonical(rec.Get("WARC-Target-URI"))]++
+				u := canonical(rec.Get("WARC-Target-URI"))
+				fetches[u] = append(fetches[u], fetchedAt(rec.Date, crawler))
 			}
 		}
 		f.Close()
@@ -224,6 +229,12 @@ func responseStatus(block []byte) int {
 	}
 	n, _ := strconv.Atoi(f[1])
 	return n
+}
+
+// fetchedAt says when and by whom a page was fetched, in the clock format
+// of the chaos log.
+func fetchedAt(t time.Time, crawler string) string {
+	return t.UTC().Format("15:04:05.000") + " " + crawler
 }
 
 func completed(status int) bool { return status > 0 && status < 500 && status != 429 }

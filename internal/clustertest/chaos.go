@@ -89,14 +89,14 @@ func (c *Cluster) RunChaos(events []ChaosEvent, timeout time.Duration, progress 
 		}
 		if down != "" && !now.Before(restartAt) {
 			c.Restart(down)
-			c.t.Logf("chaos: restarted %s (pid %d)", down, c.PID(down))
+			c.t.Logf("chaos: %s restarted %s (pid %d)", clock(now), down, c.PID(down))
 			down, quietTill = "", now.Add(2*time.Second)
 		}
 		if down == "" && next < len(events) && err == nil && done >= events[next].AtDone && !now.Before(quietTill) {
 			e := events[next]
 			pid := c.Kill(e.Victim)
-			c.t.Logf("chaos: event %d/%d: SIGKILLed %s (pid %d) at %d done, %d queued, %d leased, %d pending",
-				next+1, len(events), e.Victim, pid, s.Done, s.Queued, s.Leased, s.Pending)
+			c.t.Logf("chaos: %s event %d/%d: SIGKILLed %s (pid %d) at %d done, %d queued, %d leased, %d pending",
+				clock(now), next+1, len(events), e.Victim, pid, s.Done, s.Queued, s.Leased, s.Pending)
 			down, restartAt = e.Victim, now.Add(e.Down)
 			next++
 		}
@@ -216,3 +216,6 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
 }
+
+// clock formats t for the chaos log, to compare with fetch log times.
+func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }
