@@ -19,8 +19,8 @@ import (
 // crawlers' fetch logs and WARC files are checked against the web's ground
 // truth (see checkChaos).
 //
-//	go test ./e2e -run Chaos -chaos=short   # 10,000 pages, 3 kills
-//	go test ./e2e -run Chaos -chaos=full    # 40,000 pages, 12 kills
+//	go test ./e2e -run Chaos -chaos=short   # 15,642 pages, 3 kills
+//	go test ./e2e -run Chaos -chaos=full    # 51,852 pages, 12 kills
 //	go test ./e2e -run Chaos -chaos=full -chaos.seed=N   # replay a printed schedule
 //
 // Without -chaos the test is skipped: on the code of issue 12 it fails
@@ -40,8 +40,8 @@ type chaosRun struct {
 }
 
 var chaosRuns = map[string]chaosRun{
-	"short": {hosts: 100, pages: 100, events: 3, timeout: 8 * time.Minute},
-	"full":  {hosts: 200, pages: 200, events: 12, timeout: 30 * time.Minute},
+	"short": {hosts: 100, pages: 150, events: 3, timeout: 8 * time.Minute},
+	"full":  {hosts: 250, pages: 200, events: 12, timeout: 30 * time.Minute},
 }
 
 // chaosMaxRepeated is the share of pages the fetch logs may show fetched
@@ -98,7 +98,8 @@ func TestClusterChaos(t *testing.T) {
 	c.Seed(web.Seeds())
 	start := time.Now()
 	st := c.RunChaos(events, run.timeout, nil)
-	t.Logf("chaos: crawl idle after %v: %d done, %d admitted", time.Since(start).Round(time.Second), st.Done, st.Admitted)
+	t.Logf("chaos: %s crawl idle after %v: %d done, %d admitted", time.Now().UTC().Format("15:04:05.000"),
+		time.Since(start).Round(time.Second), st.Done, st.Admitted)
 	c.Stop() // graceful: crawlers close their logs and WARC files, frontiers checkpoint
 
 	got := checkChaos(t, c, web, topo, out)
@@ -122,6 +123,7 @@ func TestClusterChaos(t *testing.T) {
 	}
 	// At most 0.1% fetched twice, in the fetch logs and in the WARC files.
 	limit := int(chaosMaxRepeated * float64(len(want)))
+	t.Logf("chaos: repeated pages (fetch logs) e.g. %v; (WARC) e.g. %v", got.logRepeatedEx, got.warcRepeatedEx)
 	if got.logRepeated > limit {
 		t.Errorf("fetch logs: %d pages fetched more than once, over %.1f%% of %d (%d), e.g. %v",
 			got.logRepeated, 100*chaosMaxRepeated, len(want), limit, got.logRepeatedEx)

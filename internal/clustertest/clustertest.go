@@ -9,6 +9,13 @@
 // loaded machine): call it once per test binary, in TestMain. Every
 // process runs in its own session; Stop (registered with t.Cleanup) sends
 // SIGTERM crawlers-first and SIGKILL after 10 s.
+//
+// Kill and Restart (chaos.go) SIGKILL a named process and run it again
+// with the command line and environment read from /proc before the kill
+// (Linux only), so on the same data; RunChaos plays a seeded
+// ChaosSchedule of them during a crawl. With Topology.CrawlerArgs the
+// crawlers are started by this package rather than the script, each with
+// flags of its own; the script's stop still stops them (pid files).
 package clustertest
 
 import (
