@@ -9,6 +9,13 @@
 // loaded machine): call it once per test binary, in TestMain. Every
 // process runs in its own session; Stop (registered with t.Cleanup) sends
 // SIGTERM crawlers-first and SIGKILL after 10 s.
+//
+// Kill and Restart (chaos.go) SIGKILL a named process and run it again
+// with the command line and environment read from /proc before the kill
+// (Linux only), so on the same data; RunChaos plays a seeded
+// ChaosSchedule of them during a crawl. With Topology.CrawlerArgs the
+// crawlers are started by this package rather than the script, each with
+// flags of its own; the script's stop still stops them (pid files).
 package clustertest
 
 import (
@@ -20,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +60,10 @@ type Topology struct {
 	Shards   int            // frontier shards
 	Crawlers int            // crawler processes
 	Config   map[string]any // the YAML configuration every process gets
+	// CrawlerArgs, when set, gives crawler i flags of its own (a fetch
+	// log, a WARC directory): Start then runs the crawlers itself, with the
+	// script's command line plus these flags, instead of the script.
+	CrawlerArgs func(i int) []string
 }
 
 // Cluster is one running topology.
@@ -62,6 +74,11 @@ type Cluster struct {
 	env  []string
 	// NATS is the client URL list of the cluster.
 	NATS string
+	// ConfigPath is the configuration file every process was given.
+	ConfigPath string
+
+	procs   map[string]proc // how to run a killed or self-started process again
+	waiters sync.WaitGroup  // one per process this package started
 }
 
 // Start writes the configuration and runs `cluster-local.sh start`.
@@ -76,18 +93,30 @@ func Start(t testing.TB, topo Topology) *Cluster {
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{t: t, topo: topo, dir: dir}
+	c := &Cluster{t: t, topo: topo, dir: dir, ConfigPath: cfgPath, procs: map[string]proc{}}
+	crawlers := topo.Crawlers
+	if topo.CrawlerArgs != nil {
+		crawlers = 0 // started below, each with its own flags
+	}
 	c.env = append(os.Environ(),
 		"CLUSTER_DIR="+filepath.Join(dir, "cluster"),
 		fmt.Sprintf("CLUSTER_PORT=%d", freeBase(t)),
 		"CLUSTER_BIN="+topo.Bin,
 		"CLUSTER_CONFIG="+cfgPath,
-		fmt.Sprintf("NATS_NODES=%d", topo.Nodes), fmt.Sprintf("SHARDS=%d", topo.Shards), fmt.Sprintf("CRAWLERS=%d", topo.Crawlers),
+		fmt.Sprintf("NATS_NODES=%d", topo.Nodes), fmt.Sprintf("SHARDS=%d", topo.Shards), fmt.Sprintf("CRAWLERS=%d", crawlers),
 	)
 	t.Cleanup(c.Stop)
 	t.Log(strings.TrimSpace(c.script("start")))
 	c.NATS = strings.TrimSpace(c.script("nats-url"))
+	if topo.CrawlerArgs != nil {
+		c.startCrawlers(cfgPath)
+	}
 	return c
+}
+
+// StateFile is the state file of frontier shard i, as the script names it.
+func (c *Cluster) StateFile(shard int) string {
+	return filepath.Join(c.dir, "cluster", "data", fmt.Sprintf("frontier-%d-of-%d.db", shard, c.topo.Shards))
 }
 
 // freeBase finds a base port with base..base+39 free on loopback.
@@ -123,11 +152,13 @@ func (c *Cluster) script(args ...string) string {
 	return string(out)
 }
 
-// Stop stops every process (crawlers first).
+// Stop stops every process (crawlers first) and waits for those this
+// package started.
 func (c *Cluster) Stop() {
 	cmd := exec.Command(filepath.Join(c.topo.Root, "scripts", "cluster-local.sh"), "stop")
 	cmd.Env = c.env
 	_ = cmd.Run()
+	c.waiters.Wait()
 }
 
 // Logs writes the tail of every process log to the test log.
@@ -170,6 +201,14 @@ func (c *Cluster) Seed(urls []string) {
 // until fn returns true or timeout (a test failure).
 func (c *Cluster) Watch(timeout, interval time.Duration, fn func(msg.Status) bool) msg.Status {
 	c.t.Helper()
+	return c.watch(timeout, interval, func(s msg.Status, err error) bool { return err == nil && fn(s) })
+}
+
+// watch is Watch that also calls fn when a poll failed (a shard missing:
+// err wraps monitor.ErrMissingShards), with the status of the shards that
+// answered.
+func (c *Cluster) watch(timeout, interval time.Duration, fn func(msg.Status, error) bool) msg.Status {
+	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	nc, err := bus.Connect(ctx, config.NATS{URL: c.NATS}, "clustertest", nil)
@@ -182,11 +221,12 @@ func (c *Cluster) Watch(timeout, interval time.Duration, fn func(msg.Status) boo
 		gctx, gcancel := context.WithTimeout(ctx, 3*time.Second)
 		all, err := monitor.Gather(gctx, nc, msg.NewSubjects(""), c.topo.Shards)
 		gcancel()
+		s := monitor.Total(all)
 		if err == nil {
-			last = monitor.Total(all)
-			if fn(last) {
-				return last
-			}
+			last = s
+		}
+		if fn(s, err) {
+			return s
 		}
 		time.Sleep(interval)
 	}
