@@ -1,0 +1,156 @@
+package dedup
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The chain at the real size: 1e9 keys reached by growth from 1e6, next to
+// the fixed 1e9 filter, both filled to 1e9 keys, in the same run. A chain
+// grown key by key to 1e9 would take most of an hour here; instead each
+// sub-filter is built at its final fill directly (n0·s^i random keys, the
+// last one the rest), which is exactly the state growth leaves, since a
+// Bloom filter's bits depend only on the keys it holds. Run with
+//
+//	go test ./dedup -run '^$' -bench 'Chain1e9' -benchtime 3000000x -timeout 60m
+//
+// (-chainbench=s,r,layout narrows the configurations.)
+
+const chainBenchKeys = 1_000_000_000
+
+// fillRandom adds n random hashes to f from two goroutines.
+func fillRandom(f *Filter, n uint64, seed uint64) {
+	var wg sync.WaitGroup
+	for w := range uint64(2) {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(seed, w))
+			hs := make([]uint64, 4096)
+			seen := make([]bool, 4096)
+			for done := uint64(0); done < n/2+w*(n%2); {
+				c := min(uint64(len(hs)), n/2+w*(n%2)-done)
+				for j := range c {
+					hs[j] = r.Uint64()
+				}
+				f.TestAndAddHashes(hs[:c], seen[:c])
+				done += c
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// filledChain builds cfg's chain as it stands after n keys.
+func filledChain(b *testing.B, cfg ChainConfig, n uint64) *Chain {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var subs []*Filter
+	for i := 0; n > 0; i++ {
+		sz, err := cfg.subSizing(i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := newFilter(sz, cfg.ChunkBytes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := min(n, sz.Capacity)
+		fillRandom(f, k, uint64(i)+100)
+		n -= k
+		subs = append(subs, f)
+	}
+	return newChainOf(cfg, subs)
+}
+
+// benchHashes times batches of 1024 fresh random hashes through add and
+// reports the CPU time per key.
+func benchHashes(b *testing.B, add func(hs []uint64, seen []bool)) {
+	const batch = 1024
+	r := rand.New(rand.NewPCG(rand.Uint64(), 9))
+	hs := make([]uint64, min(b.N, 1<<22))
+	for j := range hs {
+		hs[j] = r.Uint64()
+	}
+	seen := make([]bool, batch)
+	b.ResetTimer()
+	cpu := cpuNanos()
+	for i := 0; i < b.N; i += batch {
+		lo := i % len(hs)
+		n := min(batch, b.N-i, len(hs)-lo)
+		add(hs[lo:lo+n], seen[:n])
+		i -= batch - n
+	}
+	b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/key")
+}
+
+func BenchmarkChain1e9(b *testing.B) {
+	for _, l := range []Layout{Standard, Blocked} {
+		fixed, err := New(chainBenchKeys, 0.01, WithLayout(l))
+		if err != nil {
+			b.Fatal(err)
+		}
+		fillRandom(fixed, chainBenchKeys, 1)
+		b.Run(fmt.Sprintf("fixed/%v", l), func(b *testing.B) {
+			benchHashes(b, fixed.TestAndAddHashes)
+			b.ReportMetric(float64(fixed.sz.Bytes), "bytes")
+			b.ReportMetric(1, "mem-ratio")
+			b.ReportMetric(fixed.Stats().ImpliedFP, "implied-fp")
+		})
+		for _, sr := range [][2]float64{{2, 0.9}, {2, 0.8}, {2, 0.5}, {4, 0.8}} {
+			cfg := ChainConfig{Initial: 1_000_000, FP: 0.01, Growth: sr[0], Tightening: sr[1], Layout: l}
+			c := filledChain(b, cfg, chainBenchKeys)
+			b.Run(fmt.Sprintf("chain/%v/s=%g/r=%g", l, sr[0], sr[1]), func(b *testing.B) {
+				benchHashes(b, c.TestAndAddHashes)
+				st := c.Stats()
+				b.ReportMetric(float64(st.Bits/8), "bytes")
+				b.ReportMetric(float64(st.Bits/8)/float64(fixed.sz.Bytes), "mem-ratio")
+				b.ReportMetric(float64(len(st.Subfilters)), "subfilters")
+				b.ReportMetric(st.ImpliedFP, "implied-fp")
+			})
+			c.Close()
+		}
+		fixed.Close()
+	}
+}
+
+// BenchmarkChainGrowthPause grows a chain from 1e6 through seven growth
+// events (to 128e6 keys) in batches of 1024 fresh hashes, as the frontier's
+// ingest would, and reports the longest batch (max-pause-ms, the target is
+// under 50 ms) and the longest batch that added a sub-filter. b.N counts
+// keys of the whole run, once.
+func BenchmarkChainGrowthPause(b *testing.B) {
+	const batch = 1024
+	const total = 127_000_000
+	b.N = total
+	c, err := NewChain(ChainConfig{Initial: 1_000_000, FP: 0.01})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	hs := make([]uint64, batch)
+	seen := make([]bool, batch)
+	var maxPause, maxGrowth time.Duration
+	b.ResetTimer()
+	for i := 0; i < total; i += batch {
+		for j := range hs {
+			hs[j] = r.Uint64()
+		}
+		before := len(*c.subs.Load())
+		start := time.Now()
+		c.TestAndAddHashes(hs, seen)
+		d := time.Since(start)
+		maxPause = max(maxPause, d)
+		if len(*c.subs.Load()) != before {
+			maxGrowth = max(maxGrowth, d)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(maxPause)/1e6, "max-pause-ms")
+	b.ReportMetric(float64(maxGrowth)/1e6, "max-growth-batch-ms")
+	b.ReportMetric(float64(c.Growths()), "growths")
+}
