@@ -29,7 +29,7 @@ var chainTableRows = [][2]float64{
 }
 
 const (
-	chainTableBegin = "//\t s     r  subs  memory"
+	chainTableBegin = "//\ts     r  subs  memory"
 	chainTableEnd   = "// (end of chain table)"
 )
 
@@ -39,7 +39,7 @@ func chainTableLine(t testing.TB, s, r float64) (string, ChainPlan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("//\t%2g  %4.2f  %4d  %5.3fx  %9.2f  %-9.4g", s, r, len(p.Subfilters), p.MemoryRatio, p.LinesPerKey, p.CompoundFP), p
+	return fmt.Sprintf("//\t%g  %4.2f  %4d  %5.3fx  %9.2f  %-9.4g", s, r, len(p.Subfilters), p.MemoryRatio, p.LinesPerKey, p.CompoundFP), p
 }
 
 // simulateChain fills the row's chain from n0 to 1000·n0 keys and measures
