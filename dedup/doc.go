@@ -111,8 +111,11 @@
 // So after a crash the filter holds every key whose journal entry committed.
 // A Chain is stored the same way in format version 2 (chain_persist.go):
 // every sub-filter's dirty chunks and one chain meta record per checkpoint,
-// and the same journal, which Load replays through the chain, growing again
-// any sub-filter added since the last checkpoint. A file holds a fixed
+// and the same journal, which LoadChain replays through the chain, growing
+// again any sub-filter added since the last checkpoint. The reloaded chain
+// holds every journaled key; its newest sub-filters may begin at other keys
+// than before the crash, so a key that was a false positive before (never
+// added, never journaled) may test new afterwards and be admitted then. A file holds a fixed
 // filter or a chain, never parts of both: StoredMode says which, and every
 // loader and writer refuses a file that mixes them (ErrCorrupt) or holds
 // the other kind (ErrMismatch).

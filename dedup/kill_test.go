@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -76,6 +77,11 @@ func TestKill9Recovery(t *testing.T) {
 func testKill9(t *testing.T, mode string) {
 	path := filepath.Join(t.TempDir(), "kill.db")
 	var committed [][2]int
+	// Keys the child's filter called seen were never added or journaled: a
+	// reloaded chain, whose sub-filters may begin at other keys than before
+	// the crash, need not call them seen again (a fixed filter reloads the
+	// same bits, so it does).
+	skipped := map[int]bool{}
 	for round := range 4 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v=false")
 		cmd.Env = append(os.Environ(), killEnvDB+"="+path, killEnvStart+"="+strconv.Itoa(round*10_000_000), killEnvMode+"="+mode)
@@ -93,10 +99,15 @@ func testKill9(t *testing.T, mode string) {
 		lines, grownLines := 0, 0
 		for sc.Scan() {
 			var lo, hi, grown int
-			if _, err := fmt.Sscanf(sc.Text(), "%d %d %d", &lo, &hi, &grown); err != nil {
+			var seenIDs string
+			if _, err := fmt.Sscanf(sc.Text(), "%d %d %d %s", &lo, &hi, &grown, &seenIDs); err != nil {
 				continue // a line cut short by the kill
 			}
 			committed = append(committed, [2]int{lo, hi})
+			for _, id := range strings.Split(seenIDs, ",")[1:] {
+				n, _ := strconv.Atoi(id)
+				skipped[n] = true
+			}
 			lines++
 			grownLines += grown
 			if (!afterGrowth && lines == killAfter) || (afterGrowth && grown == 1 && grownLines == 1) {
@@ -125,6 +136,9 @@ func testKill9(t *testing.T, mode string) {
 		checked := 0
 		for _, r := range committed {
 			for id := r[0]; id < r[1]; id++ {
+				if mode == "scalable" && skipped[id] {
+					continue
+				}
 				if !f.Test(keyID(id)) {
 					t.Fatalf("round %d: key %d was committed but is missing after kill -9", round, id)
 				}
@@ -171,9 +185,12 @@ func TestKill9Child(t *testing.T) {
 		}
 		f.TestAndAddHashes(hs, seen)
 		var fresh []uint64
+		seenIDs := "-"
 		for j, h := range hs {
 			if !seen[j] {
 				fresh = append(fresh, h)
+			} else {
+				seenIDs += "," + strconv.Itoa(lo+j)
 			}
 		}
 		ckpt := i%5 == 4
@@ -196,6 +213,6 @@ func TestKill9Child(t *testing.T) {
 		} else if n > subs {
 			grown = 1 // this commit journaled keys of a sub-filter no checkpoint saw
 		}
-		fmt.Printf("%d %d %d\n", lo, lo+killBatch, grown)
+		fmt.Printf("%d %d %d %s\n", lo, lo+killBatch, grown, seenIDs)
 	}
 }
