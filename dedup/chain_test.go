@@ -438,3 +438,19 @@ func TestPlanChain(t *testing.T) {
 		t.Errorf("plan %+v", p)
 	}
 }
+
+func TestFPCheckChain(t *testing.T) {
+	r, err := FPCheckChain(ChainConfig{Initial: 1000, Capacity: 100_000, FP: 0.01}, 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FalseNegatives != 0 || r.Mode != "scalable" || r.Inserted != 100_000 {
+		t.Fatalf("fpcheck %+v", r)
+	}
+	if r.Subfilters != len(r.Chain.Subfilters) || r.Bytes != r.Chain.Bytes {
+		t.Errorf("fpcheck grew %d sub-filters, %d bytes; plan says %d, %d", r.Subfilters, r.Bytes, len(r.Chain.Subfilters), r.Chain.Bytes)
+	}
+	if r.FPRateLow > 0.01 || r.FPRateHigh < r.ExpectedFP/2 {
+		t.Errorf("measured %.5f (%.5f .. %.5f), expected %.5f, target 0.01", r.FPRate, r.FPRateLow, r.FPRateHigh, r.ExpectedFP)
+	}
+}
