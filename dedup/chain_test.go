@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -452,5 +453,46 @@ func TestFPCheckChain(t *testing.T) {
 	}
 	if r.FPRateLow > 0.01 || r.FPRateHigh < r.ExpectedFP/2 {
 		t.Errorf("measured %.5f (%.5f .. %.5f), expected %.5f, target 0.01", r.FPRate, r.FPRateLow, r.FPRateHigh, r.ExpectedFP)
+	}
+}
+
+// TestChainConcurrent adds from several goroutines while the chain grows
+// and checkpoints run; run it with -race.
+func TestChainConcurrent(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "c.db"))
+	c := newTestChain(t, ChainConfig{Initial: 1000, FP: 0.01, ChunkBytes: 4096})
+	const workers, per = 4, 20_000
+	done := make(chan struct{})
+	ckptErr := make(chan error, 1)
+	go func() {
+		defer close(ckptErr)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := db.Update(func(tx *bolt.Tx) error { _, err := c.Checkpoint(tx); return err }); err != nil {
+				ckptErr <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { addRange(c, w*per, (w+1)*per, 97) })
+	}
+	wg.Wait()
+	close(done)
+	if err := <-ckptErr; err != nil {
+		t.Fatal(err)
+	}
+	for i := range workers * per {
+		if !c.Test(userKey(i)) {
+			t.Fatalf("user:%d lost under concurrent adds", i)
+		}
+	}
+	if n := len(c.Subfilters()); n < 5 {
+		t.Errorf("%d sub-filters after %d keys from 1000", n, workers*per)
 	}
 }
