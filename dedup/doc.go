@@ -14,7 +14,14 @@
 //   - Persistence in a bbolt file the caller owns: AppendJournal, Checkpoint,
 //     Load, Exists, BoltOptions. The on-disk layout (format version
 //     FormatVersion) is documented in persist.go.
-//   - FPCheck, the classic experiment behind `frontier fpcheck`.
+//   - Chain, from NewChain or LoadChain: the scalable filter, a chain of
+//     sub-filters that grows with the keys (see Growth below), with the
+//     same methods as Filter plus Which (the sub-filter that holds a key).
+//     PlanChain plans the chain for a capacity next to the fixed filter.
+//   - Rebuild and ReplaceStored: one right-sized fixed filter built from
+//     the key hashes a caller holds, verified, swapped in atomically.
+//   - FPCheck and FPCheckChain, the classic experiment behind
+//     `frontier fpcheck`.
 //
 // # Layouts
 //
@@ -43,6 +50,60 @@
 // TestFPTable re-simulates the table and fails if it drifts; regenerate it
 // with `go test ./dedup -run TestFPTable -update-fptable`.
 //
+// # Growth
+//
+// A crawler does not know how many URLs it will meet, and an overfilled
+// Bloom filter does not fail, it drifts (1% at capacity, 15.7% at twice
+// it). A Chain (Almeida, Baquero, Preguiça, Hutchison, "Scalable Bloom
+// Filters", 2007; RedisBloom's EXPANSION) starts with one sub-filter for n0
+// keys at p0 = p·(1−r); when the newest is full, the next one takes the new
+// keys, s times larger at r times the rate. A key is seen if any sub-filter
+// holds it, so the compound rate is at most Σ p0·r^i < p0/(1−r) = p
+// however far the chain grows. The price is memory (each sub-filter has
+// more bits per key than one filter at p) and lookups (a new key is tested
+// against every sub-filter).
+//
+// The chains that grow from 1e6 to 1e9 keys at p = 1%, standard layout:
+// memory next to the fixed 1e9 filter (1.12 GiB, 7 cache lines per new
+// key), the cache lines a new key reads (about two in each older sub-filter,
+// where the first clear bit dismisses it, and k in the newest), and the
+// compound rate at 1e9 in theory and simulated on the same chain scaled down
+// 1000 times:
+//
+//	s     r  subs  memory  lines/key  fp theory  fp sim
+//	2  0.50    10  2.410x      35.39  0.009984   0.01036
+//	2  0.70    10  1.925x      30.73  0.009661   0.009828
+//	2  0.80    10  1.778x      30.08  0.00882    0.009023
+//	2  0.90    10  1.722x      28.97  0.006387   0.006482
+//	2  0.95    10  1.780x      29.83  0.003912   0.003852
+//	4  0.50     6  2.530x      23.25  0.00969    0.009883
+//	4  0.70     6  2.215x      20.83  0.008327   0.008321
+//	4  0.80     6  2.151x      20.98  0.006732   0.006765
+//	4  0.90     6  2.193x      20.95  0.004111   0.004214
+//	4  0.95     6  2.324x      20.93  0.002271   0.002213
+//
+// (end of chain table)
+//
+// TestChainTable recomputes the plan columns and re-simulates the rates;
+// regenerate it with `go test ./dedup -run TestChainTable
+// -update-chaintable`. Memory is lowest near r = 0.9 for s = 2 (r = 0.5,
+// RedisBloom's default, costs 40% more), and s = 4 costs more memory than
+// s = 2 at any r for fewer lookups. The defaults are therefore s = 2
+// (DefaultGrowth) and r = 0.9 (DefaultTightening), and n0 = 1e6
+// (DefaultInitial, 1.8 MB). The price of s = 2 is speed: a new key reads
+// about 29 cache lines against the fixed filter's 7, and measured 5x its
+// time per key at 1e8 (docs/benchmarks.md); s = 4 reads 21 for 2.15x the
+// memory. A crawl whose size is known can go back to one filter with
+// Rebuild.
+//
+// Growth does not stall the caller: once the newest sub-filter is 80% full
+// the chain allocates the next one and backs it with memory in a goroutine
+// it owns, and switches to it at capacity once it is backed (past 1% over
+// capacity it switches anyway, and the first touches of its pages fault in
+// the caller). ChainConfig.MaxBytes caps the memory: the sub-filter that
+// would pass it is not added, Stats says GrowthStopped, and the newest
+// sub-filter fills past its capacity (OverCapacity, NearTarget).
+//
 // # Persistence
 //
 // The bit array is stored as fixed-size chunks (1 MiB by default); a
@@ -51,6 +112,16 @@
 // hashes of the keys TestAndAdd reported new (AppendJournal), in the same
 // transaction that records what it did with them; Load replays the journal.
 // So after a crash the filter holds every key whose journal entry committed.
+// A Chain is stored the same way in format version 2 (chain_persist.go):
+// every sub-filter's dirty chunks and one chain meta record per checkpoint,
+// and the same journal, which LoadChain replays through the chain, growing
+// again any sub-filter added since the last checkpoint. The reloaded chain
+// holds every journaled key; its newest sub-filters may begin at other keys
+// than before the crash, so a key that was a false positive before (never
+// added, never journaled) may test new afterwards and be admitted then. A file holds a fixed
+// filter or a chain, never parts of both: StoredMode says which, and every
+// loader and writer refuses a file that mixes them (ErrCorrupt) or holds
+// the other kind (ErrMismatch).
 //
 // # Caveats
 //
@@ -73,4 +144,9 @@
 //   - Load refuses a stored filter whose layout, hash version, capacity, bits
 //     or k differ from the plan asked for (ErrMismatch), and truncated,
 //     missing or garbled data (ErrCorrupt). It never starts over silently.
+//     LoadChain likewise for a chain's n0, p, s, r and layout; its Capacity
+//     and MaxBytes may change from run to run.
+//   - A Chain owns one goroutine at a time, preparing the next sub-filter;
+//     Close cancels and waits for it. Sub-filters are never removed: only a
+//     rebuild (Rebuild, ReplaceStored) turns a chain back into one filter.
 package dedup

@@ -12,13 +12,19 @@ import (
 // in: 1 MiB, 1,143 chunks for a 1e9-capacity filter.
 const DefaultChunkBytes = 1 << 20
 
+// closedChan is a channel that is always closed.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // Filter is a Bloom filter over 64-bit key hashes. All methods are safe for
 // concurrent use, except Close, which must not race with any other.
 type Filter struct {
 	sz      Sizing
 	words   []uint64 // the bit array; never moved, only grown bits
 	release func() error
-	blocks  uint64 // Blocked: number of 512-bit blocks
+	// populated is closed once the array is backed by memory (see
+	// allocWords): until then the first touch of a page faults.
+	populated <-chan struct{}
+	blocks    uint64 // Blocked: number of 512-bit blocks
 
 	chunkShift uint // log2 of the words per chunk
 	nchunks    int
@@ -82,11 +88,11 @@ func newFilter(sz Sizing, chunkBytes int) (*Filter, error) {
 	if chunkBytes < 0 || !validChunkBytes(uint64(chunkBytes)) {
 		return nil, fmt.Errorf("%w: chunk size %d is not a power of two from %d to %d", ErrInvalid, chunkBytes, minChunkBytes, maxChunkBytes)
 	}
-	words, release, err := allocWords(sz.words())
+	words, release, populated, err := allocWords(sz.words())
 	if err != nil {
 		return nil, err
 	}
-	f := &Filter{sz: sz, words: words, release: release}
+	f := &Filter{sz: sz, words: words, release: release, populated: populated}
 	if sz.Layout == Blocked {
 		f.blocks = sz.Bits / blockBits
 	}
@@ -420,6 +426,11 @@ type Stats struct {
 	NearTarget     bool    // ImpliedFP has reached 80% of TargetFP: time to act
 	Chunks         int     // checkpoint chunks in the array
 	DirtyChunks    int     // chunks changed since the last Checkpoint
+
+	// A scalable filter's chain (Chain.Stats); nil and false for a fixed one.
+	Subfilters    []Stats // each sub-filter's own stats, oldest first
+	GrowthStopped bool    // MaxBytes (or an error, see GrowthError) ended growth
+	GrowthError   string  // why growth stopped, if it did
 }
 
 // nearTargetRatio is the share of the target rate at which NearTarget warns.

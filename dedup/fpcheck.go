@@ -17,6 +17,11 @@ type FPCheckResult struct {
 	FPRateLow      float64 `json:"fp_rate_low"`  // 95% Wilson interval
 	FPRateHigh     float64 `json:"fp_rate_high"` // 95% Wilson interval
 	ExpectedFP     float64 `json:"expected_fp"`  // theory at capacity
+	Mode           string  `json:"mode"`         // fixed or scalable
+	Bytes          uint64  `json:"bytes"`        // memory of the bit arrays
+	Subfilters     int     `json:"subfilters"`   // 1 for a fixed filter
+	// Chain is the scalable filter's plan (FPCheckChain); nil for a fixed one.
+	Chain *ChainPlan `json:"-"`
 }
 
 // FPCheck builds a filter of layout l for capacity items at rate fp, inserts
@@ -30,7 +35,53 @@ func FPCheck(capacity uint64, fp float64, probes uint64, l Layout) (FPCheckResul
 		return FPCheckResult{}, err
 	}
 	defer f.Close()
-	r := FPCheckResult{Sizing: f.Sizing(), Inserted: capacity, Probes: probes, ExpectedFP: f.Sizing().ExpectedFP}
+	r := FPCheckResult{
+		Sizing: f.Sizing(), Inserted: capacity, Probes: probes, ExpectedFP: f.Sizing().ExpectedFP,
+		Mode: ModeFixed.String(), Bytes: f.Sizing().Bytes, Subfilters: 1,
+	}
+	runFPCheck(f, &r)
+	if err := f.Close(); err != nil {
+		return r, fmt.Errorf("dedup: fpcheck: %w", err)
+	}
+	return r, nil
+}
+
+// FPCheckChain is FPCheck on a scalable filter: it inserts cfg.Capacity
+// keys into a chain that starts at cfg.Initial, so the chain grows as it
+// would in a crawl, and reports the chain's sub-filters and memory with the
+// rates; ExpectedFP is the plan's compound rate.
+func FPCheckChain(cfg ChainConfig, probes uint64) (FPCheckResult, error) {
+	plan, err := PlanChain(cfg)
+	if err != nil {
+		return FPCheckResult{}, err
+	}
+	c, err := NewChain(cfg)
+	if err != nil {
+		return FPCheckResult{}, err
+	}
+	defer c.Close()
+	r := FPCheckResult{
+		Sizing: plan.Fixed, Inserted: plan.Config.Capacity, Probes: probes, ExpectedFP: plan.CompoundFP,
+		Mode: ModeScalable.String(), Chain: &plan,
+	}
+	runFPCheck(c, &r)
+	st := c.Stats()
+	r.Subfilters = len(st.Subfilters)
+	for _, s := range st.Subfilters {
+		r.Bytes += (s.Bits + 7) / 8
+	}
+	if err := c.Close(); err != nil {
+		return r, fmt.Errorf("dedup: fpcheck: %w", err)
+	}
+	return r, nil
+}
+
+// runFPCheck inserts r.Inserted keys into f, checks them, probes r.Probes
+// others and fills in the counts and rates.
+func runFPCheck(f interface {
+	TestAndAddHashes(hs []uint64, seen []bool)
+	TestHash(h uint64) bool
+}, r *FPCheckResult) {
 	var hs [hashBatch]uint64
 	var seen [hashBatch]bool
 	var buf []byte
@@ -44,29 +95,25 @@ func FPCheck(capacity uint64, fp float64, probes uint64, l Layout) (FPCheckResul
 			fn(hs[:n])
 		}
 	}
-	batches("user:", capacity, func(hs []uint64) { f.TestAndAddHashes(hs, seen[:len(hs)]) })
-	batches("user:", capacity, func(hs []uint64) {
+	batches("user:", r.Inserted, func(hs []uint64) { f.TestAndAddHashes(hs, seen[:len(hs)]) })
+	batches("user:", r.Inserted, func(hs []uint64) {
 		for _, h := range hs {
 			if !f.TestHash(h) {
 				r.FalseNegatives++
 			}
 		}
 	})
-	batches("ghost:", probes, func(hs []uint64) {
+	batches("ghost:", r.Probes, func(hs []uint64) {
 		for _, h := range hs {
 			if f.TestHash(h) {
 				r.FalsePositives++
 			}
 		}
 	})
-	if probes > 0 {
-		r.FPRate = float64(r.FalsePositives) / float64(probes)
-		r.FPRateLow, r.FPRateHigh = wilson(r.FalsePositives, probes)
+	if r.Probes > 0 {
+		r.FPRate = float64(r.FalsePositives) / float64(r.Probes)
+		r.FPRateLow, r.FPRateHigh = wilson(r.FalsePositives, r.Probes)
 	}
-	if err := f.Close(); err != nil {
-		return r, fmt.Errorf("dedup: fpcheck: %w", err)
-	}
-	return r, nil
 }
 
 // wilson is the 95% Wilson score interval of a proportion x/n.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,15 +21,47 @@ import (
 // keys, journals them and checkpoints, printing "lo hi" after each commit;
 // the parent SIGKILLs it at a random moment, reopens the file and checks
 // that every key of every reported commit is present. Four rounds run on
-// the same file, each child resuming from what the previous one left.
+// the same file, each child resuming from what the previous one left. The
+// scalable filter starts small so that it grows during the rounds; its last
+// two rounds are killed right after a commit that grew the chain since the
+// last checkpoint, so the journal holds keys of a sub-filter that no
+// checkpoint has seen.
 
 const (
 	killEnvDB    = "DEDUP_KILL_DB"
 	killEnvStart = "DEDUP_KILL_START"
+	killEnvMode  = "DEDUP_KILL_MODE"
 	killBatch    = 200
 )
 
 func killSizing() Sizing { s, _ := Plan(500_000, 0.01); return s }
+
+func killChainConfig() ChainConfig {
+	return ChainConfig{Initial: 1000, FP: 0.01, Growth: 1.25, ChunkBytes: 4096}
+}
+
+// killFilter is what the kill test needs of either kind of filter.
+type killFilter interface {
+	TestAndAddHashes(hs []uint64, seen []bool)
+	Test(key []byte) bool
+	AppendJournal(tx *bolt.Tx, hs []uint64) error
+	Checkpoint(tx *bolt.Tx) (CheckpointStats, error)
+	Stats() Stats
+	Close() error
+}
+
+var (
+	_ killFilter = (*Filter)(nil)
+	_ killFilter = (*Chain)(nil)
+)
+
+// loadKill loads the filter of mode from tx.
+func loadKill(tx *bolt.Tx, mode string) (killFilter, error) {
+	if mode == "scalable" {
+		return LoadChain(tx, killChainConfig())
+	}
+	return Load(tx, killSizing())
+}
 
 func keyID(id int) []byte { return strconv.AppendInt([]byte("https://kill.example/"), int64(id), 10) }
 
@@ -36,11 +69,22 @@ func TestKill9Recovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}
+	for _, mode := range []string{"fixed", "scalable"} {
+		t.Run(mode, func(t *testing.T) { testKill9(t, mode) })
+	}
+}
+
+func testKill9(t *testing.T, mode string) {
 	path := filepath.Join(t.TempDir(), "kill.db")
 	var committed [][2]int
+	// Keys the child's filter called seen were never added or journaled: a
+	// reloaded chain, whose sub-filters may begin at other keys than before
+	// the crash, need not call them seen again (a fixed filter reloads the
+	// same bits, so it does).
+	skipped := map[int]bool{}
 	for round := range 4 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v=false")
-		cmd.Env = append(os.Environ(), killEnvDB+"="+path, killEnvStart+"="+strconv.Itoa(round*10_000_000))
+		cmd.Env = append(os.Environ(), killEnvDB+"="+path, killEnvStart+"="+strconv.Itoa(round*10_000_000), killEnvMode+"="+mode)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -51,14 +95,22 @@ func TestKill9Recovery(t *testing.T) {
 		}
 		sc := bufio.NewScanner(out)
 		killAfter := 5 + rand.IntN(60)
-		lines := 0
+		afterGrowth := mode == "scalable" && round >= 2
+		lines, grownLines := 0, 0
 		for sc.Scan() {
-			var lo, hi int
-			if _, err := fmt.Sscanf(sc.Text(), "%d %d", &lo, &hi); err != nil {
+			var lo, hi, grown int
+			var seenIDs string
+			if _, err := fmt.Sscanf(sc.Text(), "%d %d %d %s", &lo, &hi, &grown, &seenIDs); err != nil {
 				continue // a line cut short by the kill
 			}
 			committed = append(committed, [2]int{lo, hi})
-			if lines++; lines == killAfter {
+			for _, id := range strings.Split(seenIDs, ",")[1:] {
+				n, _ := strconv.Atoi(id)
+				skipped[n] = true
+			}
+			lines++
+			grownLines += grown
+			if (!afterGrowth && lines == killAfter) || (afterGrowth && grown == 1 && grownLines == 1) {
 				time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
 				cmd.Process.Signal(syscall.SIGKILL)
 			}
@@ -72,8 +124,11 @@ func TestKill9Recovery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var f *Filter
-		err = db.View(func(tx *bolt.Tx) (err error) { f, err = Load(tx, killSizing()); return err })
+		if afterGrowth && grownLines == 0 {
+			t.Fatalf("round %d: the chain never grew past a checkpoint", round)
+		}
+		var f killFilter
+		err = db.View(func(tx *bolt.Tx) (err error) { f, err = loadKill(tx, mode); return err })
 		db.Close()
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill: %v", round, err)
@@ -81,13 +136,16 @@ func TestKill9Recovery(t *testing.T) {
 		checked := 0
 		for _, r := range committed {
 			for id := r[0]; id < r[1]; id++ {
+				if mode == "scalable" && skipped[id] {
+					continue
+				}
 				if !f.Test(keyID(id)) {
 					t.Fatalf("round %d: key %d was committed but is missing after kill -9", round, id)
 				}
 				checked++
 			}
 		}
-		t.Logf("round %d: killed after %d commits; %d committed keys present, %d items", round, lines, checked, f.Stats().Items)
+		t.Logf("round %d: killed after %d commits; %d committed keys present, %d items, %d sub-filters", round, lines, checked, f.Stats().Items, len(f.Stats().Subfilters))
 		f.Close()
 	}
 }
@@ -104,16 +162,22 @@ func TestKill9Child(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f *Filter
-	err = db.View(func(tx *bolt.Tx) (err error) { f, err = Load(tx, killSizing()); return err })
+	mode := os.Getenv(killEnvMode)
+	var f killFilter
+	err = db.View(func(tx *bolt.Tx) (err error) { f, err = loadKill(tx, mode); return err })
 	if errors.Is(err, ErrNotFound) {
-		f, err = New(500_000, 0.01, WithChunkBytes(4096))
+		if mode == "scalable" {
+			f, err = NewChain(killChainConfig())
+		} else {
+			f, err = New(500_000, 0.01, WithChunkBytes(4096))
+		}
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := make([]uint64, killBatch)
 	seen := make([]bool, killBatch)
+	subs := len(f.Stats().Subfilters) // sub-filters as of the last checkpoint
 	for i := 0; i < 100_000; i++ {
 		lo := start + i*killBatch
 		for j := range hs {
@@ -121,16 +185,20 @@ func TestKill9Child(t *testing.T) {
 		}
 		f.TestAndAddHashes(hs, seen)
 		var fresh []uint64
+		seenIDs := "-"
 		for j, h := range hs {
 			if !seen[j] {
 				fresh = append(fresh, h)
+			} else {
+				seenIDs += "," + strconv.Itoa(lo+j)
 			}
 		}
+		ckpt := i%5 == 4
 		err := db.Update(func(tx *bolt.Tx) error {
 			if err := f.AppendJournal(tx, fresh); err != nil {
 				return err
 			}
-			if i%5 == 4 {
+			if ckpt {
 				_, err := f.Checkpoint(tx)
 				return err
 			}
@@ -139,6 +207,12 @@ func TestKill9Child(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Printf("%d %d\n", lo, lo+killBatch)
+		grown := 0
+		if n := len(f.Stats().Subfilters); ckpt {
+			subs = n
+		} else if n > subs {
+			grown = 1 // this commit journaled keys of a sub-filter no checkpoint saw
+		}
+		fmt.Printf("%d %d %d %s\n", lo, lo+killBatch, grown, seenIDs)
 	}
 }

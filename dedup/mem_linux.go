@@ -18,16 +18,17 @@ const hugePage = 2 << 20
 // over a 1.2 GiB array is several times faster when the TLB covers it. A
 // background goroutine backs the whole array (see populate), so New returns
 // at once and the array is resident soon after; release stops it before
-// unmapping.
-func allocWords(n uint64) ([]uint64, func() error, error) {
+// unmapping. populated is closed when that pass ends (done, stopped or
+// unsupported).
+func allocWords(n uint64) (words []uint64, release func() error, populated <-chan struct{}, err error) {
 	if n == 0 {
-		return nil, func() error { return nil }, nil
+		return nil, func() error { return nil }, closedChan, nil
 	}
 	size := n * 8
 	mapped := (size + hugePage - 1) / hugePage * hugePage
 	raw, err := unix.Mmap(-1, 0, int(mapped+hugePage), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE|unix.MAP_NORESERVE)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: mmap %d bytes: %w", ErrTooLarge, mapped, err)
+		return nil, nil, nil, fmt.Errorf("%w: mmap %d bytes: %w", ErrTooLarge, mapped, err)
 	}
 	off := uint64(0)
 	if r := uint64(uintptr(unsafe.Pointer(&raw[0]))) % hugePage; r != 0 {
@@ -39,12 +40,12 @@ func allocWords(n uint64) ([]uint64, func() error, error) {
 	var stop atomic.Bool
 	done := make(chan struct{})
 	go populate(region, &stop, done)
-	words := unsafe.Slice((*uint64)(unsafe.Pointer(&region[0])), n)
+	words = unsafe.Slice((*uint64)(unsafe.Pointer(&region[0])), n)
 	return words, func() error {
 		stop.Store(true)
 		<-done
 		return unix.Munmap(raw)
-	}, nil
+	}, done, nil
 }
 
 // populateStep is how much of the array populate backs per call: small

@@ -210,35 +210,61 @@ type CheckpointStats struct {
 // added before its hash is journaled (see the package Caveats).
 func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 	start := time.Now()
+	if err := refuseMixed(tx, ModeFixed); err != nil {
+		return CheckpointStats{}, err
+	}
 	f.ckpt.Lock()
 	defer f.ckpt.Unlock()
+	bucket, err := tx.CreateBucketIfNotExists([]byte(BucketChunks))
+	if err != nil {
+		return CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
+	}
+	var st CheckpointStats
+	w, err := f.writeChunksLocked(bucket, chunkKey, &st)
+	if err != nil {
+		return CheckpointStats{}, err
+	}
+	if err := f.putMetaLocked(tx, w.stored); err != nil {
+		w.undo(f)
+		return CheckpointStats{}, err
+	}
+	if err := dropJournal(tx); err != nil {
+		w.undo(f)
+		return CheckpointStats{}, err
+	}
+	w.commitOnLocked(f, tx)
+	st.Duration = time.Since(start)
+	return st, nil
+}
+
+// chunkWrite is what writeChunksLocked wrote: the chunks, and the
+// stored-chunk bitmap they make once their transaction commits.
+type chunkWrite struct {
+	chunks []int
+	stored []uint64
+}
+
+// writeChunksLocked writes the chunks changed since the last committed
+// checkpoint into bucket, under key(c), and adds them to st. A caller whose
+// later step fails calls undo; one that succeeds calls commitOnLocked.
+// f.ckpt must be held.
+func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, st *CheckpointStats) (chunkWrite, error) {
 	if p := f.ckpt.pending; p != nil && !p.committed {
 		for _, c := range p.chunks {
 			f.dirty[c>>6].Or(1 << (c & 63))
 		}
 	}
 	f.ckpt.pending = nil
-	var chunks []int
+	var w chunkWrite
 	for i := range f.dirty {
 		d := f.dirty[i].Swap(0)
 		for d != 0 {
-			chunks = append(chunks, i*64+bits.TrailingZeros64(d))
+			w.chunks = append(w.chunks, i*64+bits.TrailingZeros64(d))
 			d &= d - 1
 		}
 	}
-	undo := func() {
-		for _, c := range chunks {
-			f.dirty[c>>6].Or(1 << (c & 63))
-		}
-	}
-	bucket, err := tx.CreateBucketIfNotExists([]byte(BucketChunks))
-	if err != nil {
-		undo()
-		return CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
-	}
-	st := CheckpointStats{Chunks: len(chunks)}
-	stored := append([]uint64(nil), f.ckpt.persisted...)
-	for _, c := range chunks {
+	w.stored = append([]uint64(nil), f.ckpt.persisted...)
+	for _, c := range w.chunks {
 		lo, hi := f.chunkRange(c)
 		// bbolt keeps the value until commit, so each chunk gets its own buffer.
 		buf := make([]byte, 0, (hi-lo)*8+4)
@@ -246,22 +272,28 @@ func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 			buf = binary.LittleEndian.AppendUint64(buf, atomic.LoadUint64(&f.words[i]))
 		}
 		buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
-		if err := bucket.Put(chunkKey(c), buf); err != nil {
-			undo()
-			return CheckpointStats{}, fmt.Errorf("dedup: checkpoint chunk %d: %w", c, err)
+		if err := bucket.Put(key(c), buf); err != nil {
+			w.undo(f)
+			return chunkWrite{}, fmt.Errorf("dedup: checkpoint chunk %d: %w", c, err)
 		}
+		st.Chunks++
 		st.Bytes += int64(len(buf) - 4)
-		stored[c>>6] |= 1 << (c & 63)
+		w.stored[c>>6] |= 1 << (c & 63)
 	}
-	if err := f.putMetaLocked(tx, stored); err != nil {
-		undo()
-		return CheckpointStats{}, err
+	return w, nil
+}
+
+// undo marks the chunks of a checkpoint that will not commit dirty again.
+func (w chunkWrite) undo(f *Filter) {
+	for _, c := range w.chunks {
+		f.dirty[c>>6].Or(1 << (c & 63))
 	}
-	if err := tx.DeleteBucket([]byte(BucketJournal)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
-		undo()
-		return CheckpointStats{}, fmt.Errorf("dedup: checkpoint: drop journal: %w", err)
-	}
-	p := &checkpointTx{chunks: chunks}
+}
+
+// commitOnLocked records the chunks as persisted when tx commits; if tx
+// rolls back, the next checkpoint writes them again. f.ckpt must be held.
+func (w chunkWrite) commitOnLocked(f *Filter, tx *bolt.Tx) {
+	p := &checkpointTx{chunks: w.chunks}
 	f.ckpt.pending = p
 	tx.OnCommit(func() {
 		f.ckpt.Lock()
@@ -271,8 +303,14 @@ func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 			f.ckpt.persisted[c>>6] |= 1 << (c & 63)
 		}
 	})
-	st.Duration = time.Since(start)
-	return st, nil
+}
+
+// dropJournal deletes the journal bucket, if any.
+func dropJournal(tx *bolt.Tx) error {
+	if err := tx.DeleteBucket([]byte(BucketJournal)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		return fmt.Errorf("dedup: checkpoint: drop journal: %w", err)
+	}
+	return nil
 }
 
 func (f *Filter) putMetaLocked(tx *bolt.Tx, bitmap []uint64) error {
@@ -293,7 +331,10 @@ func (f *Filter) AppendJournal(tx *bolt.Tx, hs []uint64) error {
 	if len(hs) == 0 {
 		return nil
 	}
-	if !Exists(tx) {
+	if !hasMeta(tx, MetaKey) {
+		if err := refuseMixed(tx, ModeFixed); err != nil {
+			return err
+		}
 		f.ckpt.Lock()
 		err := f.putMetaLocked(tx, f.ckpt.persisted)
 		f.ckpt.Unlock()
@@ -301,6 +342,11 @@ func (f *Filter) AppendJournal(tx *bolt.Tx, hs []uint64) error {
 			return err
 		}
 	}
+	return appendJournal(tx, hs)
+}
+
+// appendJournal adds one journal record holding hs.
+func appendJournal(tx *bolt.Tx, hs []uint64) error {
 	b, err := tx.CreateBucketIfNotExists([]byte(BucketJournal))
 	if err != nil {
 		return fmt.Errorf("dedup: journal: %w", err)
@@ -320,10 +366,13 @@ func (f *Filter) AppendJournal(tx *bolt.Tx, hs []uint64) error {
 	return nil
 }
 
-// Exists reports whether tx holds a stored filter.
-func Exists(tx *bolt.Tx) bool {
+// Exists reports whether tx holds a stored filter, fixed or scalable.
+func Exists(tx *bolt.Tx) bool { return hasMeta(tx, MetaKey) || hasMeta(tx, MetaKeyChain) }
+
+// hasMeta reports whether the meta bucket holds key.
+func hasMeta(tx *bolt.Tx, key string) bool {
 	b := tx.Bucket([]byte(BucketMeta))
-	return b != nil && b.Get([]byte(MetaKey)) != nil
+	return b != nil && b.Get([]byte(key)) != nil
 }
 
 // Load rebuilds the filter stored in tx: it checks the meta record against
@@ -333,6 +382,9 @@ func Exists(tx *bolt.Tx) bool {
 // wanted, and ErrCorrupt for truncated, missing or garbled data; it never
 // starts over silently. tx may be read-only.
 func Load(tx *bolt.Tx, want Sizing) (*Filter, error) {
+	if err := refuseMixed(tx, ModeFixed); err != nil {
+		return nil, err
+	}
 	src := stored{
 		chunks:  bucketRecords(tx.Bucket([]byte(BucketChunks))),
 		journal: bucketRecords(tx.Bucket([]byte(BucketJournal))),
@@ -401,11 +453,13 @@ func loadStored(src stored, want Sizing) (*Filter, error) {
 	return f, nil
 }
 
+// mismatch is the error for a stored field that is not the one wanted.
+func mismatch(field string, got, want any) error {
+	return fmt.Errorf("%w: %s is %v, want %v", ErrMismatch, field, got, want)
+}
+
 // matches compares a stored filter with the one the caller wants.
 func (m *meta) matches(want Sizing) error {
-	mismatch := func(field string, got, w any) error {
-		return fmt.Errorf("%w: %s is %v, want %v", ErrMismatch, field, got, w)
-	}
 	switch {
 	case m.hashVersion != HashVersion:
 		return mismatch("hash version", m.hashVersion, HashVersion)
@@ -508,6 +562,11 @@ func (f *Filter) load(src stored, m *meta) error {
 // replay re-adds the journaled hashes; the chunks they touch become dirty,
 // so the next checkpoint stores them before it drops the journal.
 func (f *Filter) replay(journal iter.Seq2[[]byte, []byte]) error {
+	return replayJournal(journal, f.TestAndAddHashes)
+}
+
+// replayJournal checks each journal record and passes its hashes to add.
+func replayJournal(journal iter.Seq2[[]byte, []byte], add func(hs []uint64, seen []bool)) error {
 	var hs []uint64
 	var seen []bool
 	for k, v := range journal {
@@ -523,7 +582,7 @@ func (f *Filter) replay(journal iter.Seq2[[]byte, []byte]) error {
 			hs = append(hs, binary.LittleEndian.Uint64(data[i:]))
 		}
 		seen = append(seen[:0], make([]bool, len(hs))...)
-		f.TestAndAddHashes(hs, seen)
+		add(hs, seen)
 	}
 	return nil
 }

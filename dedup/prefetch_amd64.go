@@ -13,3 +13,9 @@ func prefetchWords(base *uint64, idx []uint64)
 //
 //go:noescape
 func prefetchKeys(keys [][]byte)
+
+// prefetchAddrs prefetches the cache line at each address: the chain's
+// lookups span several bit arrays.
+//
+//go:noescape
+func prefetchAddrs(addrs []uintptr)

@@ -35,3 +35,18 @@ knext:
 	JNE kloop
 kdone:
 	RET
+
+// func prefetchAddrs(addrs []uintptr)
+TEXT ·prefetchAddrs(SB), NOSPLIT, $0-24
+	MOVQ addrs_base+0(FP), SI
+	MOVQ addrs_len+8(FP), CX
+	TESTQ CX, CX
+	JEQ adone
+aloop:
+	MOVQ (SI), AX
+	PREFETCHT0 (AX)
+	ADDQ $8, SI
+	DECQ CX
+	JNE aloop
+adone:
+	RET

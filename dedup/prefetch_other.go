@@ -8,3 +8,6 @@ func prefetchWords(base *uint64, idx []uint64) {}
 
 // prefetchKeys is a no-op off amd64.
 func prefetchKeys(keys [][]byte) {}
+
+// prefetchAddrs is a no-op off amd64.
+func prefetchAddrs(addrs []uintptr) {}

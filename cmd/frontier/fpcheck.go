@@ -22,11 +22,17 @@ func runFPCheck(args []string) int {
 	fs.Lookup("capacity").DefValue = "1000000"
 	ff.capacity = 1_000_000
 	probes := fs.Uint64("probes", 1_000_000, "never-inserted keys to probe")
-	l, code, ok := ff.parse(fs, args)
+	l, mode, code, ok := ff.parse(fs, args)
 	if !ok {
 		return code
 	}
-	r, err := dedup.FPCheck(ff.capacity, ff.fp, *probes, l)
+	var r dedup.FPCheckResult
+	var err error
+	if mode == dedup.ModeScalable {
+		r, err = dedup.FPCheckChain(ff.chain(l), *probes)
+	} else {
+		r, err = dedup.FPCheck(ff.capacity, ff.fp, *probes, l)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "frontier fpcheck: %v\n", err)
 		return cli.ExitUsage
@@ -49,15 +55,24 @@ func printFPCheck(w io.Writer, r dedup.FPCheckResult, asJSON bool) error {
 		return e.Encode(r)
 	}
 	s := r.Sizing
-	_, err := fmt.Fprintf(w, `filter             %s, %d bits (%.2f MiB), k=%d, %.3f bits per item
-inserted           %d keys user:0 .. user:%d
+	var err error
+	if r.Chain != nil {
+		c := r.Chain.Config
+		_, err = fmt.Fprintf(w, "filter             scalable, %s, %d sub-filters from %d (growth %g, tightening %g), %d bytes (%.2f MiB)\n",
+			c.Layout, r.Subfilters, c.Initial, c.Growth, c.Tightening, r.Bytes, float64(r.Bytes)/(1<<20))
+	} else {
+		_, err = fmt.Fprintf(w, "filter             %s, %d bits (%.2f MiB), k=%d, %.3f bits per item\n", s.Layout, s.Bits, float64(s.Bytes)/(1<<20), s.K, s.BitsPerItem)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, `inserted           %d keys user:0 .. user:%d
 false negatives    %d
 probes             %d keys ghost:0 .. ghost:%d
 false positives    %d
 measured fp        %.6f (95%% interval %.6f .. %.6f)
 expected fp        %.6f (theory at capacity)
-`, s.Layout, s.Bits, float64(s.Bytes)/(1<<20), s.K, s.BitsPerItem,
-		r.Inserted, int64(r.Inserted)-1, r.FalseNegatives, r.Probes, int64(r.Probes)-1,
+`, r.Inserted, int64(r.Inserted)-1, r.FalseNegatives, r.Probes, int64(r.Probes)-1,
 		r.FalsePositives, r.FPRate, r.FPRateLow, r.FPRateHigh, r.ExpectedFP)
 	return err
 }

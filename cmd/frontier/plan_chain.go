@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/trawlhq/trawl/dedup"
+)
+
+// chainPlanJSON is the JSON form of a scalable plan.
+type chainPlanJSON struct {
+	Mode        string     `json:"mode"`
+	Capacity    uint64     `json:"capacity"`
+	TargetFP    float64    `json:"target_fp"`
+	Initial     uint64     `json:"initial"`
+	Growth      float64    `json:"growth"`
+	Tightening  float64    `json:"tightening"`
+	Layout      string     `json:"layout"`
+	Subfilters  []planJSON `json:"subfilters"`
+	Bytes       uint64     `json:"bytes"`
+	CompoundFP  float64    `json:"compound_fp"`
+	LinesPerKey float64    `json:"lines_per_key"`
+	MemoryRatio float64    `json:"memory_ratio"`
+	Fixed       planJSON   `json:"fixed"`
+	FixedLines  float64    `json:"fixed_lines_per_key"`
+}
+
+// printChainPlan prints the chain a scalable filter grows to by its
+// capacity, next to the fixed filter for the same capacity.
+func printChainPlan(w io.Writer, p dedup.ChainPlan, asJSON bool) error {
+	c := p.Config
+	if asJSON {
+		j := chainPlanJSON{
+			Mode: "scalable", Capacity: c.Capacity, TargetFP: c.FP, Initial: c.Initial, Growth: c.Growth,
+			Tightening: c.Tightening, Layout: c.Layout.String(), Bytes: p.Bytes, CompoundFP: p.CompoundFP,
+			LinesPerKey: p.LinesPerKey, MemoryRatio: p.MemoryRatio, Fixed: newPlanJSON(p.Fixed), FixedLines: p.FixedLines,
+		}
+		for _, s := range p.Subfilters {
+			j.Subfilters = append(j.Subfilters, newPlanJSON(s))
+		}
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(j)
+	}
+	if _, err := fmt.Fprintf(w, "scalable filter    %d items at target rate %g (%s layout), from %d, growth %g, tightening %g\n",
+		c.Capacity, c.FP, c.Layout, c.Initial, c.Growth, c.Tightening); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%-4s %14s %12s %14s %4s\n", "sub", "capacity", "fp", "bytes", "k")
+	for i, s := range p.Subfilters {
+		fmt.Fprintf(w, "%-4d %14d %12.4g %14d %4d\n", i, s.Capacity, s.FP, s.Bytes, s.K)
+	}
+	_, err := fmt.Fprintf(w, `subfilters         %d
+bytes              %d (%.2f GiB), %.3fx the fixed filter
+compound fp        %.6f at %d items
+lines per key      %.2f (a new key's cache lines)
+fixed filter       %d bytes (%.2f GiB), k=%d, %.0f lines per key, %.6f at capacity
+`, len(p.Subfilters), p.Bytes, float64(p.Bytes)/(1<<30), p.MemoryRatio, p.CompoundFP, c.Capacity, p.LinesPerKey,
+		p.Fixed.Bytes, float64(p.Fixed.Bytes)/(1<<30), p.Fixed.K, p.FixedLines, p.Fixed.ExpectedFP)
+	return err
+}

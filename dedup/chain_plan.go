@@ -1,0 +1,81 @@
+package dedup
+
+import (
+	"fmt"
+	"math"
+)
+
+// ChainPlan is the chain a scalable filter grows to hold Capacity keys,
+// next to the fixed filter sized for the same count.
+type ChainPlan struct {
+	Config     ChainConfig // defaults filled in
+	Subfilters []Sizing    // oldest first; the last is the one filling at Capacity
+	Bits       uint64      // over every sub-filter
+	Bytes      uint64      // over every sub-filter
+	// CompoundFP is the rate at Capacity: 1 − Π(1 − fp_i), each sub-filter
+	// at its fill (the last one partly filled). It stays under Config.FP.
+	CompoundFP float64
+	// LinesPerKey is the expected number of cache lines a new key reads at
+	// Capacity: Standard reads about (1 − f^k)/(1 − f) positions of each
+	// older sub-filter of fill f before a clear bit dismisses it, plus the
+	// k it sets in the newest; Blocked reads one line per sub-filter.
+	LinesPerKey float64
+	Fixed       Sizing  // the fixed filter for Capacity at Config.FP
+	FixedLines  float64 // its lines per new key: k, or 1 when Blocked
+	MemoryRatio float64 // Bytes / Fixed.Bytes
+}
+
+// PlanChain plans the chain that cfg grows into by cfg.Capacity keys (which
+// must be set).
+func PlanChain(cfg ChainConfig) (ChainPlan, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return ChainPlan{}, err
+	}
+	if cfg.Capacity == 0 {
+		return ChainPlan{}, fmt.Errorf("%w: a chain plan needs a capacity", ErrInvalid)
+	}
+	p := ChainPlan{Config: cfg}
+	if p.Fixed, err = PlanLayout(cfg.Capacity, cfg.FP, cfg.Layout); err != nil {
+		return ChainPlan{}, err
+	}
+	p.FixedLines = float64(p.Fixed.K)
+	if cfg.Layout == Blocked {
+		p.FixedLines = 1
+	}
+	left := cfg.Capacity
+	miss := 1.0
+	for i := 0; left > 0; i++ {
+		sz, err := cfg.subSizing(i)
+		if err != nil {
+			return ChainPlan{}, err
+		}
+		n := min(left, sz.Capacity)
+		left -= n
+		p.Subfilters = append(p.Subfilters, sz)
+		p.Bits += sz.Bits
+		p.Bytes += sz.Bytes
+		fp, fill := fpAt(sz, float64(n))
+		miss *= 1 - fp
+		switch {
+		case cfg.Layout == Blocked:
+			p.LinesPerKey++
+		case left == 0:
+			p.LinesPerKey += float64(sz.K)
+		default:
+			p.LinesPerKey += (1 - math.Pow(fill, float64(sz.K))) / (1 - fill)
+		}
+	}
+	p.CompoundFP = 1 - miss
+	p.MemoryRatio = float64(p.Bytes) / float64(p.Fixed.Bytes)
+	return p, nil
+}
+
+// fpAt is a filter's expected false-positive rate and bit fill after n keys.
+func fpAt(s Sizing, n float64) (fp, fill float64) {
+	fill = -math.Expm1(-float64(s.K) * n / float64(s.Bits))
+	if s.Layout == Blocked {
+		return blockedFP(s.K, n/float64(s.Bits/blockBits)), fill
+	}
+	return math.Pow(fill, float64(s.K)), fill
+}
