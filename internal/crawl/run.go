@@ -152,9 +152,12 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	go func() { werr <- w.Run(wctx) }()
 
 	prog := &progress{w: opts.Progress, terminal: opts.Terminal, logEvery: opts.LogEvery, start: time.Now()}
+	limit := newHostLimit(cfg)
 	snap := func() Snapshot {
 		ws := w.Stats()
-		return Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
+		s := Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
+		limit.observe(s)
+		return s
 	}
 	reason, runErr := watch(ctx, cfg.Crawl, opts, snap, prog, ferr, werr)
 	prog.finish()
@@ -189,6 +192,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		sum.PagesPerSecond = float64(sum.Fetched) / sum.Seconds
 	}
 	sum.Frontier = final
+	sum.Hints = limit.hints(cfg.Politeness.MinDelay)
 	if cfg.Crawl.SummaryJSON != "" {
 		if e := sum.WriteJSON(cfg.Crawl.SummaryJSON); e != nil {
 			runErr = errors.Join(runErr, e)

@@ -37,6 +37,9 @@ type Summary struct {
 	DataDir        string     `json:"data_dir"`
 	NATS           string     `json:"nats,omitempty"` // the exposed NATS URL, if any
 	Frontier       msg.Status `json:"frontier"`
+	// Hints are advice drawn from how the crawl went, e.g. workers left
+	// idle by the per-host limit.
+	Hints []string `json:"hints,omitempty"`
 }
 
 // WriteText prints the summary for people.
@@ -48,6 +51,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "crawl %s after %s: %d pages fetched (%.1f pages/s), %d errors%s; state in %s\n",
 		s.StopReason, time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond),
 		s.Fetched, s.PagesPerSecond, s.Errors, sitemaps, s.DataDir)
+	for _, h := range s.Hints {
+		fmt.Fprintf(w, "hint: %s\n", h)
+	}
 	return monitor.WriteText(w, s.Frontier, nil)
 }
 
