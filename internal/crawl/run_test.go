@@ -164,20 +164,8 @@ func TestRunEndsWhenTheSiteIsUnreachable(t *testing.T) {
 // nothing but the NATS URL, takes a share of the work, and the crawl still
 // fetches every page exactly once.
 func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
-	wc := synthweb.DefaultConfig()
-	wc.Hosts, wc.PagesPerHost = 8, 60
-	wc.Latency = 5 * time.Millisecond
-	web, err := synthweb.Start(context.Background(), wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	web := startWeb(t, 8, 60, 5*time.Millisecond)
+	addr := freeLoopbackAddr(t)
 	cfg := testConfig(t, web, t.TempDir())
 	cfg.NATS.Expose = addr
 	cfg.Crawler.Workers = 2
@@ -185,18 +173,11 @@ func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	type result struct {
-		sum *Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
-		done <- result{sum, err}
-	}()
+	done := runAsync(ctx, cfg)
 
 	// The joining crawler: only the URL (it learns the shard count).
 	var nc *nats.Conn
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		nc, err = nats.Connect("nats://"+addr, nats.Timeout(time.Second))
 		if err == nil {

@@ -29,7 +29,11 @@ type chart struct {
 	percent   bool // values are fractions, labelled as percentages
 	times     []time.Time
 	lines     []series
-	// band, when set, is an interval drawn as a shaded area under the lines.
+	// band, when set, is an interval drawn as a shaded area under the
+	// lines. It does not stretch the y axis, which the lines set (at least
+	// twice the last value of the first dashed line, the target, when there
+	// is one): a wide interval from a small sample is clipped rather than
+	// flattening the lines that matter to nothing.
 	band *struct {
 		name, color string
 		low, high   []float64
@@ -116,8 +120,11 @@ func (c chart) SVG() template.HTML {
 	for _, s := range c.lines {
 		ymax = math.Max(ymax, maxOf(s.values))
 	}
-	if c.band != nil {
-		ymax = math.Max(ymax, maxOf(c.band.high))
+	for _, s := range c.lines {
+		if s.dashed && len(s.values) > 0 {
+			ymax = math.Max(ymax, 2*s.values[len(s.values)-1])
+			break
+		}
 	}
 	if ymax <= 0 {
 		ymax = 1
@@ -140,10 +147,13 @@ func (c chart) SVG() template.HTML {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			v = 0
 		}
-		return padT + float64(plotH)*(1-v/ymax)
+		return padT + float64(plotH)*(1-math.Min(v, ymax)/ymax)
 	}
 	label := func(v float64) string {
 		if c.percent {
+			if v > 0 && v < 1e-5 {
+				return "<0.001%"
+			}
 			return fmt.Sprintf("%.3g%%", 100*v)
 		}
 		return compact(v)
