@@ -146,6 +146,9 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	if err != nil {
 		return sum, err
 	}
+	if err := reg.Register(w.Collector()); err != nil { // trawl_crawler_* beside the frontier's metrics
+		return sum, fmt.Errorf("crawl: metrics: %w", err)
+	}
 	wctx, stopWorkers := context.WithCancel(context.Background())
 	defer stopWorkers()
 	werr := make(chan error, 1)

@@ -78,6 +78,8 @@ func TestHandler(t *testing.T) {
 		`trawl_frontier_rejected_total{reason="depth",shard="0"} 5`,
 		`trawl_frontier_outcomes_total{class="2xx",shard="0"} 90`,
 		`trawl_frontier_audit_fp_skip_rate{shard="0"} 0.01`,
+		`trawl_frontier_filter_target_fp{shard="0"} 0.01`,
+		`trawl_frontier_filter_fp_warning{shard="0"} 0`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
