@@ -8,15 +8,16 @@ import (
 )
 
 // hostLimit watches the snapshots of a crawl for workers left idle by
-// frontier.max_inflight_per_host: URLs were queued, but every host that
-// had some already held its limit of leases, and those leases came to
-// fewer than the workers. With politeness.min_delay 0 (a site of one's
-// own) that limit is the only brake left, and a user who gave 16 workers
-// sees one page fetched at a time without knowing why.
+// frontier.max_inflight_per_host: URLs were queued, but the hosts that had
+// them, times the per-host limit, came to fewer than the workers, so some
+// workers could get no lease whatever the politeness delays. With
+// politeness.min_delay 0 (a site of one's own) that limit is the only
+// brake left, and a user who gave 16 workers sees one page fetched at a
+// time without knowing why.
 type hostLimit struct {
 	workers, perHost int
 	queued           int // snapshots with URLs queued
-	limited          int // ... of which the per-host limit held the workers back
+	limited          int // ... of which the per-host limit capped the leases below the workers
 }
 
 func newHostLimit(cfg config.Config) *hostLimit {
@@ -25,33 +26,32 @@ func newHostLimit(cfg config.Config) *hostLimit {
 
 // observe counts s. The frontier's status lists only the busiest hosts:
 // when every listed host has URLs queued and more hosts exist, the ones
-// not listed may have room, and s does not count as limited.
+// not listed may have URLs too, and s does not count as limited.
 func (l *hostLimit) observe(s Snapshot) {
 	f := s.Frontier
 	if f.Queued == 0 {
 		return
 	}
 	l.queued++
-	hosts, atLimit := 0, true
+	hosts := 0
 	for _, h := range f.TopHosts {
 		if h.Queued > 0 {
 			hosts++
-			atLimit = atLimit && h.Inflight >= l.perHost
 		}
 	}
 	if hosts == len(f.TopHosts) && int64(hosts) < f.Hosts {
 		return
 	}
-	if hosts > 0 && atLimit && hosts*l.perHost < l.workers {
+	if hosts > 0 && hosts*l.perHost < l.workers && f.Leased < int64(l.workers) {
 		l.limited++
 	}
 }
 
-// hints says what to do when the limit held the workers back in at least
-// a quarter of the snapshots with URLs queued and min_delay is 0; with a
-// delay, one request at a time per host is the politeness asked for.
+// hints says what to do when the limit capped the workers in at least
+// half of the snapshots with URLs queued and min_delay is 0; with a delay,
+// one request at a time per host is the politeness asked for.
 func (l *hostLimit) hints(minDelay time.Duration) []string {
-	if minDelay > 0 || l.limited == 0 || 4*l.limited < l.queued {
+	if minDelay > 0 || l.limited == 0 || 2*l.limited < l.queued {
 		return nil
 	}
 	return []string{fmt.Sprintf("workers idle: %d workers, but at most %d request(s) in flight per host "+

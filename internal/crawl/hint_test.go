@@ -13,6 +13,7 @@ import (
 
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // oneHostSite serves pages /p/0../p/(n-1), each after latency, page i
@@ -90,4 +91,35 @@ func TestSummaryNoHintWithEnoughInflight(t *testing.T) {
 		t.Fatalf("max_inflight_per_host 16 for 16 workers, and the summary still hints at it:\n%s", out.String())
 	}
 	t.Logf("%.2fs with max_inflight_per_host 16", sum.Seconds)
+}
+
+func TestHostLimitObserve(t *testing.T) {
+	host := func(queued int64, inflight int) msg.HostStatus {
+		return msg.HostStatus{Host: "h.test", Queued: queued, Inflight: inflight}
+	}
+	tests := []struct {
+		name     string
+		perHost  int
+		minDelay time.Duration
+		status   msg.Status
+		hint     bool
+	}{
+		{"one host, limit 1", 1, 0, msg.Status{Queued: 50, Leased: 1, Hosts: 1, TopHosts: []msg.HostStatus{host(50, 1)}}, true},
+		{"one host, limit 16", 16, 0, msg.Status{Queued: 50, Leased: 16, Hosts: 1, TopHosts: []msg.HostStatus{host(50, 16)}}, false},
+		{"one host, limit 1, a delay", 1, time.Second, msg.Status{Queued: 50, Leased: 1, Hosts: 1, TopHosts: []msg.HostStatus{host(50, 1)}}, false},
+		{"nothing queued", 1, 0, msg.Status{Hosts: 1, TopHosts: []msg.HostStatus{host(0, 1)}}, false},
+		{"more hosts than listed", 1, 0, msg.Status{Queued: 50, Leased: 1, Hosts: 30, TopHosts: []msg.HostStatus{host(50, 1)}}, false},
+		{"all workers busy", 1, 0, msg.Status{Queued: 50, Leased: 16, Hosts: 1, TopHosts: []msg.HostStatus{host(50, 1)}}, false},
+	}
+	for _, tt := range tests {
+		cfg := config.Default()
+		cfg.Crawler.Workers, cfg.Frontier.MaxInflightPerHost = 16, tt.perHost
+		l := newHostLimit(cfg)
+		for i := 0; i < 3; i++ {
+			l.observe(Snapshot{Frontier: tt.status})
+		}
+		if got := len(l.hints(tt.minDelay)) > 0; got != tt.hint {
+			t.Errorf("%s: hint %v, want %v", tt.name, got, tt.hint)
+		}
+	}
 }
