@@ -31,6 +31,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.Audit.Fraction, "audit-fraction", cfg.Audit.Fraction, "share of the key space the audit keeps exactly")
 	fs.IntVar(&cfg.Crawler.Workers, "workers", cfg.Crawler.Workers, "concurrent fetches")
 	fs.DurationVar(&cfg.Politeness.MinDelay, "min-delay", cfg.Politeness.MinDelay, "least time between two fetches of a host")
+	fs.IntVar(&cfg.Frontier.MaxInflightPerHost, "max-inflight-per-host", cfg.Frontier.MaxInflightPerHost, "requests in flight at once to one host")
 	dataDir := fs.String("data-dir", "", "keep the crawl's state here (default: a temporary directory, removed)")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	fs.Usage = func() {

@@ -37,6 +37,7 @@ var configFlags = []struct{ name, path, usage string }{
 	{"data-file", "frontier.data_file", "the shard's bbolt state file"},
 	{"capacity", "frontier.filter.capacity", "Bloom filter capacity in URLs (fixed for the life of a crawl)"},
 	{"fp", "frontier.filter.fp", "Bloom filter false-positive rate at capacity"},
+	{"max-inflight-per-host", "frontier.max_inflight_per_host", "requests in flight at once to one host (default 1)"},
 	{"metrics", "frontier.metrics_addr", `Prometheus metrics and status page address ("" disables)`},
 	{"log-level", "log.level", "debug, info, warn or error"},
 	{"log-format", "log.format", "text or json"},

@@ -34,6 +34,7 @@ func TestFrontierCommandConfig(t *testing.T) {
 		{"shard out of range", []string{"-check-config", "--shards", "2", "--shard", "2"}, cli.ExitUsage, "", "frontier.shard"},
 		{"not a number", []string{"-check-config", "--shards", "many"}, cli.ExitUsage, "", "--shards"},
 		{"bad fp", []string{"-check-config", "--fp", "2"}, cli.ExitUsage, "", "frontier.filter.fp"},
+		{"inflight per host", []string{"-check-config", "--max-inflight-per-host", "0"}, cli.ExitUsage, "", "frontier.max_inflight_per_host"},
 		{"bad canonical rules", []string{"-check-config", "--config", badRules}, cli.ExitUsage, "", "scope.canonical"},
 		{"missing file", []string{"-check-config", "--config", filepath.Join(dir, "none.yaml")}, cli.ExitUsage, "", "none.yaml"},
 		{"stray argument", []string{"https://example.com/"}, cli.ExitUsage, "", "unexpected arguments"},

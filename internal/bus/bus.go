@@ -174,6 +174,10 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		StoreDir:   opts.Dir,
 		NoSigs:     true,
 		NoLog:      opts.Log == nil,
+		// msg.MaxMessage (8 MiB) is nats-server's recommended ceiling;
+		// above it the server warns at every start. trawl's messages stay
+		// far below it: link batches under 256 KiB, outcomes with at most
+		// 1 MiB of robots.txt, lease replies of max_leases_per_reply URLs.
 		MaxPayload: msg.MaxMessage,
 	}
 	srv, err := server.NewServer(so)

@@ -2,7 +2,10 @@ package bus_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 func TestEmbeddedStream(t *testing.T) {
@@ -133,4 +137,39 @@ func TestEnsureStreamRefused(t *testing.T) {
 	if err == nil || time.Since(start) > 400*time.Millisecond {
 		t.Fatalf("conflicting stream: err %v after %v; want an immediate error", err, time.Since(start))
 	}
+}
+
+// The embedded server logs no warning at startup: every one-command crawl
+// used to print nats-server's "payloads over 8 MB are discouraged".
+func TestEmbeddedStartsWithoutWarnings(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&syncWriter{w: &buf}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := e.Connect(context.Background(), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nc.MaxPayload(), int64(msg.MaxMessage); got != want {
+		t.Errorf("server max payload %d, want msg.MaxMessage %d", got, want)
+	}
+	nc.Close()
+	e.Close()
+	if s := buf.String(); s != "" {
+		t.Errorf("embedded nats-server warned at startup:\n%s", s)
+	}
+}
+
+// syncWriter serialises writes from the server's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

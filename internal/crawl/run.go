@@ -179,15 +179,21 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	if err != nil {
 		return sum, err
 	}
+	if err := reg.Register(w.Collector()); err != nil { // trawl_crawler_* beside the frontier's metrics
+		return sum, fmt.Errorf("crawl: metrics: %w", err)
+	}
 	wctx, stopWorkers := context.WithCancel(context.Background())
 	defer stopWorkers()
 	werr := make(chan error, 1)
 	go func() { werr <- w.Run(wctx) }()
 
 	prog := &progress{w: opts.Progress, terminal: opts.Terminal, logEvery: opts.LogEvery, start: time.Now()}
+	limit := newHostLimit(cfg)
 	snap := func() Snapshot {
 		ws := w.Stats()
-		return Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
+		s := Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
+		limit.observe(s)
+		return s
 	}
 	reason, runErr := watch(ctx, cfg.Crawl, opts, snap, prog, ferr, werr)
 	prog.finish()
@@ -224,6 +230,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		sum.PagesPerSecond = float64(sum.Fetched) / sum.Seconds
 	}
 	sum.Frontier = final
+	sum.Hints = limit.hints(cfg.Politeness.MinDelay)
 	if cfg.Crawl.SummaryJSON != "" {
 		if e := sum.WriteJSON(cfg.Crawl.SummaryJSON); e != nil {
 			runErr = errors.Join(runErr, e)

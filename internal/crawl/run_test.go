@@ -44,22 +44,8 @@ func testConfig(t *testing.T, web *synthweb.Web, dir string) config.Config {
 	return cfg
 }
 
-// startWeb starts a default synthetic web of hosts x pages, closed by
-// t.Cleanup.
-func startWeb(t *testing.T, hosts, pages int) *synthweb.Web {
-	t.Helper()
-	wc := synthweb.DefaultConfig()
-	wc.Hosts, wc.PagesPerHost = hosts, pages
-	web, err := synthweb.Start(context.Background(), wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
-	return web
-}
-
 func TestRunCrawlsEverythingOnceAndResumes(t *testing.T) {
-	web := startWeb(t, 5, 40)
+	web := startWeb(t, 5, 40, 0)
 	dir := t.TempDir()
 	cfg := testConfig(t, web, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -173,20 +159,8 @@ func TestRunEndsWhenTheSiteIsUnreachable(t *testing.T) {
 // nothing but the NATS URL, takes a share of the work, and the crawl still
 // fetches every page exactly once.
 func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
-	wc := synthweb.DefaultConfig()
-	wc.Hosts, wc.PagesPerHost = 8, 60
-	wc.Latency = 5 * time.Millisecond
-	web, err := synthweb.Start(context.Background(), wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	web := startWeb(t, 8, 60, 5*time.Millisecond)
+	addr := freeLoopbackAddr(t)
 	cfg := testConfig(t, web, t.TempDir())
 	cfg.NATS.Expose = addr
 	cfg.Crawler.Workers = 2
@@ -194,18 +168,11 @@ func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	type result struct {
-		sum *Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
-		done <- result{sum, err}
-	}()
+	done := runAsync(ctx, cfg)
 
 	// The joining crawler: only the URL (it learns the shard count).
 	var nc *nats.Conn
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		nc, err = nats.Connect("nats://"+addr, nats.Timeout(time.Second))
 		if err == nil {
@@ -253,7 +220,7 @@ func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
 // refused, leaving the data dir as it was; --fresh (Options.Fresh)
 // starts over deliberately. It used to crawl everything again.
 func TestRunRefusesAMissingStateFile(t *testing.T) {
-	web := startWeb(t, 2, 10)
+	web := startWeb(t, 2, 10, 0)
 	dir := t.TempDir()
 	cfg := testConfig(t, web, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -38,6 +38,9 @@ type Summary struct {
 	DataDir        string     `json:"data_dir"`
 	NATS           string     `json:"nats,omitempty"` // the exposed NATS URL, if any
 	Frontier       msg.Status `json:"frontier"`
+	// Hints are advice drawn from how the crawl went, e.g. workers left
+	// idle by the per-host limit.
+	Hints []string `json:"hints,omitempty"`
 }
 
 // WriteText prints the summary for people.
@@ -51,6 +54,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		s.Fetched, s.PagesPerSecond, s.Errors, sitemaps, s.DataDir)
 	if line := givenUpLine(s.Frontier); line != "" {
 		fmt.Fprintln(w, line)
+	}
+	for _, h := range s.Hints {
+		fmt.Fprintf(w, "hint: %s\n", h)
 	}
 	return monitor.WriteText(w, s.Frontier, nil)
 }

@@ -40,6 +40,8 @@ var (
 	dFill      = desc("filter_fill_ratio", "Share of the Bloom filter's bits that are set.")
 	dImplied   = desc("filter_implied_fp", "False-positive rate the filter's fill implies.")
 	dItems     = desc("filter_items", "Keys admitted to the filter.")
+	dTargetFP  = desc("filter_target_fp", "False-positive rate the filter was sized for.")
+	dFPWarning = desc("filter_fp_warning", "1 when the implied rate is close to or past the target.")
 	dAuditRate = desc("audit_fp_skip_rate", "Measured false-positive skip rate (audit sample).")
 	dAuditLow  = desc("audit_fp_skip_rate_low", "Lower end of its Wilson 95% interval.")
 	dAuditHigh = desc("audit_fp_skip_rate_high", "Upper end of its Wilson 95% interval.")
@@ -50,7 +52,7 @@ var (
 	dFinished  = desc("urls_finished_total", "URLs finished, by reason (fetched, failed, rate_limited, unavailable, host_gave_up, robots, robots_unavailable).", "reason")
 	dGivenUp   = desc("hosts_given_up_total", "Hosts given up after politeness.host_give_up 429/503 responses in a row.")
 	dBackOff   = desc("hosts_backing_off", "Hosts with queued URLs waiting out a 429/503 back-off.")
-	allDescs   = []*prometheus.Desc{dLinks, dAdmitted, dDup, dFPSkip, dSampled, dRejected, dRobots, dOutcomes, dDecode, dQueued, dLeased, dDone, dHosts, dPending, dFill, dImplied, dItems, dAuditRate, dAuditLow, dAuditHigh, dProjected, dCkptCount, dCkptSecs, dCkptBytes, dFinished, dGivenUp, dBackOff}
+	allDescs   = []*prometheus.Desc{dLinks, dAdmitted, dDup, dFPSkip, dSampled, dRejected, dRobots, dOutcomes, dDecode, dQueued, dLeased, dDone, dHosts, dPending, dFill, dImplied, dItems, dTargetFP, dFPWarning, dAuditRate, dAuditLow, dAuditHigh, dProjected, dCkptCount, dCkptSecs, dCkptBytes, dFinished, dGivenUp, dBackOff}
 )
 
 // Describe implements prometheus.Collector.
@@ -97,6 +99,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dFill, s.Filter.Fill)
 	gauge(dImplied, s.Filter.ImpliedFP)
 	gauge(dItems, float64(s.Filter.Items))
+	gauge(dTargetFP, s.Filter.TargetFP)
+	warn := 0.0
+	if s.Filter.Warning {
+		warn = 1
+	}
+	gauge(dFPWarning, warn)
 	gauge(dAuditRate, s.Audit.Rate)
 	gauge(dAuditLow, s.Audit.Low)
 	gauge(dAuditHigh, s.Audit.High)

@@ -83,23 +83,41 @@ func TestHandler(t *testing.T) {
 		`trawl_frontier_urls_finished_total{reason="rate_limited",shard="0"} 4`,
 		`trawl_frontier_hosts_given_up_total{shard="0"} 1`,
 		`trawl_frontier_hosts_backing_off{shard="0"} 2`,
+		`trawl_frontier_filter_target_fp{shard="0"} 0.01`,
+		`trawl_frontier_filter_fp_warning{shard="0"} 0`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+	// The history takes its first point when the server starts.
+	var js struct {
+		Total   msg.Status
+		Shards  []msg.Status
+		History struct {
+			IntervalSeconds float64 `json:"interval_seconds"`
+			Points          []Point
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := json.Unmarshal([]byte(get("/status.json")), &js); err != nil {
+			t.Fatal(err)
+		}
+		if len(js.History.Points) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if js.Total.Queued != 30 || len(js.Shards) != 2 || js.History.IntervalSeconds != 5 || len(js.History.Points) != 1 || js.History.Points[0].Queued != 30 {
+		t.Errorf("/status.json: %+v", js)
+	}
 	html := get("/")
+	if n := strings.Count(html, `<polyline class="series"`); n < 6 {
+		t.Errorf("status page has %d chart series", n)
+	}
 	for _, want := range []string{"Busiest hosts", "h1.test", "2 shard(s) answering", "1.000%", "finished: rate_limited", "hosts given up (429/503)"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("status page lacks %q", want)
 		}
-	}
-	var js struct {
-		Total  msg.Status
-		Shards []msg.Status
-	}
-	if err := json.Unmarshal([]byte(get("/status.json")), &js); err != nil || js.Total.Queued != 30 || len(js.Shards) != 2 {
-		t.Errorf("/status.json: %v %+v", err, js)
 	}
 	cancel()
 	if err := <-done; err != nil {

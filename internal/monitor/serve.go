@@ -18,26 +18,46 @@ import (
 )
 
 // Handler serves /metrics from reg, the status page at / and the same data
-// as JSON at /status.json. status returns every shard it knows of.
-func Handler(status func() []msg.Status, reg *prometheus.Registry) http.Handler {
+// as JSON at /status.json. status returns every shard it knows of; hist,
+// when not nil, is charted on the page and listed in the JSON.
+func Handler(status func() []msg.Status, reg *prometheus.Registry, hist *History) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, r *http.Request) {
 		all := status()
+		doc := statusDoc{Total: Total(all), Shards: all}
+		if hist != nil {
+			doc.History = &historyDoc{IntervalSeconds: hist.Interval().Seconds(), Points: hist.Points()}
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(struct {
-			Total  msg.Status   `json:"total"`
-			Shards []msg.Status `json:"shards"`
-		}{Total(all), all})
+		_ = json.NewEncoder(w).Encode(doc)
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		all := status()
+		d := pageData{Total: Total(all), Shards: all, Now: time.Now().UTC()}
+		if hist != nil {
+			ps := hist.Points()
+			d.Charts, d.Interval, d.Points = charts(ps), hist.Interval(), len(ps)
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := page.Execute(w, pageData{Total: Total(all), Shards: all, Now: time.Now().UTC()}); err != nil {
+		if err := page.Execute(w, d); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
 	return mux
+}
+
+// statusDoc is /status.json.
+type statusDoc struct {
+	Total   msg.Status   `json:"total"`
+	Shards  []msg.Status `json:"shards"`
+	History *historyDoc  `json:"history,omitempty"`
+}
+
+// historyDoc is the history in /status.json, oldest point first.
+type historyDoc struct {
+	IntervalSeconds float64 `json:"interval_seconds"`
+	Points          []Point `json:"points"`
 }
 
 // Serve listens on addr and serves Handler until ctx is done, then shuts
@@ -51,12 +71,16 @@ func Serve(ctx context.Context, addr string, status func() []msg.Status, reg *pr
 }
 
 // ServeListener is Serve on a listener the caller opened (tests use port 0).
+// For as long as it serves, it keeps the status history (NewHistory with
+// the defaults: a point every 5 s for the last hour) that the page charts.
 func ServeListener(ctx context.Context, ln net.Listener, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	hist := NewHistory(status, HistoryOptions{})
+	defer hist.Close()
 	srv := &http.Server{
-		Handler:           Handler(status, reg),
+		Handler:           Handler(status, reg, hist),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -80,9 +104,12 @@ func ServeListener(ctx context.Context, ln net.Listener, status func() []msg.Sta
 }
 
 type pageData struct {
-	Total  msg.Status
-	Shards []msg.Status
-	Now    time.Time
+	Total    msg.Status
+	Shards   []msg.Status
+	Now      time.Time
+	Charts   []chart
+	Interval time.Duration
+	Points   int
 }
 
 var page = template.Must(template.New("status").Funcs(template.FuncMap{
@@ -105,9 +132,15 @@ var page = template.Must(template.New("status").Funcs(template.FuncMap{
 <title>trawl frontier</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}
 td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-align:left}
-.warn{color:#b00;font-weight:bold}</style></head><body>
+.warn{color:#b00;font-weight:bold}
+.charts{display:flex;flex-wrap:wrap;gap:.5em 1.5em}.chart{max-width:100%;height:auto}
+.chart .plot{fill:#fafafa;stroke:#ccc}.chart text{font:11px system-ui,sans-serif;fill:#555}
+.chart .title{font-weight:bold;fill:#222}.chart .legend{font-weight:bold}</style></head><body>
 <h1>trawl frontier</h1>
 <p>{{.Now.Format "2006-01-02 15:04:05 UTC"}} · {{len .Shards}} shard(s) answering · refreshes every 5 s · <a href="/metrics">metrics</a> · <a href="/status.json">json</a></p>
+{{if .Charts}}<h2>Over time</h2>
+<p>one point every {{.Interval}}, {{.Points}} kept (up to an hour)</p>
+<div class="charts">{{range .Charts}}{{.SVG}}{{end}}</div>{{end}}
 {{with .Total}}
 <h2>Progress</h2>
 <table>

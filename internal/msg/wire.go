@@ -46,7 +46,7 @@ const (
 	MaxLinks     = 100_000   // links in one batch
 	MaxLeases    = 10_000    // leases in one reply
 	MaxBodyLen   = 1 << 20   // the robots.txt body of an outcome
-	MaxMessage   = 16 << 20  // a whole message
+	MaxMessage   = 8 << 20   // a whole message (the embedded server's max_payload: see bus)
 	maxStringLen = MaxURLLen // strings other than URLs share the URL limit
 )
 
