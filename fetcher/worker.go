@@ -49,10 +49,12 @@ type WorkerOptions struct {
 	// lease_batch, the fetch options, fetch_log and warc_dir.
 	Config   config.Crawler
 	Subjects msg.Subjects
-	// Shards is the number of frontier shards; links are routed with
-	// msg.ShardOf(parser.Host(canonical), Shards).
-	Shards int
-	Logger *slog.Logger // nil discards
+	// Shards is the number of frontier shards and Canonical the crawl's
+	// aggressive canonical rules (scope.canonical, as the frontiers have
+	// it): links go to the shard msg.Router{Shards, Canonical} names.
+	Shards    int
+	Canonical parser.Rule
+	Logger    *slog.Logger // nil discards
 	// ID names this crawler in lease requests and message IDs; "" means
 	// host name and process ID.
 	ID string
@@ -477,7 +479,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 		links = w.extractSitemap(r, l)
 	}
 	handoff()
-	rt := route(l.URL, l.Depth, links, w.opts.Shards)
+	rt := route(l.URL, l.Depth, links, w.router())
 	out.LinksFound = uint32(rt.links)
 	w.stats.linksDropped.Add(uint64(rt.dropped))
 

@@ -485,7 +485,7 @@ func TestControlErrors(t *testing.T) {
 	cfg.Frontier.Shards = 4
 	for u := 0; ; u++ {
 		raw := fmt.Sprintf("http://h%d.test/", u)
-		if _, shard, _ := ShardOfURL(cfg, raw); shard == 3 {
+		if _, shard, _ := (msg.Router{Shards: 4}).Route(raw); shard == 3 {
 			short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 			_, err := RequestExplain(short, h.nc, cfg, raw)
 			cancel()

@@ -99,7 +99,12 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitFailure
 	}
-	res, err := crawl.PublishSeeds(ctx, js, subj, n, seeds)
+	rt, err := msg.ParseRouter(n, cfg.Scope.Canonical)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler seed:", err)
+		return cli.ExitUsage
+	}
+	res, err := crawl.PublishSeeds(ctx, js, subj, rt, seeds)
 	for u, e := range res.Invalid {
 		fmt.Fprintf(stderr, "crawler seed: skipping %q: %v\n", u, e)
 	}

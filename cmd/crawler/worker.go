@@ -185,7 +185,13 @@ func runWorker(ctx context.Context, cfg config.Config, shardsGiven bool, log *sl
 			}
 		}
 	}
-	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: shards, Logger: log, ID: id})
+	// Links go to the shard that owns them by the frontiers' own rule:
+	// the shard count and scope.canonical, which must be the frontiers'.
+	rt, err := msg.ParseRouter(shards, cfg.Scope.Canonical)
+	if err != nil {
+		return err
+	}
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: id})
 	if err != nil {
 		return err
 	}

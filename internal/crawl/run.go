@@ -108,6 +108,10 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		return sum, err
 	}
 	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	rt, err := msg.ParseRouter(cfg.Frontier.Shards, cfg.Scope.Canonical)
+	if err != nil {
+		return sum, err
+	}
 	js, err := jetstream.New(ncW)
 	if err != nil {
 		return sum, fmt.Errorf("crawl: %w", err)
@@ -133,7 +137,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}
 
 	if len(cfg.Crawl.Seeds) > 0 {
-		res, err := PublishSeeds(ctx, js, subj, 1, cfg.Crawl.Seeds)
+		res, err := PublishSeeds(ctx, js, subj, rt, cfg.Crawl.Seeds)
 		for u, e := range res.Invalid {
 			log.Warn("seed skipped", "url", u, "err", e)
 		}
@@ -142,7 +146,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		}
 	}
 
-	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages})
+	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages})
 	if err != nil {
 		return sum, err
 	}
