@@ -116,7 +116,7 @@ func (s *Service) serveWork(batch []*nats.Msg, fatal func(error)) {
 		leases, err := s.st.Lease(ask)
 		if err != nil {
 			s.m.leaseRequests.WithLabelValues("error").Inc()
-			fatal(fmt.Errorf("frontier: lease: %w", err))
+			fatal(err)
 			break
 		}
 		pool = append(pool, leases...)
@@ -250,13 +250,13 @@ func requestControl(ctx context.Context, nc *nats.Conn, subject string, req []by
 	m, err := nc.RequestWithContext(ctx, subject, req)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-			return ControlReply{}, fmt.Errorf("%w on %s: %v", ErrNoFrontier, subject, err)
+			return ControlReply{}, fmt.Errorf("%w on %s: %w", ErrNoFrontier, subject, err)
 		}
 		return ControlReply{}, fmt.Errorf("frontier: request %s: %w", subject, err)
 	}
 	var rep ControlReply
 	if err := json.Unmarshal(m.Data, &rep); err != nil {
-		return ControlReply{}, fmt.Errorf("%w: reply on %s: %v", ErrControl, subject, err)
+		return ControlReply{}, fmt.Errorf("%w: reply on %s: %w", ErrControl, subject, err)
 	}
 	if rep.Version != ControlVersion {
 		return rep, fmt.Errorf("%w: reply version %d, want %d", ErrControl, rep.Version, ControlVersion)

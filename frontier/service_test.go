@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -530,6 +531,12 @@ func TestNewServiceRejects(t *testing.T) {
 	bad.Frontier.Shard = 2
 	if _, err := NewService(nc, st, ServiceOptions{Config: bad}); !errors.Is(err, ErrServiceConfig) {
 		t.Errorf("shard 2 of 1: %v", err)
+	}
+	// The configuration is validated, not quietly given defaults again.
+	bad = cfg
+	bad.Frontier.CommitInterval = 0
+	if _, err := NewService(nc, st, ServiceOptions{Config: bad}); !errors.Is(err, ErrServiceConfig) || !strings.Contains(err.Error(), "frontier.commit_interval") {
+		t.Errorf("commit_interval 0: %v, want an ErrServiceConfig naming frontier.commit_interval", err)
 	}
 	svc, err := NewService(nc, st, ServiceOptions{Config: cfg})
 	if err != nil {

@@ -41,6 +41,9 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url"})
+	if err == nil {
+		err = cfg.Validate()
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage

@@ -16,7 +16,6 @@ import (
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/parser"
 )
 
 func init() {
@@ -110,15 +109,7 @@ func loadConfig(fs *flag.FlagSet, path string) (config.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return cfg, cfg.Validate(checkCanonical)
-}
-
-// checkCanonical validates scope.canonical with the parser's own rules.
-func checkCanonical(c *config.Config) []config.FieldError {
-	if _, err := parser.ParseRules(c.Scope.Canonical); err != nil {
-		return []config.FieldError{{Path: "scope.canonical", Msg: err.Error()}}
-	}
-	return nil
+	return cfg, cfg.Validate()
 }
 
 // stateFile is where the shard's bbolt file lives (see frontier.Options).

@@ -169,7 +169,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	stopWorkers()
 	if runErr == nil || !errors.Is(runErr, errWorker) {
 		if e := <-werr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: worker: %w", e))
+			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
 		}
 	}
 	if runErr == nil {
@@ -179,7 +179,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	stopFrontier()
 	if runErr == nil || !errors.Is(runErr, errFrontier) {
 		if e := <-ferr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: frontier: %w", e))
+			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
 		}
 	}
 	ws := w.Stats()
@@ -219,9 +219,9 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 			prog.update(snap())
 			return StopInterrupted, nil
 		case e := <-ferr:
-			return "failed", fmt.Errorf("%w: %v", errFrontier, e)
+			return "failed", fmt.Errorf("%w: %w", errFrontier, e)
 		case e := <-werr:
-			return "failed", fmt.Errorf("%w: %v", errWorker, e)
+			return "failed", fmt.Errorf("%w: %w", errWorker, e)
 		case <-poll.C:
 		}
 		s := snap()
