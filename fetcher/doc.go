@@ -53,6 +53,14 @@
 // (with the same Nats-Msg-Id, so the stream's duplicate window absorbs
 // retries of a publish that had in fact succeeded).
 //
+// # Not a library
+//
+// fetcher is the implementation of cmd/crawler's worker, not a library for
+// other Go programs: Options and WorkerOptions take internal/config and
+// internal/msg types (trawl's own configuration and wire format, free to
+// change with it). Its subpackage warc is a library (standard types only),
+// as are parser and dedup; README.md ("Use the libraries") shows them.
+//
 // # Caveats
 //
 // Client and Worker are safe for concurrent use. A Worker keeps no state

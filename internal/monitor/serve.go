@@ -40,17 +40,8 @@ func Handler(status func() []msg.Status, reg *prometheus.Registry) http.Handler 
 	return mux
 }
 
-// Serve listens on addr and serves Handler until ctx is done, then shuts
-// the server down (waiting up to 5 s for requests in flight).
-func Serve(ctx context.Context, addr string, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("monitor: listen %s: %w", addr, err)
-	}
-	return ServeListener(ctx, ln, status, reg, log)
-}
-
-// ServeListener is Serve on a listener the caller opened (tests use port 0).
+// ServeListener serves Handler on ln until ctx is done, then shuts the
+// server down (waiting up to 5 s for requests in flight).
 func ServeListener(ctx context.Context, ln net.Listener, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
