@@ -9,9 +9,9 @@ import (
 
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 	"github.com/trawlhq/trawl/parser"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/robots"
 	"github.com/trawlhq/trawl/parser"
+	"github.com/trawlhq/trawl/robots"
 )
 
 // Worker loop timings.

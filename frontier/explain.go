@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/robots"
 	"github.com/trawlhq/trawl/parser"
+	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
 

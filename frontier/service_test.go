@@ -15,9 +15,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // svcWait bounds every wait for the service to catch up. It is a
