@@ -1,7 +1,7 @@
 package dedup
 
 import (
-	"github.com/trawlhq/trawl/internal/benchdata"
+	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"

@@ -21,10 +21,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/crawl"
-	"github.com/trawlhq/trawl/internal/synthweb"
+	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 // dashboard is the part of Grafana's dashboard model the test reads.

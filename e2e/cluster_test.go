@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/clustertest"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/synthweb"
+	"github.com/trawlhq/trawl/internal/testkit/clustertest"
+	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 // binDir holds the binaries built once for every test of the package.

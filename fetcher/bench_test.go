@@ -18,9 +18,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 	"github.com/trawlhq/trawl/parser"
 )
 
@@ -183,7 +183,7 @@ func BenchmarkFetchParse(b *testing.B) {
 			for i, l := range page.Links {
 				links[i] = msg.Link{URL: l.URL, Kind: uint8(l.Kind)}
 			}
-			route(u, 1, links, 4)
+			route(u, 1, links, msg.Router{Shards: 4})
 		}
 	})
 	b.StopTimer()

@@ -99,7 +99,7 @@ func New(opts Options) (*Client, error) {
 	if cfg.UserAgent == "" || cfg.MaxBody <= 0 || cfg.FetchTimeout <= 0 {
 		return nil, fmt.Errorf("%w: user_agent, max_body and fetch_timeout must be set (start from config.Default().Crawler)", ErrConfig)
 	}
-	res, err := newResolver(systemLookup, cfg.DNSCacheTTL, cfg.Resolve)
+	res, err := newDNSCache(systemLookup, cfg.DNSCacheTTL, cfg.Resolve)
 	if err != nil {
 		return nil, err
 	}

@@ -247,7 +247,7 @@ func TestDNSCache(t *testing.T) {
 		return []netip.Addr{netip.MustParseAddr("192.0.2.7")}, nil
 	}
 	now := time.Unix(1000, 0)
-	r, err := newResolver(lookup, time.Minute, nil)
+	r, err := newDNSCache(lookup, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestDNSCache(t *testing.T) {
 	if n := lookups.Load(); n != 3 {
 		t.Errorf("a failed lookup is not cached: %d lookups, want 3", n)
 	}
-	if _, err := newResolver(lookup, 0, map[string]string{"a.test:80": "not-an-ip:80"}); !errors.Is(err, ErrConfig) {
+	if _, err := newDNSCache(lookup, 0, map[string]string{"a.test:80": "not-an-ip:80"}); !errors.Is(err, ErrConfig) {
 		t.Errorf("bad override: err = %v, want ErrConfig", err)
 	}
 }

@@ -12,19 +12,19 @@ import (
 )
 
 // dialer opens TCP connections for the transport: it resolves through the
-// resolver (overrides, cache), drops the addresses the guard refuses, and
+// DNS cache (overrides, TTL), drops the addresses the guard refuses, and
 // dials the rest in order. The guard is checked a second time in the
 // socket's Control hook, on the exact address the kernel is asked to
 // connect to, so no code path can dial a refused address.
 type dialer struct {
 	timeout      time.Duration // connect timeout, shared by a name's addresses
-	res          *resolver
+	res          *dnsCache
 	guard        bool
 	allowForTest func(netip.AddrPort) bool // tests only: exempt one address from the guard
 	net          net.Dialer
 }
 
-func newDialer(res *resolver, guard bool, connectTimeout time.Duration) *dialer {
+func newDialer(res *dnsCache, guard bool, connectTimeout time.Duration) *dialer {
 	if connectTimeout <= 0 {
 		connectTimeout = 10 * time.Second
 	}
@@ -177,7 +177,7 @@ func closeLate(results <-chan dialResult, n int) {
 }
 
 // interleave orders a name's addresses for racing (RFC 8305 section 4):
-// the family of the first address (the resolver's preference) first,
+// the family of the first address (the DNS cache's preference) first,
 // then alternating families, each family's addresses in their order.
 func interleave(aps []netip.AddrPort) []netip.AddrPort {
 	if len(aps) < 2 {

@@ -76,6 +76,14 @@
 // (msg.ReleaseCancelled), which the frontier requeues at once without
 // counting an attempt.
 //
+// # Not a library
+//
+// fetcher is the implementation of cmd/crawler's worker, not a library for
+// other Go programs: Options and WorkerOptions take internal/config and
+// internal/msg types (trawl's own configuration and wire format, free to
+// change with it). Its subpackage warc is a library (standard types only),
+// as are parser and dedup; README.md ("Use the libraries") shows them.
+//
 // # Caveats
 //
 // Client and Worker are safe for concurrent use. A Worker keeps no state

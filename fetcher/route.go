@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/parser"
 )
 
 // maxBatchBytes keeps one LinkBatch message under 256 KiB, well inside
@@ -19,11 +18,16 @@ type routed struct {
 	dropped int                      // links whose URL did not canonicalize
 }
 
-// route groups links by the shard owning their canonical host and splits
-// each group into batches under maxBatchBytes. A link whose URL does not
-// canonicalize (or is longer than the wire allows) is dropped: the frontier
-// would reject it anyway.
-func route(source string, depth uint32, links []msg.Link, shards int) routed {
+// router is the worker's msg.Router, from its options.
+func (w *Worker) router() msg.Router {
+	return msg.Router{Shards: w.opts.Shards, Rules: w.opts.Canonical}
+}
+
+// route groups links by the shard that owns them (rt, the frontiers' own
+// router) and splits each group into batches under maxBatchBytes. A link
+// whose URL does not canonicalize (or is longer than the wire allows) is
+// dropped: the frontier would reject it anyway.
+func route(source string, depth uint32, links []msg.Link, rt msg.Router) routed {
 	r := routed{batches: map[int][]*msg.LinkBatch{}}
 	size := map[int]int{}
 	for _, l := range links {
@@ -31,12 +35,11 @@ func route(source string, depth uint32, links []msg.Link, shards int) routed {
 			r.dropped++
 			continue
 		}
-		key, err := parser.Canonical(l.URL, 0)
+		_, s, err := rt.Route(l.URL)
 		if err != nil {
 			r.dropped++
 			continue
 		}
-		s := msg.ShardOf(parser.Host(key), shards)
 		bs := r.batches[s]
 		n := len(l.URL) + 8 // URL, its length varint, kind and nofollow bytes
 		if len(bs) == 0 || size[s]+n > maxBatchBytes {

@@ -18,8 +18,8 @@ import (
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/robots"
 	"github.com/trawlhq/trawl/parser"
+	"github.com/trawlhq/trawl/robots"
 )
 
 // Worker loop timings.
@@ -52,10 +52,12 @@ type WorkerOptions struct {
 	// lease_batch, the fetch options, fetch_log and warc_dir.
 	Config   config.Crawler
 	Subjects msg.Subjects
-	// Shards is the number of frontier shards; links are routed with
-	// msg.ShardOf(parser.Host(canonical), Shards).
-	Shards int
-	Logger *slog.Logger // nil discards
+	// Shards is the number of frontier shards and Canonical the crawl's
+	// aggressive canonical rules (scope.canonical, as the frontiers have
+	// it): links go to the shard msg.Router{Shards, Canonical} names.
+	Shards    int
+	Canonical parser.Rule
+	Logger    *slog.Logger // nil discards
 	// ID names this crawler in lease requests and message IDs; "" means
 	// host name and process ID.
 	ID string
@@ -538,7 +540,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 		links = w.extractSitemap(r, l)
 	}
 	handoff()
-	rt := route(l.URL, l.Depth, links, w.opts.Shards)
+	rt := route(l.URL, l.Depth, links, w.router())
 	out.LinksFound = uint32(rt.links)
 	w.stats.linksDropped.Add(uint64(rt.dropped))
 

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/fetcher/warc"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // cutWARC writes a WARC file with the warc.Writer, renames it back to the

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 func TestPollBackoff(t *testing.T) {

@@ -19,10 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/parser"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // fakeFrontier hands out the leases it is given on Subjects.Work and
@@ -323,11 +322,11 @@ func TestWorker(t *testing.T) {
 	// Link batches: exactly the links of each page, grouped by the shard
 	// owning their host, in document order.
 	shardOf := func(u string) int {
-		k, err := parser.Canonical(u, 0)
+		_, shard, err := msg.Router{Shards: shards}.Route(u)
 		if err != nil {
 			t.Fatalf("canonical %s: %v", u, err)
 		}
-		return msg.ShardOf(parser.Host(k), shards)
+		return shard
 	}
 	root := site.URL + "/"
 	expect := map[string][]msg.Link{}
@@ -409,7 +408,7 @@ func TestRoute(t *testing.T) {
 		links = append(links, msg.Link{URL: fmt.Sprintf("%s%d", long, i), Kind: 1})
 	}
 	links = append(links, msg.Link{URL: "http://exa mple.test/", Kind: 1}, msg.Link{URL: "http://b.test/" + strings.Repeat("q", msg.MaxURLLen), Kind: 1})
-	r := route("http://src.test/", 3, links, 1)
+	r := route("http://src.test/", 3, links, msg.Router{Shards: 1})
 	if r.links != 300 || r.dropped != 2 || len(r.shards) != 1 {
 		t.Fatalf("links %d dropped %d shards %v", r.links, r.dropped, r.shards)
 	}

@@ -13,8 +13,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // Service benchmarks: the whole path through a real embedded nats-server.

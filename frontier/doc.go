@@ -80,6 +80,16 @@
 //   - Lease requests waiting together are served together, with as few
 //     State.Lease transactions as max_leases_per_reply allows.
 //
+// # Not a library
+//
+// frontier is the implementation of cmd/frontier, not a library for other
+// Go programs: Options and ServiceOptions take internal/config.Config,
+// Prepare and Apply take internal/msg messages, and those types are
+// trawl's own configuration and wire format, free to change with it.
+// Another program talks to a frontier through NATS (the subjects and
+// messages documented in internal/msg and docs/architecture.md) or uses
+// the libraries it is built on: dedup, parser and the robots matcher.
+//
 // # Caveats
 //
 //   - State is safe for concurrent use: one mutex serializes Apply, Lease,

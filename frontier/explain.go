@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/robots"
 	"github.com/trawlhq/trawl/parser"
+	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -63,12 +63,11 @@ type HostExplanation struct {
 
 // Explain reports what the shard knows about rawURL. It only reads.
 func (s *State) Explain(rawURL string) (Explanation, error) {
-	key, err := parser.Canonical(rawURL, s.scope.rules)
+	key, shard, err := s.scope.router.Route(rawURL)
 	if err != nil {
 		return Explanation{}, fmt.Errorf("frontier: explain: %w", err)
 	}
-	e := Explanation{URL: rawURL, Canonical: key, Host: parser.Host(key), State: "unknown"}
-	e.Shard = msg.ShardOf(e.Host, s.cfg.Frontier.Shards)
+	e := Explanation{URL: rawURL, Canonical: key, Host: parser.Host(key), Shard: shard, State: "unknown"}
 	e.Owned = e.Shard == s.cfg.Frontier.Shard
 	p := s.scope.prepare(&msg.LinkBatch{Source: "explain", Links: []msg.Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
 	for r, n := range p.Rejected {

@@ -4,7 +4,7 @@ import (
 	"container/heap"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/robots"
 )
 
 // host is one host's state in memory: its persistent record plus what is

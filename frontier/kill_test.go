@@ -22,9 +22,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // The kill -9 test. The parent runs an embedded nats-server, a publisher

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -74,7 +74,7 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 		return s.putMetaLocked(tx, touched)
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("frontier: lease: %w", err)
 	}
 	for _, h := range touched {
 		s.fixHostLocked(h)
@@ -111,7 +111,7 @@ func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, no
 		l := &leaseRecord{ID: s.nextLease, Host: h.name, URL: scheme + "://" + h.name + "/robots.txt", Robots: true, Deadline: deadline}
 		s.nextLease++
 		if err := lb.Put(u64key(l.ID), l.encode()); err != nil {
-			return nil, fmt.Errorf("frontier: put lease: %w", err)
+			return nil, fmt.Errorf("put lease: %w", err)
 		}
 		h.robotsInflight = true
 		s.addLeaseLocked(h, l)
@@ -142,7 +142,7 @@ func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, no
 		}
 		s.nextLease++
 		if err := lb.Put(u64key(l.ID), l.encode()); err != nil {
-			return nil, fmt.Errorf("frontier: put lease: %w", err)
+			return nil, fmt.Errorf("put lease: %w", err)
 		}
 		s.addLeaseLocked(h, l)
 		s.count[cLeases]++
@@ -168,7 +168,7 @@ func (s *State) addLeaseLocked(h *host, l *leaseRecord) {
 func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, reason doneReason, now time.Time) error {
 	r := doneRecord{Status: status, Reason: reason, Finished: now}
 	if err := db.Put(u64key(hashKey(url)), r.encode()); err != nil {
-		return fmt.Errorf("frontier: put done: %w", err)
+		return fmt.Errorf("put done: %w", err)
 	}
 	h.rec.Done++
 	h.dirty = true
@@ -186,7 +186,7 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 func (s *State) requeueLocked(q *bolt.Bucket, h *host, l *leaseRecord, attempts uint32) error {
 	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt, Hops: l.Hops}
 	if err := q.Put(queueKey(h.name, l.Seq), rec.encode()); err != nil {
-		return fmt.Errorf("frontier: requeue: %w", err)
+		return fmt.Errorf("requeue: %w", err)
 	}
 	h.rec.Queued++
 	s.queued++
@@ -197,7 +197,7 @@ func (s *State) requeueLocked(q *bolt.Bucket, h *host, l *leaseRecord, attempts 
 // dropLeaseLocked forgets lease l in memory and in the file.
 func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *leaseRecord) error {
 	if err := lb.Delete(u64key(l.ID)); err != nil {
-		return fmt.Errorf("frontier: delete lease: %w", err)
+		return fmt.Errorf("delete lease: %w", err)
 	}
 	delete(s.leases, l.ID)
 	h.inflight--
@@ -256,7 +256,7 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 		return s.putMetaLocked(tx, touched)
 	})
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("frontier: expire leases: %w", err)
 	}
 	for _, h := range touched {
 		s.fixHostLocked(h)

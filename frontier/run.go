@@ -32,7 +32,7 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("frontier: close: %w", cerr))
+			err = errors.Join(err, cerr) // Close names the package and the step
 		}
 	}()
 	reg := prometheus.NewRegistry()

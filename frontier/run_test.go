@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/bus/bustest"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // freeAddr returns a loopback address nothing listens on (just closed).

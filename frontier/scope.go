@@ -15,23 +15,23 @@ import (
 // rules Prepare applies without the state's lock.
 type scope struct {
 	cfg      config.Scope
-	rules    parser.Rule
+	router   msg.Router // scope.canonical and frontier.shards
 	include  []*regexp.Regexp
 	exclude  []*regexp.Regexp
 	allowed  []string // lowercase host suffixes
 	blocked  []string
 	shard    int
-	shards   int
 	auditCut uint64 // sample when auditHash < auditCut
 	auditAll bool   // fraction >= 1
 }
 
 func newScope(cfg config.Config) (*scope, error) {
-	sc := &scope{cfg: cfg.Scope, shard: cfg.Frontier.Shard, shards: cfg.Frontier.Shards}
-	var err error
-	if sc.rules, err = parser.ParseRules(cfg.Scope.Canonical); err != nil {
+	sc := &scope{cfg: cfg.Scope, shard: cfg.Frontier.Shard}
+	rules, err := parser.ParseRules(cfg.Scope.Canonical)
+	if err != nil {
 		return nil, fmt.Errorf("%w: scope.canonical: %w", ErrInvalid, err)
 	}
+	sc.router = msg.Router{Shards: cfg.Frontier.Shards, Rules: rules}
 	for _, list := range []struct {
 		src []string
 		dst *[]*regexp.Regexp
@@ -125,7 +125,7 @@ func (sc *scope) prepare(lb *msg.LinkBatch) Prepared {
 			p.Rejected[r]++
 			continue
 		}
-		key, err := parser.Canonical(l.URL, sc.rules)
+		key, err := sc.router.Canonical(l.URL)
 		if err != nil {
 			p.Rejected[ReasonInvalidURL]++
 			continue
@@ -171,7 +171,7 @@ func (sc *scope) rejectLink(l *msg.Link, i int, depth uint32, seeds bool, maxLen
 
 // rejectKey applies the rules on the canonical key and its host.
 func (sc *scope) rejectKey(pl *PreparedLink) (Reason, bool) {
-	if msg.ShardOf(pl.Host, sc.shards) != sc.shard {
+	if sc.router.ShardOfKey(pl.Key) != sc.shard {
 		return ReasonWrongShard, true
 	}
 	name := hostName(pl.Host)

@@ -153,7 +153,7 @@ func TestWrongShard(t *testing.T) {
 	var mine, theirs string
 	for i := 0; mine == "" || theirs == ""; i++ {
 		host := fmt.Sprintf("h%d.example", i)
-		if msg.ShardOf(host, 2) == 1 {
+		if (msg.Router{Shards: 2}).ShardOfKey("http://"+host+"/") == 1 {
 			mine = host
 		} else {
 			theirs = host
@@ -227,7 +227,7 @@ func FuzzPrepare(f *testing.F) {
 				t.Fatalf("%d links, %d kept or rejected", len(lb.Links), n)
 			}
 			for _, pl := range p.Links {
-				if pl.Host == "" || msg.ShardOf(pl.Host, 2) != 0 {
+				if pl.Host == "" || (msg.Router{Shards: 2}).ShardOfKey(pl.Key) != 0 {
 					t.Fatalf("kept %+v", pl)
 				}
 			}

@@ -147,17 +147,19 @@ type Service struct {
 }
 
 // NewService checks opts and prepares a Service over st; it does no I/O.
-// The caller keeps ownership of nc and st: Run neither closes the
-// connection nor the State.
+// opts.Config must pass config.Config.Validate (NewService runs it and
+// returns its field errors wrapped in ErrServiceConfig): the service
+// applies no defaults of its own to the configuration. The caller keeps
+// ownership of nc and st: Run neither closes the connection nor the State.
 func NewService(nc *nats.Conn, st *State, opts ServiceOptions) (*Service, error) {
 	if nc == nil || st == nil {
 		return nil, errors.New("frontier: NewService needs a NATS connection and a State")
 	}
 	opts.withDefaults()
-	f := opts.Config.Frontier
-	if f.Shards < 1 || f.Shard < 0 || f.Shard >= f.Shards {
-		return nil, fmt.Errorf("frontier: shard %d of %d: %w", f.Shard, f.Shards, ErrServiceConfig)
+	if err := opts.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrServiceConfig, err)
 	}
+	f := opts.Config.Frontier
 	if opts.PullExpiry < time.Second {
 		return nil, fmt.Errorf("frontier: PullExpiry %v is under 1s: %w", opts.PullExpiry, ErrServiceConfig)
 	}
@@ -180,18 +182,6 @@ func NewService(nc *nats.Conn, st *State, opts ServiceOptions) (*Service, error)
 		commitInterval:  f.CommitInterval,
 		checkpointEvery: f.CheckpointInterval,
 		maxLeases:       f.MaxLeasesPerReply,
-	}
-	if s.stream == "" {
-		s.stream = msg.DefaultStream
-	}
-	if s.commitInterval <= 0 {
-		s.commitInterval = config.Default().Frontier.CommitInterval
-	}
-	if s.checkpointEvery <= 0 {
-		s.checkpointEvery = config.Default().Frontier.CheckpointInterval
-	}
-	if s.maxLeases <= 0 || s.maxLeases > msg.MaxLeases {
-		s.maxLeases = min(max(s.maxLeases, config.Default().Frontier.MaxLeasesPerReply), msg.MaxLeases)
 	}
 	if s.m, err = newServiceMetrics(opts.Registry, f.Shard); err != nil {
 		return nil, err
@@ -414,14 +404,14 @@ func (s *Service) tick(ctx context.Context, fatal func(error)) {
 			return
 		case <-flush.C:
 			if err := s.st.Flush(); err != nil {
-				fatal(fmt.Errorf("frontier: commit leases: %w", err))
+				fatal(err)
 				return
 			}
 			s.wakeIfReady()
 		case <-expire.C:
 			n, err := s.st.ExpireLeasesBefore(s.expiryCutoff())
 			if err != nil {
-				fatal(fmt.Errorf("frontier: expire leases: %w", err))
+				fatal(err)
 				return
 			}
 			if n > 0 {
@@ -460,7 +450,7 @@ func (s *Service) checkpointIfDue() error {
 	cs, did, err := s.st.CheckpointIfDue()
 	if err != nil {
 		s.m.checkpointErrors.Inc()
-		return fmt.Errorf("frontier: checkpoint: %w", err)
+		return err
 	}
 	if did {
 		s.m.checkpointSeconds.Observe(time.Since(start).Seconds())

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/bus/bustest"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // TestServiceRefusesMissingState: a shard whose state file is deleted or

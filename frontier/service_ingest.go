@@ -141,7 +141,7 @@ func (s *Service) commit(ctx context.Context, batch []jetstream.Msg) error {
 	res, err := s.st.Apply(prepared, outcomes)
 	if err != nil {
 		s.m.applyErrors.Inc()
-		return fmt.Errorf("frontier: apply %d link batches and %d outcomes: %w", len(batches), len(outcomes), err)
+		return fmt.Errorf("%w (%d link batches, %d outcomes)", err, len(batches), len(outcomes))
 	}
 	s.m.commitSeconds.Observe(time.Since(start).Seconds())
 	s.m.messages.WithLabelValues("links").Add(float64(len(batches)))

@@ -11,7 +11,6 @@ import (
 
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/parser"
 )
 
 // ControlVersion is the version of the control request and reply JSON.
@@ -117,7 +116,7 @@ func (s *Service) serveWork(batch []*nats.Msg, fatal func(error)) {
 		leases, err := s.st.Lease(ask)
 		if err != nil {
 			s.m.leaseRequests.WithLabelValues("error").Inc()
-			fatal(fmt.Errorf("frontier: lease: %w", err))
+			fatal(err)
 			break
 		}
 		pool = append(pool, leases...)
@@ -226,28 +225,17 @@ func (s *Service) control(data []byte) ControlReply {
 	return rep
 }
 
-// ShardOfURL canonicalizes rawURL with cfg's scope.canonical rules and
-// returns its key and the shard of cfg.Frontier.Shards that owns it.
-func ShardOfURL(cfg config.Config, rawURL string) (canonical string, shard int, err error) {
-	rules, err := parser.ParseRules(cfg.Scope.Canonical)
-	if err != nil {
-		return "", 0, fmt.Errorf("frontier: scope.canonical: %w", err)
-	}
-	key, err := parser.Canonical(rawURL, rules)
-	if err != nil {
-		return "", 0, fmt.Errorf("frontier: %w", err)
-	}
-	shards := max(cfg.Frontier.Shards, 1)
-	return key, msg.ShardOf(parser.Host(key), shards), nil
-}
-
 // RequestExplain asks the frontier that owns rawURL (by cfg's shards,
 // prefix and canonical rules) to explain it. ctx bounds the request (a
 // default of 10 s applies when it has no deadline).
 func RequestExplain(ctx context.Context, nc *nats.Conn, cfg config.Config, rawURL string) (ControlReply, error) {
-	_, shard, err := ShardOfURL(cfg, rawURL)
+	rt, err := msg.ParseRouter(cfg.Frontier.Shards, cfg.Scope.Canonical)
 	if err != nil {
 		return ControlReply{}, err
+	}
+	_, shard, err := rt.Route(rawURL)
+	if err != nil {
+		return ControlReply{}, fmt.Errorf("frontier: %w", err)
 	}
 	req, _ := json.Marshal(ControlRequest{Version: ControlVersion, Op: "explain", URL: rawURL})
 	return requestControl(ctx, nc, msg.NewSubjects(cfg.NATS.Prefix).Control(shard), req)
@@ -262,13 +250,13 @@ func requestControl(ctx context.Context, nc *nats.Conn, subject string, req []by
 	m, err := nc.RequestWithContext(ctx, subject, req)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-			return ControlReply{}, fmt.Errorf("%w on %s: %v", ErrNoFrontier, subject, err)
+			return ControlReply{}, fmt.Errorf("%w on %s: %w", ErrNoFrontier, subject, err)
 		}
 		return ControlReply{}, fmt.Errorf("frontier: request %s: %w", subject, err)
 	}
 	var rep ControlReply
 	if err := json.Unmarshal(m.Data, &rep); err != nil {
-		return ControlReply{}, fmt.Errorf("%w: reply on %s: %v", ErrControl, subject, err)
+		return ControlReply{}, fmt.Errorf("%w: reply on %s: %w", ErrControl, subject, err)
 	}
 	if rep.Version != ControlVersion {
 		return rep, fmt.Errorf("%w: reply version %d, want %d", ErrControl, rep.Version, ControlVersion)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // TestRestartTakesUnackedAtOnce: a frontier killed while it held pulled

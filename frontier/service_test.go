@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +15,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // svcWait bounds every wait for the service to catch up. It is a
@@ -485,7 +486,7 @@ func TestControlErrors(t *testing.T) {
 	cfg.Frontier.Shards = 4
 	for u := 0; ; u++ {
 		raw := fmt.Sprintf("http://h%d.test/", u)
-		if _, shard, _ := ShardOfURL(cfg, raw); shard == 3 {
+		if _, shard, _ := (msg.Router{Shards: 4}).Route(raw); shard == 3 {
 			short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 			_, err := RequestExplain(short, h.nc, cfg, raw)
 			cancel()
@@ -530,6 +531,12 @@ func TestNewServiceRejects(t *testing.T) {
 	bad.Frontier.Shard = 2
 	if _, err := NewService(nc, st, ServiceOptions{Config: bad}); !errors.Is(err, ErrServiceConfig) {
 		t.Errorf("shard 2 of 1: %v", err)
+	}
+	// The configuration is validated, not quietly given defaults again.
+	bad = cfg
+	bad.Frontier.CommitInterval = 0
+	if _, err := NewService(nc, st, ServiceOptions{Config: bad}); !errors.Is(err, ErrServiceConfig) || !strings.Contains(err.Error(), "frontier.commit_interval") {
+		t.Errorf("commit_interval 0: %v, want an ErrServiceConfig naming frontier.commit_interval", err)
 	}
 	svc, err := NewService(nc, st, ServiceOptions{Config: cfg})
 	if err != nil {

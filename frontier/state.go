@@ -15,7 +15,7 @@ import (
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -428,7 +428,7 @@ func (s *State) updateLazyLocked(fn func(tx *bolt.Tx) error) error {
 		tx, err := s.db.Begin(true)
 		if err != nil {
 			s.mu.failed = err
-			return fmt.Errorf("frontier: begin: %w", err)
+			return fmt.Errorf("begin: %w", err)
 		}
 		s.tx = tx
 	}
@@ -458,7 +458,7 @@ func (s *State) commitLocked() error {
 	s.tx = nil
 	if err := tx.Commit(); err != nil {
 		s.mu.failed = err
-		return fmt.Errorf("frontier: commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
@@ -486,7 +486,10 @@ func (s *State) Flush() error {
 	if err := s.checkLocked(); err != nil {
 		return err
 	}
-	return s.commitLocked()
+	if err := s.commitLocked(); err != nil {
+		return fmt.Errorf("frontier: flush leases: %w", err)
+	}
+	return nil
 }
 
 // putHostsLocked writes every dirty host record and the counters.
@@ -498,12 +501,12 @@ func (s *State) putMetaLocked(tx *bolt.Tx, dirty []*host) error {
 		}
 		h.dirty = false
 		if err := hb.Put([]byte(h.name), h.rec.encode()); err != nil {
-			return fmt.Errorf("frontier: put host %s: %w", h.name, err)
+			return fmt.Errorf("put host %s: %w", h.name, err)
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
 	if err := meta.Put(keyCounters, encodeCounters(&s.count)); err != nil {
-		return fmt.Errorf("frontier: put counters: %w", err)
+		return fmt.Errorf("put counters: %w", err)
 	}
 	return meta.Put(keyLeaseSeq, u64key(s.nextLease))
 }
@@ -521,7 +524,11 @@ func (s *State) Checkpoint() (dedup.CheckpointStats, error) {
 	if err := s.checkLocked(); err != nil {
 		return dedup.CheckpointStats{}, err
 	}
-	return s.checkpointLocked()
+	st, err := s.checkpointLocked()
+	if err != nil {
+		return st, fmt.Errorf("frontier: checkpoint: %w", err)
+	}
+	return st, nil
 }
 
 func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
@@ -539,7 +546,7 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var err error
 		if st, err = s.filter.Checkpoint(tx); err != nil {
-			return fmt.Errorf("frontier: checkpoint: %w", err)
+			return fmt.Errorf("checkpoint filter: %w", err)
 		}
 		return s.putMetaLocked(tx, nil)
 	})
@@ -586,8 +593,10 @@ func (s *State) CheckpointIfDue() (cs dedup.CheckpointStats, did bool, err error
 	if !s.checkpointDueLocked() {
 		return cs, false, nil
 	}
-	cs, err = s.checkpointLocked()
-	return cs, err == nil, err
+	if cs, err = s.checkpointLocked(); err != nil {
+		return cs, false, fmt.Errorf("frontier: checkpoint: %w", err)
+	}
+	return cs, true, nil
 }
 
 func (s *State) checkpointDueLocked() bool {
@@ -626,7 +635,7 @@ func (s *State) Close() error {
 			err = s.commitLocked()
 		}
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("frontier: close: %w", err))
 		}
 	}
 	if s.tx != nil { // a failed state: nothing more reaches the file

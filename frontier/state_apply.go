@@ -7,7 +7,7 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -144,7 +144,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 			case !seen[i]:
 				s.count[cSampledNew]++
 				if err := truth.Put(key, nil); err != nil {
-					return nil, fmt.Errorf("frontier: put truth: %w", err)
+					return nil, fmt.Errorf("put truth: %w", err)
 				}
 			case !has(truth, key):
 				// The filter says seen, the exact sample says new: a
@@ -152,7 +152,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 				res.FPSkips++
 				s.count[cFPSkips]++
 				if err := truth.Put(key, nil); err != nil {
-					return nil, fmt.Errorf("frontier: put truth: %w", err)
+					return nil, fmt.Errorf("put truth: %w", err)
 				}
 				if s.cfg.Audit.Rescue {
 					enqueue = true
@@ -184,7 +184,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		res.Admitted++
 	}
 	if err := s.filter.AppendJournal(tx, newHashes); err != nil {
-		return nil, fmt.Errorf("frontier: journal: %w", err)
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	s.journaled += int64(len(newHashes))
 	s.countLinksLocked(res)
@@ -306,7 +306,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		h.rec.RobotsStatus = robotsOK
 		h.rules = robots.FromResponse(st, body)
 		if err := rb.Put([]byte(h.name), body); err != nil {
-			return fmt.Errorf("frontier: put robots: %w", err)
+			return fmt.Errorf("put robots: %w", err)
 		}
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.succeeded(h)
@@ -314,7 +314,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		h.rec.RobotsStatus = robotsAllowAll
 		h.rules = nil
 		if err := rb.Delete([]byte(h.name)); err != nil {
-			return fmt.Errorf("frontier: delete robots: %w", err)
+			return fmt.Errorf("delete robots: %w", err)
 		}
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.succeeded(h)

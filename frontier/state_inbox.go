@@ -61,11 +61,11 @@ func decodeInbox(b []byte) (inboxRecord, error) {
 func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth, hops uint32, now time.Time) error {
 	id, err := ib.NextSequence()
 	if err != nil {
-		return fmt.Errorf("frontier: inbox sequence: %w", err)
+		return fmt.Errorf("inbox sequence: %w", err)
 	}
 	rec := inboxRecord{Host: h.name, Seq: h.rec.NextSeq, urlRecord: urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops}}
 	if err := ib.Put(u64key(id), rec.encode()); err != nil {
-		return fmt.Errorf("frontier: enqueue: %w", err)
+		return fmt.Errorf("enqueue: %w", err)
 	}
 	h.inbox = append(h.inbox, id)
 	s.inboxN++
@@ -91,7 +91,7 @@ func (s *State) peekLocked(q, ib *bolt.Bucket, h *host) (hd headOf, ok bool, err
 	if k, v := q.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
 		rec, err := decodeURL(v)
 		if err != nil {
-			return hd, false, fmt.Errorf("frontier: queue entry of %s: %w", h.name, err)
+			return hd, false, fmt.Errorf("queue entry of %s: %w", h.name, err)
 		}
 		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), queueKey: bytes.Clone(k)}, true, nil
 	}
@@ -105,7 +105,7 @@ func (s *State) peekLocked(q, ib *bolt.Bucket, h *host) (hd headOf, ok bool, err
 	}
 	rec, err := decodeInbox(v)
 	if err != nil {
-		return hd, false, fmt.Errorf("frontier: inbox record of %s: %w", h.name, err)
+		return hd, false, fmt.Errorf("inbox record of %s: %w", h.name, err)
 	}
 	return headOf{rec: rec.urlRecord, seq: rec.Seq, inboxKey: key}, true, nil
 }
@@ -121,7 +121,7 @@ func (s *State) popLocked(q, ib *bolt.Bucket, h *host, hd headOf) error {
 		s.inboxN--
 	}
 	if err != nil {
-		return fmt.Errorf("frontier: dequeue: %w", err)
+		return fmt.Errorf("dequeue: %w", err)
 	}
 	h.rec.Queued--
 	s.queued--
@@ -150,7 +150,7 @@ func (s *State) Compact() (int, error) {
 		s.mu.Unlock()
 		total += n
 		if err != nil {
-			return total, err
+			return total, fmt.Errorf("frontier: %w", err)
 		}
 	}
 }
@@ -185,7 +185,7 @@ func (s *State) compactChunkLocked() (int, error) {
 		for k, v := c.First(); k != nil && len(items) < compactChunk; k, v = c.Next() {
 			rec, err := decodeInbox(v)
 			if err != nil {
-				return fmt.Errorf("frontier: compact: %w", err)
+				return fmt.Errorf("compact: %w", err)
 			}
 			h := s.hosts[rec.Host]
 			if h == nil {
@@ -198,7 +198,7 @@ func (s *State) compactChunkLocked() (int, error) {
 		slices.SortFunc(items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
 		for _, it := range items {
 			if err := q.Put(it.key, it.val); err != nil {
-				return fmt.Errorf("frontier: compact: %w", err)
+				return fmt.Errorf("compact: %w", err)
 			}
 		}
 		n = len(items)
@@ -207,11 +207,11 @@ func (s *State) compactChunkLocked() (int, error) {
 			// wholesale) and recreate it with its sequence.
 			seq := ib.Sequence()
 			if err := tx.DeleteBucket(bucketInbox); err != nil {
-				return fmt.Errorf("frontier: compact: %w", err)
+				return fmt.Errorf("compact: %w", err)
 			}
 			nb, err := tx.CreateBucket(bucketInbox)
 			if err != nil {
-				return fmt.Errorf("frontier: compact: %w", err)
+				return fmt.Errorf("compact: %w", err)
 			}
 			return nb.SetSequence(seq)
 		}
@@ -219,7 +219,7 @@ func (s *State) compactChunkLocked() (int, error) {
 		// deletes walks the emptied pages again: quadratic).
 		for _, k := range keys {
 			if err := ib.Delete(k); err != nil {
-				return fmt.Errorf("frontier: compact: %w", err)
+				return fmt.Errorf("compact: %w", err)
 			}
 		}
 		return nil

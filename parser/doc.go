@@ -36,8 +36,13 @@
 // parameters, query order, www., scheme, index.html), each off by default.
 // Canonical is idempotent. Typical ASCII URLs take a one-pass fast path
 // with no allocation; anything unusual falls back to a full WHATWG parse.
-// Host returns a key's host[:port] without parsing it again. KeyLines is
-// the body of `crawler urlkey`.
+// Host returns a key's host[:port] without parsing it again.
+//
+// # Use from other programs
+//
+// parser is a library: its API takes only its own and standard types, and
+// it imports nothing else of trawl. README.md ("Use the libraries") shows
+// it with package dedup; Example_embedding compiles and runs that code.
 //
 // # Caveats
 //

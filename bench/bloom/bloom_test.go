@@ -1,7 +1,7 @@
 package bloom
 
 import (
-	"github.com/trawlhq/trawl/internal/benchdata"
+	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 	"math/bits"
 	"math/rand/v2"
 	"sync"

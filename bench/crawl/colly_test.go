@@ -13,10 +13,10 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/crawl"
-	"github.com/trawlhq/trawl/internal/synthweb"
+	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 const workers = 32

@@ -9,8 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/cli"
-	"github.com/trawlhq/trawl/internal/crawl"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/trawlhq/trawl/internal/cli"
-	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/robots"
 )
 
 func init() {

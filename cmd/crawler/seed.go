@@ -12,9 +12,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
-	"github.com/trawlhq/trawl/internal/crawl"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -41,6 +41,9 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url"})
+	if err == nil {
+		err = cfg.Validate()
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage
@@ -99,7 +102,12 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitFailure
 	}
-	res, err := crawl.PublishSeeds(ctx, js, subj, n, seeds)
+	rt, err := msg.ParseRouter(n, cfg.Scope.Canonical)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler seed:", err)
+		return cli.ExitUsage
+	}
+	res, err := crawl.PublishSeeds(ctx, js, subj, rt, seeds)
 	for u, e := range res.Invalid {
 		fmt.Fprintf(stderr, "crawler seed: skipping %q: %v\n", u, e)
 	}

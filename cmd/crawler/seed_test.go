@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 	"github.com/trawlhq/trawl/parser"
 )
 
@@ -37,10 +37,13 @@ func TestSeedCommand(t *testing.T) {
 	}
 	nc.Flush()
 
-	seeds := []string{"https://a.example/", "https://A.example/x", "http://b.example/"}
+	// The seeds go where the frontiers' router sends them: by host after
+	// scope.canonical (here "www", which changes the host).
+	t.Setenv("TRAWL_SCOPE_CANONICAL", "www")
+	seeds := []string{"https://a.example/", "https://A.example/x", "http://b.example/", "http://www.c.example/", "http://www.d.example/"}
 	var out, errb bytes.Buffer
 	code := seedCmd(append([]string{"--nats", e.ClientURL(), "--file", "-"}, "mailto:x@y"), strings.NewReader(strings.Join(seeds, "\n")+"\n# comment\n"), &out, &errb)
-	if code != 1 || !strings.Contains(errb.String(), `skipping "mailto:x@y"`) || !strings.Contains(out.String(), "published 3 seed(s) to 2 shard(s)") {
+	if code != 1 || !strings.Contains(errb.String(), `skipping "mailto:x@y"`) || !strings.Contains(out.String(), "published 5 seed(s) to 2 shard(s)") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
 	}
 
@@ -67,8 +70,8 @@ func TestSeedCommand(t *testing.T) {
 	}
 	want := map[string][]string{}
 	for _, s := range seeds {
-		key, _ := parser.Canonical(s, 0)
-		subj := msg.NewSubjects("").Links(msg.ShardOf(parser.Host(key), 2))
+		_, shard, _ := msg.Router{Shards: 2, Rules: parser.DropWWW}.Route(s)
+		subj := msg.NewSubjects("").Links(shard)
 		want[subj] = append(want[subj], s)
 	}
 	for subj := range want {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/parser"
@@ -50,9 +52,47 @@ func urlkeyCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 			return cli.ExitUsage
 		}
 	}
-	if _, err := parser.KeyLines(stdin, stdout, *base, rules); err != nil {
+	if _, err := keyLines(stdin, stdout, *base, rules); err != nil {
 		fmt.Fprintf(stderr, "crawler urlkey: %v\n", err)
 		return cli.ExitFailure
 	}
 	return cli.ExitOK
+}
+
+// keyLines reads URLs from r, one per line, and writes to w the canonical
+// key of each (resolved against base first when base is not empty), or
+// "error: <reason>" for one that is invalid, one output line per input
+// line so the two stay aligned. It returns the number of invalid lines and
+// the first read or write error.
+func keyLines(r io.Reader, w io.Writer, base string, rules parser.Rule) (invalid int, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	bw := bufio.NewWriter(w)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		u := line
+		var key string
+		var kerr error
+		if base != "" {
+			u, kerr = parser.Resolve(base, line)
+		}
+		if kerr == nil {
+			key, kerr = parser.Canonical(u, rules)
+		}
+		if kerr != nil {
+			invalid++
+			key = "error: " + strings.TrimPrefix(kerr.Error(), "parser: ")
+		}
+		if _, err := bw.WriteString(key + "\n"); err != nil {
+			return invalid, fmt.Errorf("writing keys: %w", err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		bw.Flush()
+		return invalid, fmt.Errorf("reading urls: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return invalid, fmt.Errorf("writing keys: %w", err)
+	}
+	return invalid, nil
 }

@@ -16,11 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/crawl"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -191,7 +191,13 @@ func runWorker(in *cli.Interrupts, cfg config.Config, shardsGiven bool, log *slo
 			}
 		}
 	}
-	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: shards, Logger: log, ID: id, Hurry: in.Hurry})
+	// Links go to the shard that owns them by the frontiers' own rule:
+	// the shard count and scope.canonical, which must be the frontiers'.
+	rt, err := msg.ParseRouter(shards, cfg.Scope.Canonical)
+	if err != nil {
+		return err
+	}
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: id, Hurry: in.Hurry})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 func init() {
@@ -58,7 +59,12 @@ func explainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "frontier explain: %v\n", err)
 		return cli.ExitUsage
 	}
-	key, shard, err := frontier.ShardOfURL(cfg, rawURL)
+	rt, err := msg.ParseRouter(cfg.Frontier.Shards, cfg.Scope.Canonical)
+	if err != nil {
+		fmt.Fprintf(stderr, "frontier explain: %v\n", err)
+		return cli.ExitUsage
+	}
+	key, shard, err := rt.Route(rawURL)
 	if err != nil {
 		fmt.Fprintf(stderr, "frontier explain: %v\n", err)
 		return cli.ExitUsage

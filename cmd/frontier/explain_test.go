@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/trawlhq/trawl/frontier"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/cli"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 func TestExplainCommandErrors(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/parser"
 )
 
 func init() {
@@ -110,13 +109,5 @@ func loadConfig(fs *flag.FlagSet, path string) (config.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return cfg, cfg.Validate(checkCanonical)
-}
-
-// checkCanonical validates scope.canonical with the parser's own rules.
-func checkCanonical(c *config.Config) []config.FieldError {
-	if _, err := parser.ParseRules(c.Scope.Canonical); err != nil {
-		return []config.FieldError{{Path: "scope.canonical", Msg: err.Error()}}
-	}
-	return nil
+	return cfg, cfg.Validate()
 }

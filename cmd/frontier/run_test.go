@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 func TestFrontierCommandConfig(t *testing.T) {

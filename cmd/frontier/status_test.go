@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 func TestStatusCommand(t *testing.T) {

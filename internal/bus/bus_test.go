@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawlhq/trawl/internal/bus"
-	"github.com/trawlhq/trawl/internal/bus/bustest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 func TestEmbeddedStream(t *testing.T) {

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/parser"
 )
 
 // FieldError is one invalid key.
@@ -34,20 +37,13 @@ func (es Errors) Error() string {
 	return fmt.Sprintf("config: %d invalid field(s):\n%s", len(es), strings.Join(lines, "\n"))
 }
 
-// Checker validates values that need another package (parser rules, for
-// example) without making this package import it.
-type Checker func(c *Config) []FieldError
-
-// Validate reports every invalid field at once (an Errors), or nil. extra
-// checks run after the built-in ones.
-func (c *Config) Validate(extra ...Checker) error {
+// Validate reports every invalid field at once (an Errors), or nil. It is
+// the one validation every command runs: values another package defines
+// (the filter layouts, the canonical rules) are checked by that package's
+// own parser, so the two cannot disagree.
+func (c *Config) Validate() error {
 	v := validator{c: c}
 	c.validate(&v)
-	for _, chk := range extra {
-		for _, e := range chk(c) {
-			v.add(e.Path, "%s", e.Msg)
-		}
-	}
 	if len(v.errs) == 0 {
 		return nil
 	}
@@ -129,7 +125,9 @@ func (c *Config) validate(v *validator) {
 	v.check(f.Shard >= 0 && f.Shard < max(f.Shards, 1), "frontier.shard", "must be in [0, shards=%d), got %d", f.Shards, f.Shard)
 	v.check(f.Filter.Capacity > 0, "frontier.filter.capacity", "must be at least 1")
 	v.check(f.Filter.FP > 0 && f.Filter.FP < 1, "frontier.filter.fp", "must be in (0, 1), got %v", f.Filter.FP)
-	v.oneOf(f.Filter.Layout, "frontier.filter.layout", "standard", "blocked")
+	if _, err := dedup.ParseLayout(f.Filter.Layout); err != nil {
+		v.add("frontier.filter.layout", "%v", err)
+	}
 	v.positive(f.CheckpointInterval, "frontier.checkpoint_interval")
 	v.check(f.LeaseTimeout >= time.Second, "frontier.lease_timeout", "must be at least 1s, got %v", f.LeaseTimeout)
 	v.between(int64(f.MaxInflightPerHost), 1, 1000, "frontier.max_inflight_per_host")
@@ -151,6 +149,9 @@ func (c *Config) validate(v *validator) {
 	v.positive(c.Robots.TTL, "robots.ttl")
 
 	s := c.Scope
+	if _, err := parser.ParseRules(s.Canonical); err != nil {
+		v.add("scope.canonical", "%v", err)
+	}
 	for i, d := range s.AllowedDomains {
 		v.check(validDomain(d), "scope.allowed_domains", "entry %d: %q is not a host name or suffix", i, d)
 	}

@@ -60,17 +60,8 @@ type historyDoc struct {
 	Points          []Point `json:"points"`
 }
 
-// Serve listens on addr and serves Handler until ctx is done, then shuts
-// the server down (waiting up to 5 s for requests in flight).
-func Serve(ctx context.Context, addr string, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("monitor: listen %s: %w", addr, err)
-	}
-	return ServeListener(ctx, ln, status, reg, log)
-}
-
-// ServeListener is Serve on a listener the caller opened (tests use port 0).
+// ServeListener serves Handler on ln until ctx is done, then shuts the
+// server down (waiting up to 5 s for requests in flight).
 // For as long as it serves, it keeps the status history (NewHistory with
 // the defaults: a point every 5 s for the last hour) that the page charts.
 func ServeListener(ctx context.Context, ln net.Listener, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {

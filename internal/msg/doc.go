@@ -1,6 +1,7 @@
 // Package msg defines the messages trawl's processes exchange over NATS and
 // their binary encoding, the subjects they travel on, and the routing of a
-// host to its frontier shard.
+// URL to the frontier shard that owns it (Router, the one place that
+// decision is made).
 //
 // # Messages
 //

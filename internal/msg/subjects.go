@@ -1,10 +1,6 @@
 package msg
 
-import (
-	"strconv"
-
-	"github.com/cespare/xxhash/v2"
-)
+import "strconv"
 
 // DefaultPrefix and DefaultStream are the subject prefix and JetStream stream
 // name used when the configuration names none.
@@ -55,13 +51,3 @@ func (s Subjects) Status() string { return s.Prefix + ".status" }
 
 // Control is shard's subject for operator requests (explain).
 func (s Subjects) Control(shard int) string { return s.Prefix + ".control." + strconv.Itoa(shard) }
-
-// ShardOf returns the shard that owns host: xxhash64(host) mod shards. host
-// is the host[:port] of a canonical URL (lowercase, default port removed).
-// shards must be at least 1.
-func ShardOf(host string, shards int) int {
-	if shards <= 1 {
-		return 0
-	}
-	return int(xxhash.Sum64String(host) % uint64(shards))
-}

@@ -21,10 +21,10 @@ const maxDNSEntries = 100_000
 // positive TTL), so a dead host does not cost one DNS query per URL.
 const negativeTTL = 30 * time.Second
 
-// resolver is a DNS cache with a TTL in front of a lookupFunc, plus the
+// dnsCache is a DNS cache with a TTL in front of a lookupFunc, plus the
 // "host:port" -> "ip:port" overrides of the resolve option. Concurrent
 // lookups of one name share a single query.
-type resolver struct {
+type dnsCache struct {
 	lookup    lookupFunc
 	ttl       time.Duration // 0 disables caching
 	overrides map[string]netip.AddrPort
@@ -43,8 +43,8 @@ type dnsEntry struct {
 	expires time.Time
 }
 
-func newResolver(lookup lookupFunc, ttl time.Duration, overrides map[string]string) (*resolver, error) {
-	r := &resolver{lookup: lookup, ttl: ttl, now: time.Now, overrides: map[string]netip.AddrPort{}}
+func newDNSCache(lookup lookupFunc, ttl time.Duration, overrides map[string]string) (*dnsCache, error) {
+	r := &dnsCache{lookup: lookup, ttl: ttl, now: time.Now, overrides: map[string]netip.AddrPort{}}
 	r.mu.entries = map[string]*dnsEntry{}
 	for from, to := range overrides {
 		if _, _, err := net.SplitHostPort(from); err != nil {
@@ -66,7 +66,7 @@ func systemLookup(ctx context.Context, host string) ([]netip.Addr, error) {
 
 // resolve returns the addresses to dial for addr ("host:port"): the
 // override when there is one, the literal IP, or the (cached) DNS answer.
-func (r *resolver) resolve(ctx context.Context, addr string) ([]netip.AddrPort, error) {
+func (r *dnsCache) resolve(ctx context.Context, addr string) ([]netip.AddrPort, error) {
 	if ap, ok := r.overrides[strings.ToLower(addr)]; ok {
 		return []netip.AddrPort{ap}, nil
 	}
@@ -92,7 +92,7 @@ func (r *resolver) resolve(ctx context.Context, addr string) ([]netip.AddrPort, 
 	return out, nil
 }
 
-func (r *resolver) cached(ctx context.Context, host string) ([]netip.Addr, error) {
+func (r *dnsCache) cached(ctx context.Context, host string) ([]netip.Addr, error) {
 	if r.ttl <= 0 {
 		return r.query(ctx, host)
 	}
@@ -136,7 +136,7 @@ func (r *resolver) cached(ctx context.Context, host string) ([]netip.Addr, error
 }
 
 // insertLocked adds e, making room first when the cache is full.
-func (r *resolver) insertLocked(host string, e *dnsEntry, now time.Time) {
+func (r *dnsCache) insertLocked(host string, e *dnsEntry, now time.Time) {
 	if len(r.mu.entries) >= maxDNSEntries {
 		for h, old := range r.mu.entries {
 			select {
@@ -157,7 +157,7 @@ func (r *resolver) insertLocked(host string, e *dnsEntry, now time.Time) {
 	r.mu.entries[host] = e
 }
 
-func (r *resolver) query(ctx context.Context, host string) ([]netip.Addr, error) {
+func (r *dnsCache) query(ctx context.Context, host string) ([]netip.Addr, error) {
 	ips, err := r.lookup(ctx, host)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrResolve, host, err)

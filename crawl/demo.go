@@ -10,7 +10,7 @@ import (
 
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/synthweb"
+	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 // DemoOptions configures Demo.

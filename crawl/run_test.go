@@ -19,7 +19,7 @@ import (
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/synthweb"
+	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 // testConfig is a one-command crawl of web with a small filter and fast

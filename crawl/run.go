@@ -141,6 +141,10 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		return sum, fmt.Errorf("crawl: %w. To start the crawl in %s over, run again with --fresh (it removes %s and %s)", err, cfg.DataDir, statePath, natsDir)
 	}
 	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	rt, err := msg.ParseRouter(cfg.Frontier.Shards, cfg.Scope.Canonical)
+	if err != nil {
+		return sum, err
+	}
 	js, err := jetstream.New(ncW)
 	if err != nil {
 		return sum, fmt.Errorf("crawl: %w", err)
@@ -166,7 +170,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}
 
 	if len(cfg.Crawl.Seeds) > 0 {
-		res, err := PublishSeeds(ctx, js, subj, 1, cfg.Crawl.Seeds)
+		res, err := PublishSeeds(ctx, js, subj, rt, cfg.Crawl.Seeds)
 		for u, e := range res.Invalid {
 			log.Warn("seed skipped", "url", u, "err", e)
 		}
@@ -175,7 +179,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		}
 	}
 
-	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: 1, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
+	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
 	if err != nil {
 		return sum, err
 	}
@@ -204,7 +208,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	stopWorkers()
 	if runErr == nil || !errors.Is(runErr, errWorker) {
 		if e := <-werr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: worker: %w", e))
+			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
 		}
 	}
 	if runErr == nil || errors.Is(runErr, errWorker) {
@@ -216,7 +220,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	stopFrontier()
 	if runErr == nil || !errors.Is(runErr, errFrontier) {
 		if e := <-ferr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: frontier: %w", e))
+			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
 		}
 	}
 	ws := w.Stats()

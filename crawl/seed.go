@@ -16,21 +16,20 @@ type SeedResult struct {
 	Invalid   map[string]error // URLs that are not valid http(s) URLs
 }
 
-// PublishSeeds sends seeds to the frontier shards that own their hosts, as
+// PublishSeeds sends seeds to the frontier shards that own them (rt), as
 // link batches with an empty Source (the frontier's mark for seeds: depth 0,
 // and their hosts become seed hosts). Invalid URLs are reported, not sent.
 // Publishing the same seeds again is harmless: the frontier drops them as
 // duplicates.
-func PublishSeeds(ctx context.Context, js jetstream.JetStream, subj msg.Subjects, shards int, seeds []string) (SeedResult, error) {
+func PublishSeeds(ctx context.Context, js jetstream.JetStream, subj msg.Subjects, rt msg.Router, seeds []string) (SeedResult, error) {
 	res := SeedResult{Invalid: map[string]error{}}
 	byShard := map[int]*msg.LinkBatch{}
 	for _, s := range seeds {
-		key, err := parser.Canonical(s, 0)
+		_, shard, err := rt.Route(s)
 		if err != nil {
 			res.Invalid[s] = err
 			continue
 		}
-		shard := msg.ShardOf(parser.Host(key), shards)
 		b := byShard[shard]
 		if b == nil {
 			b = &msg.LinkBatch{}

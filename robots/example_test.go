@@ -3,7 +3,7 @@ package robots_test
 import (
 	"fmt"
 
-	"github.com/trawlhq/trawl/internal/robots"
+	"github.com/trawlhq/trawl/robots"
 )
 
 func Example() {

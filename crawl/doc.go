@@ -4,6 +4,10 @@
 // and resume from the same data directory. It also publishes seeds into a
 // running distributed crawl (PublishSeeds, `crawler seed`).
 //
+// It sits at the top of the tree, beside the mains, because it composes
+// the packages below it (frontier, fetcher, internal/bus). Like them it is
+// not a library for other Go programs: Options takes internal/config.
+//
 // # Caveats
 //
 // Run owns every goroutine it starts and returns only after they have
