@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"os"
 	"os/exec"
@@ -117,7 +118,7 @@ func TestRunStopsWhenTheArchiveIsFull(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+	sum, err := Run(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
 	if err == nil || !errors.Is(err, fetcher.ErrArchive) || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("crawl into a full WARC directory: reason %q, err %v; want an archive error", sum.StopReason, err)
 	}
@@ -126,7 +127,7 @@ func TestRunStopsWhenTheArchiveIsFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Crawler.ArchiveSync = config.ArchiveSyncAlways // the resume fsyncs every page
-	sum, err = Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+	sum, err = Run(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
 	if err != nil || sum.StopReason != StopDone {
 		t.Fatalf("resume after space was freed: reason %q, err %v", sum.StopReason, err)
 	}
@@ -222,7 +223,7 @@ func TestKillChild(t *testing.T) {
 	// The killed child's leases and unacknowledged messages come back
 	// after these, not after minutes.
 	cfg.Frontier.LeaseTimeout = 2 * time.Second
-	if _, err := Run(context.Background(), Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: time.Second}}); err != nil {
+	if _, err := Run(context.Background(), Options{Config: cfg, Frontier: service.Options{AckWait: time.Second}}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Hour) // the parent kills this process before

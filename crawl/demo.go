@@ -3,12 +3,12 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"log/slog"
 	"os"
 	"time"
 
-	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
@@ -98,7 +98,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return nil, err
 	}
 	sum, err := Run(ctx, Options{Config: cfg, Logger: opts.Logger, Progress: opts.Progress, Terminal: opts.Terminal,
-		Frontier: frontier.ServiceOptions{AckWait: 10 * time.Second}})
+		Frontier: service.Options{AckWait: 10 * time.Second}})
 	if err != nil {
 		return &DemoResult{Web: opts.Web, Summary: sum}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier/service"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -59,7 +59,7 @@ func oneHostCrawl(t *testing.T, inflight int) *Summary {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+	sum, err := Run(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

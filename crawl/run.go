@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"log/slog"
 	"os"
@@ -34,13 +35,13 @@ type Options struct {
 	LogEvery time.Duration
 	// Frontier tunes the in-process frontier service (tests shorten its
 	// timers); its Config and Logger are set by Run.
-	Frontier frontier.ServiceOptions
+	Frontier service.Options
 	// Poll is how often the stop conditions are checked (default 100 ms).
 	Poll time.Duration
 	// Fresh starts the crawl over: the frontier's state file and the NATS
 	// store of the data dir are removed first (crawler --fresh). Without
 	// it, a data dir whose NATS store holds a crawl but whose state file
-	// is missing or empty is refused (frontier.ErrStateMissing).
+	// is missing or empty is refused (service.ErrStateMissing).
 	Fresh bool
 	// DrainTimeout bounds the wait, after the workers stopped, for the
 	// frontier to commit what they published (default 30 s).
@@ -125,7 +126,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	if fopts.Registry == nil {
 		fopts.Registry = reg
 	}
-	svc, err := frontier.NewService(ncF, st, fopts)
+	svc, err := service.New(ncF, st, fopts)
 	if err != nil {
 		return sum, err
 	}
@@ -162,7 +163,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	if cfg.Frontier.MetricsAddr != "" {
 		// A taken port is not fatal here: two one-command crawls on one
 		// machine would otherwise fight over the default port.
-		if wait, err := frontier.ServeMetrics(fctx, cfg.Frontier.MetricsAddr, svc, reg, log); err != nil {
+		if wait, err := service.ServeMetrics(fctx, cfg.Frontier.MetricsAddr, svc, reg, log); err != nil {
 			log.Warn("metrics and status page disabled", "err", err)
 		} else {
 			defer func() { stopFrontier(); _ = wait() }()
@@ -295,7 +296,7 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 
 // drain waits until the frontier has committed every message in the
 // stream, or timeout.
-func drain(svc *frontier.Service, timeout, poll time.Duration) {
+func drain(svc *service.Server, timeout, poll time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if svc.Status().Pending == 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/trawlhq/trawl/frontier/service"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/trawlhq/trawl/fetcher"
-	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
@@ -52,7 +52,7 @@ func TestRunCrawlsEverythingOnceAndResumes(t *testing.T) {
 	defer cancel()
 
 	var out bytes.Buffer
-	sum, err := Run(ctx, Options{Config: cfg, Progress: &out, LogEvery: time.Millisecond, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+	sum, err := Run(ctx, Options{Config: cfg, Progress: &out, LogEvery: time.Millisecond, Frontier: service.Options{AckWait: 5 * time.Second}})
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, out.String())
 	}
@@ -102,7 +102,7 @@ func TestRunStopsAtMaxPagesAndResumes(t *testing.T) {
 	cfg.Crawl.MaxPages = 20
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+	sum, err := Run(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRunStopsAtMaxPagesAndResumes(t *testing.T) {
 		t.Fatalf("max-pages stop: reason %q, fetched %d", sum.StopReason, sum.Fetched)
 	}
 	cfg.Crawl.MaxPages = 0
-	if _, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}}); err != nil {
+	if _, err := Run(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}}); err != nil {
 		t.Fatal(err)
 	}
 	rep := web.Report(synthweb.ReportOptions{})
@@ -242,7 +242,7 @@ func TestRunRefusesAMissingStateFile(t *testing.T) {
 		}
 		before, statErr := os.Stat(state)
 		sum, err := Run(ctx, Options{Config: cfg})
-		if !errors.Is(err, frontier.ErrStateMissing) || !strings.Contains(err.Error(), "--fresh") {
+		if !errors.Is(err, service.ErrStateMissing) || !strings.Contains(err.Error(), "--fresh") {
 			t.Fatalf("%s state file: Run: %v (fetched %d), want ErrStateMissing naming --fresh", lose.name, err, sum.Fetched)
 		}
 		if sum.Fetched != 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"github.com/trawlhq/trawl/frontier/service"
 	"image/png"
 	"net"
 	"net/http"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
@@ -179,7 +179,7 @@ type runResult struct {
 func runAsync(ctx context.Context, cfg config.Config) <-chan runResult {
 	done := make(chan runResult, 1)
 	go func() {
-		sum, err := Run(ctx, Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+		sum, err := Run(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
 		done <- runResult{sum, err}
 	}()
 	return done

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier/service"
 	"net"
 	"net/http"
 	"os"
@@ -22,7 +23,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trawlhq/trawl/crawl"
-	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
@@ -340,7 +340,7 @@ func TestDeployMetricsExist(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := crawl.Run(ctx, crawl.Options{Config: cfg, Frontier: frontier.ServiceOptions{AckWait: 5 * time.Second}})
+		_, err := crawl.Run(ctx, crawl.Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
 		done <- err
 	}()
 	defer func() {

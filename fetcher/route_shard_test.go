@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier/service"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func TestRouteAgreesWithFrontier(t *testing.T) {
 						t.Errorf("shard %d took %d of %d links routed to it, %d as wrong_shard", shard, len(p.Links), len(b.Links), n)
 					}
 					for _, l := range b.Links {
-						rep, err := frontier.RequestExplain(ctx, nc, cfg, l.URL)
+						rep, err := service.RequestExplain(ctx, nc, cfg, l.URL)
 						if err != nil {
 							t.Fatalf("explain %s: %v", l.URL, err)
 						}
@@ -103,7 +104,7 @@ func startShard(t *testing.T, e *bus.Embedded, cfg config.Config) *frontier.Stat
 		t.Fatal(err)
 	}
 	nc := bustest.Connect(t, e)
-	svc, err := frontier.NewService(nc, st, frontier.ServiceOptions{Config: cfg})
+	svc, err := service.New(nc, st, service.Options{Config: cfg})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

@@ -3,9 +3,10 @@
 // politeness and robots.txt state, and the leases handed to crawlers, all
 // in one bbolt file.
 //
-// The package has two layers. The core (State) is a state machine over
-// the bbolt file with no network in it; the service (Run) feeds it from
-// NATS JetStream and answers lease requests.
+// This package is the core: State, a state machine over the bbolt file
+// with no network in it (it imports neither NATS nor HTTP). Package
+// frontier/service puts a State on NATS JetStream (ingest, the lease
+// responder, wake, metrics, the frontier process's Run).
 //
 // # Core types
 //
@@ -45,45 +46,10 @@
 // audits the sampled ones and enqueues the new ones. Seeds are the links of
 // a batch whose Source is empty: depth 0, their hosts become seed hosts.
 //
-// # The service
-//
-// Run(ctx, cfg, nc, log) is a frontier process: Open, NewService, Service.Run,
-// Close, plus the metrics listener (internal/monitor) on
-// frontier.metrics_addr. NewService(nc, st, opts) and Service.Run let a
-// process embed a shard (the one-command crawl); Service.Status is the
-// State's Status with Pending (the JetStream backlog) filled in.
-//
-//   - Ingestion: the durable pull consumer frontier-<shard> (explicit ack,
-//     AckWait 2 min, MaxAckPending 50,000) filters <prefix>.links.<shard>
-//     and <prefix>.done.<shard>. Batches of up to 1,000 messages or 2 MiB,
-//     gathered for at most commit_interval, are decoded, Prepared on
-//     GOMAXPROCS goroutines and Applied in one transaction; then, and only
-//     then, every message of the batch is acked.
-//   - Dead letters: a message that does not decode (or has the wrong type
-//     for its subject, or names another shard) is published with its bytes
-//     unchanged to <prefix>.dead.<shard> (kept by the stream) with headers
-//     Trawl-Dead-Error and Trawl-Dead-Subject, counted in
-//     Status.DecodeErrors, and acked once the stream has stored the copy.
-//   - Responders: <prefix>.work in queue group <prefix>-frontiers grants up
-//     to min(request Max, max_leases_per_reply) leases (an undecodable
-//     request gets an empty reply); <prefix>.status answers Status as JSON
-//     on every shard; <prefix>.control.<shard> answers ControlRequest
-//     (explain), see RequestExplain.
-//   - Timers: Flush (commit the open leases) and the wake on
-//     <prefix>.wake (after an empty lease reply, once a host is ready)
-//     every commit_interval; ExpireLeasesBefore every second, up to the
-//     stream time of the last message applied while the ingest is behind;
-//     CheckpointIfDue every
-//     checkpoint_interval and once more on a graceful stop (the filter is
-//     written only when the journal is worth truncating; see
-//     State.CheckpointIfDue).
-//   - Lease requests waiting together are served together, with as few
-//     State.Lease transactions as max_leases_per_reply allows.
-//
 // # Not a library
 //
 // frontier is the implementation of cmd/frontier, not a library for other
-// Go programs: Options and ServiceOptions take internal/config.Config,
+// Go programs: Options takes internal/config.Config,
 // Prepare and Apply take internal/msg messages, and those types are
 // trawl's own configuration and wire format, free to change with it.
 // Another program talks to a frontier through NATS (the subjects and
@@ -123,11 +89,4 @@
 //     them) moves them into the per-host queues. The inbox costs 8 bytes of
 //     memory per URL and a scan on Open, so it should not grow past what
 //     one checkpoint interval admits.
-//   - Service.Run stops on a fatal State error and returns it without a
-//     checkpoint; the process should exit and restart. A graceful stop
-//     (ctx done) applies and acks the messages already received first.
-//     Messages a killed frontier had received but not acknowledged are
-//     taken over at once by the next start (Service.takeOver: under
-//     work-queue retention its durable consumer is deleted and created
-//     again), not after AckWait.
 package frontier

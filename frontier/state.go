@@ -659,7 +659,10 @@ func (s *State) Close() error {
 func (s *State) CrawlID() string { return s.crawlID }
 
 // empty reports whether the state has never received a link or outcome.
-func (s *State) empty() bool {
+// Empty reports whether the state has never received a link: a new or
+// emptied file. The service uses it to tell a replaced state file from a
+// consumer that served this one.
+func (s *State) Empty() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.count[cLinksReceived] == 0 && len(s.hosts) == 0

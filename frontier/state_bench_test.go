@@ -2,9 +2,9 @@ package frontier
 
 import (
 	"fmt"
+	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -13,57 +13,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// benchCapacity sizes the benchmark filter: TRAWL_BENCH_CAPACITY, default
-// 1e8 (120 MB; a real 1e9 filter only changes the cache-miss cost per key,
-// which dedup's own benchmarks measure).
-func benchCapacity() uint64 {
-	if v, err := strconv.ParseUint(os.Getenv("TRAWL_BENCH_CAPACITY"), 10, 64); err == nil && v > 0 {
-		return v
-	}
-	return 100_000_000
-}
-
-// linkGen makes link batches of realistic URLs (about 70 bytes) over
-// 10,000 hosts, where a share of the links repeat earlier ones.
-type linkGen struct {
-	next int
-}
-
-func (g *linkGen) url(n int) string {
-	return fmt.Sprintf("https://www.host%d.example.com/section/%d/article-%d.html", n%10_000, n%97, n)
-}
-
-// batches returns pages links per page, dupShare of them repeats.
-func (g *linkGen) batches(pages, perPage int, dupShare float64) []*msg.LinkBatch {
-	out := make([]*msg.LinkBatch, pages)
-	every := 0
-	if dupShare > 0 {
-		every = int(1 / (1 - dupShare)) // one new link in every `every`
-	}
-	for p := range out {
-		lb := &msg.LinkBatch{Source: "https://www.host1.example.com/", Depth: 1, Links: make([]msg.Link, perPage)}
-		for i := range lb.Links {
-			var n int
-			if every == 0 || (p*perPage+i)%every == 0 || g.next == 0 {
-				n = g.next
-				g.next++
-			} else {
-				n = (p*7919 + i*104729) % g.next // an earlier link
-			}
-			lb.Links[i] = msg.Link{URL: g.url(n), Kind: 1}
-		}
-		out[p] = lb
-	}
-	return out
-}
-
 // benchNoSync (TRAWL_BENCH_NOSYNC=1) turns off fsync in the Apply
 // benchmarks, to separate CPU cost from the disk's.
 var benchNoSync = os.Getenv("TRAWL_BENCH_NOSYNC") != ""
 
 func benchState(b *testing.B) *State {
 	cfg := config.Default()
-	cfg.Frontier.Filter.Capacity = benchCapacity()
+	cfg.Frontier.Filter.Capacity = benchdata.FilterCapacity()
 	cfg.Scope.SeedHostsOnly = false
 	cfg.Scope.MaxRepeatedSegments = 0
 	s, err := Open(Options{Config: cfg, Path: filepath.Join(b.TempDir(), "bench.db")})
@@ -86,8 +42,8 @@ func BenchmarkApply(b *testing.B) {
 		pages int
 	}{{0.8, 20}, {0, 20}, {0.8, 100}} {
 		b.Run(fmt.Sprintf("dups=%.0f%%/links=%d", tc.dup*100, tc.pages*500), func(b *testing.B) {
-			g := &linkGen{}
-			benchApply(b, func() []*msg.LinkBatch { return g.batches(tc.pages, 500, tc.dup) })
+			g := &benchdata.LinkGen{}
+			benchApply(b, func() []*msg.LinkBatch { return g.Batches(tc.pages, 500, tc.dup) })
 		})
 	}
 }
@@ -183,7 +139,7 @@ func BenchmarkApplyLocal(b *testing.B) {
 // BenchmarkPrepare measures the stateless half, per core.
 func BenchmarkPrepare(b *testing.B) {
 	s := benchState(b)
-	lbs := (&linkGen{}).batches(20, 500, 0.8)
+	lbs := (&benchdata.LinkGen{}).Batches(20, 500, 0.8)
 	b.ResetTimer()
 	n := 0
 	for i := range b.N {
@@ -203,7 +159,7 @@ func BenchmarkRawBoltPuts(b *testing.B) {
 	}
 	defer db.Close()
 	db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketQueue); return err })
-	g := &linkGen{}
+	g := &benchdata.LinkGen{}
 	seqs := map[string]uint64{}
 	now := time.Now()
 	b.ResetTimer()
@@ -211,9 +167,9 @@ func BenchmarkRawBoltPuts(b *testing.B) {
 		err := db.Update(func(tx *bolt.Tx) error {
 			q := tx.Bucket(bucketQueue)
 			for range 2000 {
-				u := g.url(g.next)
-				g.next++
-				host := u[len("https://") : len("https://")+len(fmt.Sprintf("www.host%d.example.com", (g.next-1)%10_000))]
+				u := g.URL(g.Next)
+				g.Next++
+				host := u[len("https://") : len("https://")+len(fmt.Sprintf("www.host%d.example.com", (g.Next-1)%10_000))]
 				rec := urlRecord{URL: u, Depth: 1, EnqueuedAt: now}
 				if err := q.Put(queueKey(host, seqs[host]), rec.encode()); err != nil {
 					return err

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/msg"
@@ -77,7 +77,7 @@ func explainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return cli.ExitFailure
 	}
 	defer nc.Close()
-	rep, err := frontier.RequestExplain(ctx, nc, cfg, rawURL)
+	rep, err := service.RequestExplain(ctx, nc, cfg, rawURL)
 	if err != nil {
 		fmt.Fprintf(stderr, "frontier explain: %s (key %s, shard %d of %d): %v\n", rawURL, key, shard, cfg.Frontier.Shards, err)
 		return cli.ExitFailure
@@ -91,7 +91,7 @@ func explainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // printExplain prints the reply: indented JSON, or one "name  value" line
 // per field in the frontier's order, nested fields joined with dots.
-func printExplain(w io.Writer, rep frontier.ControlReply, asJSON bool) error {
+func printExplain(w io.Writer, rep service.ControlReply, asJSON bool) error {
 	if asJSON {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, rep.Explain, "", "  "); err != nil {

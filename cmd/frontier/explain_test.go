@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/trawlhq/trawl/frontier/service"
 	"strings"
 	"testing"
 
-	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
@@ -36,7 +36,7 @@ func TestExplainCommandErrors(t *testing.T) {
 }
 
 func TestPrintExplain(t *testing.T) {
-	rep := frontier.ControlReply{Explain: []byte(`{"url":"http://a.test/","owned":true,"rejected":"","n":3,"host_state":{"robots":"ok","list":[1,"x"]},"nothing":null}`)}
+	rep := service.ControlReply{Explain: []byte(`{"url":"http://a.test/","owned":true,"rejected":"","n":3,"host_state":{"robots":"ok","list":[1,"x"]},"nothing":null}`)}
 	var out bytes.Buffer
 	if err := printExplain(&out, rep, false); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestPrintExplain(t *testing.T) {
 	if got := out.String(); got != want {
 		t.Errorf("text:\n%s\nwant:\n%s", got, want)
 	}
-	if err := printExplain(&out, frontier.ControlReply{Explain: []byte("{")}, false); err == nil {
+	if err := printExplain(&out, service.ControlReply{Explain: []byte("{")}, false); err == nil {
 		t.Error("truncated JSON printed without error")
 	}
 }
@@ -65,10 +65,10 @@ func FuzzPrintExplain(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		err := printExplain(&out, frontier.ControlReply{Explain: data}, false)
+		err := printExplain(&out, service.ControlReply{Explain: data}, false)
 		if err != nil && json.Valid(data) {
 			t.Fatalf("valid JSON %q: %v", data, err)
 		}
-		_ = printExplain(&out, frontier.ControlReply{Explain: data}, true)
+		_ = printExplain(&out, service.ControlReply{Explain: data}, true)
 	})
 }

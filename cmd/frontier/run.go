@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"os"
 	"os/signal"
@@ -91,7 +92,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		_ = nc.FlushTimeout(2 * time.Second)
 		nc.Close()
 	}()
-	if err := frontier.Run(ctx, cfg, nc, log); err != nil {
+	if err := service.Run(ctx, cfg, nc, log); err != nil {
 		log.Error("frontier failed", "err", err)
 		return cli.ExitFailure
 	}

@@ -1,4 +1,4 @@
-package frontier
+package service
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package frontier
+package service
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type ControlReply struct {
 
 // subscribe starts the three responders. On error it returns those it
 // started so the caller can unsubscribe them.
-func (s *Service) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
+func (s *Server) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
 	var subs []*nats.Subscription
 	work, err := s.nc.ChanQueueSubscribe(s.subj.Work(), s.subj.WorkQueue(), s.work)
 	if err != nil {
@@ -67,7 +67,7 @@ func (s *Service) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
 // request already waiting (it never waits for more) and serves them
 // together: State.Lease is one bbolt transaction with fsync, and one per
 // request made the lease path, under load, the frontier's largest cost.
-func (s *Service) workLoop(ctx context.Context, fatal func(error)) {
+func (s *Server) workLoop(ctx context.Context, fatal func(error)) {
 	batch := make([]*nats.Msg, 0, maxWorkBatch)
 	for {
 		select {
@@ -97,7 +97,7 @@ const maxWorkBatch = 256
 // at max_leases_per_reply) as the total allows, and replies to each. A
 // request that does not decode gets an empty reply and is counted; a
 // failing Lease is fatal (the State's memory may differ from its file).
-func (s *Service) serveWork(batch []*nats.Msg, fatal func(error)) {
+func (s *Server) serveWork(batch []*nats.Msg, fatal func(error)) {
 	want := make([]int, len(batch))
 	total := 0
 	for i, m := range batch {
@@ -155,7 +155,7 @@ func (s *Service) serveWork(batch []*nats.Msg, fatal func(error)) {
 // answered empty since the last wake and a host is leasable now: work
 // that arrives (an Apply) or comes due (politeness) reaches crawlers
 // backing off between polls within one flush tick, not one backoff later.
-func (s *Service) wakeIfReady() {
+func (s *Server) wakeIfReady() {
 	if !s.hungry.Load() {
 		return
 	}
@@ -169,7 +169,7 @@ func (s *Service) wakeIfReady() {
 }
 
 // onStatus answers with Status as JSON; every shard answers.
-func (s *Service) onStatus(m *nats.Msg) {
+func (s *Server) onStatus(m *nats.Msg) {
 	if m.Reply == "" {
 		return
 	}
@@ -183,7 +183,7 @@ func (s *Service) onStatus(m *nats.Msg) {
 }
 
 // onControl answers an operator's ControlRequest.
-func (s *Service) onControl(m *nats.Msg) {
+func (s *Server) onControl(m *nats.Msg) {
 	if m.Reply == "" {
 		return
 	}
@@ -195,7 +195,7 @@ func (s *Service) onControl(m *nats.Msg) {
 	_ = m.Respond(b)
 }
 
-func (s *Service) control(data []byte) ControlReply {
+func (s *Server) control(data []byte) ControlReply {
 	rep := ControlReply{Version: ControlVersion, Shard: s.shard}
 	var req ControlRequest
 	if err := json.Unmarshal(data, &req); err != nil {

@@ -1,9 +1,10 @@
-package frontier
+package service
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier"
 	"log/slog"
 	"net"
 	"strings"
@@ -18,7 +19,7 @@ import (
 )
 
 // Run is a frontier process: it opens the State for cfg (the shard's bbolt
-// file), runs a Service over nc until ctx is done or a fatal error, and
+// file), runs a Server over nc until ctx is done or a fatal error, and
 // closes the State (checkpointing if due). The caller owns nc. When
 // frontier.metrics_addr is set, Prometheus metrics and the status page are
 // served there for as long as Run runs.
@@ -26,7 +27,7 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := Open(Options{Config: cfg, Logger: log})
+	st, err := frontier.Open(frontier.Options{Config: cfg, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 	}()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	svc, err := NewService(nc, st, ServiceOptions{Config: cfg, Logger: log, Registry: reg})
+	svc, err := New(nc, st, Options{Config: cfg, Logger: log, Registry: reg})
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 // status page on addr until ctx is done; "" disables it. The listener is
 // bound before it returns, so a taken port fails Run at once; wait
 // returns the server's error once ctx is done.
-func ServeMetrics(ctx context.Context, addr string, svc *Service, reg *prometheus.Registry, log *slog.Logger) (wait func() error, err error) {
+func ServeMetrics(ctx context.Context, addr string, svc *Server, reg *prometheus.Registry, log *slog.Logger) (wait func() error, err error) {
 	if strings.TrimSpace(addr) == "" {
 		return func() error { return nil }, nil
 	}

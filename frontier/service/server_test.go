@@ -1,10 +1,11 @@
-package frontier
+package service
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier"
 	"strings"
 	"testing"
 	"time"
@@ -42,15 +43,15 @@ func svcConfig(t testing.TB, e *bus.Embedded) config.Config {
 	return cfg
 }
 
-// svcHarness is a running Service plus a fake crawler's view of NATS.
+// svcHarness is a running Server plus a fake crawler's view of NATS.
 type svcHarness struct {
 	t      testing.TB
 	cfg    config.Config
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	subj   msg.Subjects
-	st     *State
-	svc    *Service
+	st     *frontier.State
+	svc    *Server
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Run has returned runErr
 	runErr error
@@ -58,23 +59,23 @@ type svcHarness struct {
 
 func startService(t testing.TB, e *bus.Embedded, cfg config.Config) *svcHarness {
 	t.Helper()
-	return startServiceWith(t, cfg, bustest.Connect(t, e), nil, ServiceOptions{AckWait: 2 * time.Second})
+	return startServiceWith(t, cfg, bustest.Connect(t, e), nil, Options{AckWait: 2 * time.Second})
 }
 
-// startServiceWith starts a Service with opts (its Config set to cfg) on
+// startServiceWith starts a Server with opts (its Config set to cfg) on
 // svcNC, or on nc, the harness's own connection, when svcNC is nil.
-func startServiceWith(t testing.TB, cfg config.Config, nc, svcNC *nats.Conn, opts ServiceOptions) *svcHarness {
+func startServiceWith(t testing.TB, cfg config.Config, nc, svcNC *nats.Conn, opts Options) *svcHarness {
 	t.Helper()
 	h := publisher(t, cfg, nc)
 	if svcNC == nil {
 		svcNC = nc
 	}
-	st, err := Open(Options{Config: cfg})
+	st, err := frontier.Open(frontier.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Config = cfg
-	svc, err := NewService(svcNC, st, opts)
+	svc, err := New(svcNC, st, opts)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -300,7 +301,7 @@ func TestServiceEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatalf("explain %s: %v", tt.url, err)
 		}
-		var ex Explanation
+		var ex frontier.Explanation
 		if err := json.Unmarshal(rep.Explain, &ex); err != nil {
 			t.Fatal(err)
 		}
@@ -499,9 +500,9 @@ func TestControlErrors(t *testing.T) {
 }
 
 // openState opens a State for cfg, closed by t.Cleanup.
-func openState(t testing.TB, cfg config.Config) *State {
+func openState(t testing.TB, cfg config.Config) *frontier.State {
 	t.Helper()
-	st, err := Open(Options{Config: cfg})
+	st, err := frontier.Open(frontier.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,21 +525,21 @@ func TestNewServiceRejects(t *testing.T) {
 	cfg := svcConfig(t, e)
 	nc := bustest.Connect(t, e)
 	st := openState(t, cfg)
-	if _, err := NewService(nil, st, ServiceOptions{Config: cfg}); err == nil {
+	if _, err := New(nil, st, Options{Config: cfg}); err == nil {
 		t.Error("nil connection accepted")
 	}
 	bad := cfg
 	bad.Frontier.Shard = 2
-	if _, err := NewService(nc, st, ServiceOptions{Config: bad}); !errors.Is(err, ErrServiceConfig) {
+	if _, err := New(nc, st, Options{Config: bad}); !errors.Is(err, ErrConfig) {
 		t.Errorf("shard 2 of 1: %v", err)
 	}
 	// The configuration is validated, not quietly given defaults again.
 	bad = cfg
 	bad.Frontier.CommitInterval = 0
-	if _, err := NewService(nc, st, ServiceOptions{Config: bad}); !errors.Is(err, ErrServiceConfig) || !strings.Contains(err.Error(), "frontier.commit_interval") {
-		t.Errorf("commit_interval 0: %v, want an ErrServiceConfig naming frontier.commit_interval", err)
+	if _, err := New(nc, st, Options{Config: bad}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "frontier.commit_interval") {
+		t.Errorf("commit_interval 0: %v, want an ErrConfig naming frontier.commit_interval", err)
 	}
-	svc, err := NewService(nc, st, ServiceOptions{Config: cfg})
+	svc, err := New(nc, st, Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +557,7 @@ func TestStatusPendingBeforeRun(t *testing.T) {
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	nc := bustest.Connect(t, e)
-	svc, err := NewService(nc, openState(t, cfg), ServiceOptions{Config: cfg})
+	svc, err := New(nc, openState(t, cfg), Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,7 +622,7 @@ func TestWakeAfterEmptyReply(t *testing.T) {
 }
 
 func TestExpiryCutoff(t *testing.T) {
-	var s Service
+	var s Server
 	mark := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	s.watermark.Store(mark.UnixNano())
 	if got := s.expiryCutoff(); time.Since(got) > time.Minute {
@@ -655,7 +656,7 @@ func TestServiceRidesOutMissedHeartbeats(t *testing.T) {
 	}
 	t.Cleanup(svcNC.Close)
 	h := startServiceWith(t, cfg, bustest.Connect(t, e), svcNC,
-		ServiceOptions{AckWait: 2 * time.Second, PullExpiry: time.Second}) // heartbeats every 0.5 s
+		Options{AckWait: 2 * time.Second, PullExpiry: time.Second}) // heartbeats every 0.5 s
 
 	h.links("", 0, "http://a.test/1") // seeds
 	if st := h.settle(); st.Admitted != 1 {

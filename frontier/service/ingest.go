@@ -1,9 +1,10 @@
-package frontier
+package service
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +33,7 @@ const batchIdleGap = 2 * time.Millisecond
 // messages or BatchBytes bytes, waiting at most commit_interval after the
 // first one (or until the stream is quiet for batchIdleGap), and commits each batch. It returns nil once ctx is done and the buffered messages are
 // applied, or the first fatal error.
-func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
+func (s *Server) ingest(ctx context.Context, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(2*s.opts.FetchBatch), jetstream.PullExpiry(s.opts.PullExpiry))
 	if err != nil {
 		return fmt.Errorf("frontier: consume %s: %w", s.durable, err)
@@ -100,13 +101,13 @@ func (s *Service) ingest(ctx context.Context, cons jetstream.Consumer) error {
 // missedHeartbeats notes that the consumer heard nothing from the server
 // for two idle heartbeats. The iterator has already issued a new pull
 // request: this is a wait, not a failure, and ingest goes on.
-func (s *Service) missedHeartbeats() {
+func (s *Server) missedHeartbeats() {
 	s.m.missedHeartbeats.Inc()
 	s.log.Warn("no heartbeat from the stream for two intervals (leader election, stalled route?); pulling again",
 		"consumer", s.durable, "interval", s.opts.PullExpiry/2)
 }
 
-func (s *Service) iterError(err error) error {
+func (s *Server) iterError(err error) error {
 	if errors.Is(err, jetstream.ErrMsgIteratorClosed) && !errors.Is(err, jetstream.ErrConnectionClosed) {
 		return nil
 	}
@@ -115,7 +116,7 @@ func (s *Service) iterError(err error) error {
 
 // commit decodes, dead-letters, prepares and applies one batch, then acks
 // every message of it. Only a failed Apply is an error.
-func (s *Service) commit(ctx context.Context, batch []jetstream.Msg) error {
+func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	noAck := make([]bool, len(batch)) // dead-lettering failed: leave it for redelivery
 	var batches []*msg.LinkBatch
 	var outcomes []*msg.Outcome
@@ -163,7 +164,7 @@ func (s *Service) commit(ctx context.Context, batch []jetstream.Msg) error {
 }
 
 // decode checks a message's type against its subject and decodes it.
-func (s *Service) decode(m jetstream.Msg) (*msg.LinkBatch, *msg.Outcome, error) {
+func (s *Server) decode(m jetstream.Msg) (*msg.LinkBatch, *msg.Outcome, error) {
 	data := m.Data()
 	t, err := msg.PeekType(data)
 	if err != nil {
@@ -194,7 +195,7 @@ func (s *Service) decode(m jetstream.Msg) (*msg.LinkBatch, *msg.Outcome, error) 
 // which keeps them until an operator removes them) and counts it. It
 // waits for the stream's ack, so the original is acked only once its copy
 // is stored.
-func (s *Service) deadLetter(ctx context.Context, m jetstream.Msg, cause error) error {
+func (s *Server) deadLetter(ctx context.Context, m jetstream.Msg, cause error) error {
 	s.decodeErrors.Add(1)
 	dm := nats.NewMsg(s.subj.Dead(s.shard))
 	dm.Data = m.Data()
@@ -228,8 +229,8 @@ func headerValue(s string) string {
 
 // prepare runs State.Prepare over batches on up to Workers goroutines;
 // the result is in the order of batches.
-func (s *Service) prepare(batches []*msg.LinkBatch) []Prepared {
-	out := make([]Prepared, len(batches))
+func (s *Server) prepare(batches []*msg.LinkBatch) []frontier.Prepared {
+	out := make([]frontier.Prepared, len(batches))
 	workers := min(s.opts.Workers, len(batches))
 	if workers <= 1 {
 		for i, lb := range batches {

@@ -1,9 +1,10 @@
-package frontier
+package service
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier"
 	"log/slog"
 	"runtime"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 	"github.com/trawlhq/trawl/internal/msg"
 )
 
-// Service defaults; ServiceOptions documents each.
+// Server defaults; Options documents each.
 const (
 	DefaultFetchBatch     = 1000
 	DefaultBatchBytes     = 2 << 20
@@ -32,9 +33,9 @@ const (
 	defaultRequestTimeout = 10 * time.Second // client requests whose ctx has no deadline
 )
 
-// ServiceOptions configures a Service. A zero field takes the default it
+// Options configures a Server. A zero field takes the default it
 // names.
-type ServiceOptions struct {
+type Options struct {
 	// Config supplies nats.stream, nats.prefix, nats.replicas and the
 	// frontier keys shard, commit_interval, checkpoint_interval and
 	// max_leases_per_reply. It must be the configuration the State was
@@ -77,7 +78,7 @@ type ServiceOptions struct {
 	PullExpiry time.Duration
 }
 
-func (o *ServiceOptions) withDefaults() {
+func (o *Options) withDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -107,15 +108,15 @@ func (o *ServiceOptions) withDefaults() {
 	}
 }
 
-// Service puts a State on NATS: it consumes the shard's link batches and
+// Server puts a State on NATS: it consumes the shard's link batches and
 // outcomes from JetStream, grants leases on the work subject, and answers
 // status and control (explain) requests. See the package documentation,
 // section "The service".
-type Service struct {
+type Server struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
-	st   *State
-	opts ServiceOptions
+	st   *frontier.State
+	opts Options
 	log  *slog.Logger
 	subj msg.Subjects
 	m    *serviceMetrics
@@ -146,28 +147,28 @@ type Service struct {
 	}
 }
 
-// NewService checks opts and prepares a Service over st; it does no I/O.
-// opts.Config must pass config.Config.Validate (NewService runs it and
-// returns its field errors wrapped in ErrServiceConfig): the service
+// New checks opts and prepares a Server over st; it does no I/O.
+// opts.Config must pass config.Config.Validate (New runs it and
+// returns its field errors wrapped in ErrConfig): the service
 // applies no defaults of its own to the configuration. The caller keeps
 // ownership of nc and st: Run neither closes the connection nor the State.
-func NewService(nc *nats.Conn, st *State, opts ServiceOptions) (*Service, error) {
+func New(nc *nats.Conn, st *frontier.State, opts Options) (*Server, error) {
 	if nc == nil || st == nil {
-		return nil, errors.New("frontier: NewService needs a NATS connection and a State")
+		return nil, errors.New("frontier: New needs a NATS connection and a State")
 	}
 	opts.withDefaults()
 	if err := opts.Config.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrServiceConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	f := opts.Config.Frontier
 	if opts.PullExpiry < time.Second {
-		return nil, fmt.Errorf("frontier: PullExpiry %v is under 1s: %w", opts.PullExpiry, ErrServiceConfig)
+		return nil, fmt.Errorf("frontier: PullExpiry %v is under 1s: %w", opts.PullExpiry, ErrConfig)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: jetstream: %w", err)
 	}
-	s := &Service{
+	s := &Server{
 		work:            make(chan *nats.Msg, 4096),
 		nc:              nc,
 		js:              js,
@@ -201,9 +202,9 @@ func ConsumerName(shard int) string { return "frontier-" + strconv.Itoa(shard) }
 // memory may now differ from its file; the caller must close the State and
 // the process should exit (unacked messages are redelivered to the next
 // run). Run may be called once.
-func (s *Service) Run(ctx context.Context) error {
+func (s *Server) Run(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
-		return errors.New("frontier: Service.Run called twice")
+		return errors.New("frontier: Server.Run called twice")
 	}
 	cons, err := s.setup(ctx)
 	if err != nil {
@@ -254,7 +255,7 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 // setup declares the stream and creates or updates the shard's consumer.
-func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
+func (s *Server) setup(ctx context.Context) (jetstream.Consumer, error) {
 	str, err := bus.EnsureStream(ctx, s.js, s.opts.Config.NATS)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: %w", err)
@@ -308,7 +309,7 @@ func (s *Service) setup(ctx context.Context) (jetstream.Consumer, error) {
 // finished lease). Under another retention a new consumer would deliver
 // the whole stream again, so the consumer is kept and the messages come
 // back after AckWait.
-func (s *Service) takeOver(ctx context.Context, str jetstream.Stream, info *jetstream.ConsumerInfo) error {
+func (s *Server) takeOver(ctx context.Context, str jetstream.Stream, info *jetstream.ConsumerInfo) error {
 	if info == nil {
 		return nil
 	}
@@ -333,7 +334,7 @@ const MetadataCrawlID = "trawl_crawl_id"
 
 // priorConsumer returns the shard's consumer as a previous run left it,
 // or nil when there is none (nor a stream).
-func (s *Service) priorConsumer(ctx context.Context) (*jetstream.ConsumerInfo, error) {
+func (s *Server) priorConsumer(ctx context.Context) (*jetstream.ConsumerInfo, error) {
 	cons, err := s.js.Consumer(ctx, s.stream, s.durable)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, nil
@@ -348,7 +349,7 @@ func (s *Service) priorConsumer(ctx context.Context) (*jetstream.ConsumerInfo, e
 // the one the shard's consumer served (see Run): an error wrapping
 // ErrStateMissing when it is not. Run checks the same before serving;
 // the one-command crawl calls it before it publishes its seeds.
-func (s *Service) CheckState(ctx context.Context) error {
+func (s *Server) CheckState(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, bus.DefaultConnectTimeout)
@@ -367,7 +368,7 @@ func (s *Service) CheckState(ctx context.Context) error {
 // acknowledged served some state, which cannot be this one if it has
 // received nothing. Either way the state file that held the shard's
 // crawl is gone, and serving would start the shard over.
-func (s *Service) checkCrawl(prior *jetstream.ConsumerInfo) error {
+func (s *Server) checkCrawl(prior *jetstream.ConsumerInfo) error {
 	if prior == nil {
 		return nil
 	}
@@ -380,7 +381,7 @@ func (s *Service) checkCrawl(prior *jetstream.ConsumerInfo) error {
 		}
 		return nil
 	}
-	if prior.AckFloor.Stream > 0 && s.st.empty() {
+	if prior.AckFloor.Stream > 0 && s.st.Empty() {
 		return fmt.Errorf("%w: consumer %s on stream %s has had messages up to stream sequence %d applied, but state file %s has received none (new or emptied); %s",
 			ErrStateMissing, s.durable, s.stream, prior.AckFloor.Stream, path, remedy)
 	}
@@ -389,7 +390,7 @@ func (s *Service) checkCrawl(prior *jetstream.ConsumerInfo) error {
 
 // tick runs the lease-commit, lease-expiry and checkpoint timers until ctx
 // is done.
-func (s *Service) tick(ctx context.Context, fatal func(error)) {
+func (s *Server) tick(ctx context.Context, fatal func(error)) {
 	expire := time.NewTicker(s.opts.ExpireInterval)
 	defer expire.Stop()
 	ckpt := time.NewTicker(s.checkpointEvery)
@@ -435,7 +436,7 @@ func (s *Service) tick(ctx context.Context, fatal func(error)) {
 // with its deadline before it got no outcome in time. Without this, a
 // frontier behind on its stream expired leases whose outcomes were waiting
 // in it and fetched their URLs again.
-func (s *Service) expiryCutoff() time.Time {
+func (s *Server) expiryCutoff() time.Time {
 	if s.busy.Load() || s.behind.Load() {
 		return time.Unix(0, s.watermark.Load())
 	}
@@ -445,7 +446,7 @@ func (s *Service) expiryCutoff() time.Time {
 // checkpointIfDue is the periodic checkpoint: it compacts the inbox every
 // interval and writes the filter only when State.CheckpointIfDue says the
 // journal is worth truncating.
-func (s *Service) checkpointIfDue() error {
+func (s *Server) checkpointIfDue() error {
 	start := time.Now()
 	cs, did, err := s.st.CheckpointIfDue()
 	if err != nil {
@@ -465,7 +466,7 @@ func (s *Service) checkpointIfDue() error {
 // this service dead-lettered since it started. Safe for concurrent use;
 // the backlog is read before the State so that a zero Pending implies
 // every message published before the call is reflected in the counts.
-func (s *Service) Status() msg.Status {
+func (s *Server) Status() msg.Status {
 	pending := s.pending()
 	st := s.st.Status()
 	st.Shard, st.Shards = s.shard, s.shards
@@ -485,7 +486,7 @@ func (s *Service) Status() msg.Status {
 // already includes every message whose publish was acked. For a stream
 // declared otherwise it falls back to the consumer's pending plus unacked
 // counts. When NATS does not answer it returns the last value read.
-func (s *Service) pending() int64 {
+func (s *Server) pending() int64 {
 	s.mu.Lock()
 	str, cons := s.mu.str, s.mu.cons
 	s.mu.Unlock()

@@ -1,4 +1,4 @@
-package frontier
+package service
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/trawlhq/trawl/frontier"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -88,11 +89,11 @@ func TestKill9Child(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	st, err := Open(Options{Config: cfg})
+	st, err := frontier.Open(frontier.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := NewService(nc, st, ServiceOptions{Config: cfg, AckWait: killAckWait})
+	svc, err := New(nc, st, Options{Config: cfg, AckWait: killAckWait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestKill9(t *testing.T) {
 	}
 
 	t.Logf("drained and stopped: %v", time.Since(start))
-	st, err := Open(Options{Config: cfg})
+	st, err := frontier.Open(frontier.Options{Config: cfg})
 	if err != nil {
 		t.Fatalf("reopen after %d kills: %v", rounds, err)
 	}
@@ -333,7 +334,7 @@ func (l *killLoad) crawl(ctx context.Context) {
 }
 
 // check verifies the invariant for every acked URL.
-func (l *killLoad) check(st *State, rounds int) {
+func (l *killLoad) check(st *frontier.State, rounds int) {
 	t := l.t
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,4 +1,4 @@
-package frontier
+package service
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 func TestRestartTakesUnackedAtOnce(t *testing.T) {
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
-	opts := ServiceOptions{AckWait: time.Hour}
+	opts := Options{AckWait: time.Hour}
 	nc := bustest.Connect(t, e)
 	h := startServiceWith(t, cfg, nc, nil, opts)
 	if err := h.stop(); err != nil {
@@ -74,44 +74,5 @@ func TestRestartTakesUnackedAtOnce(t *testing.T) {
 	}
 	if st := h2.settle(); st.Admitted != 1 || st.LinksReceived != 1 {
 		t.Errorf("after the restart admitted %d of %d links, want 1 of 1", st.Admitted, st.LinksReceived)
-	}
-}
-
-// TestApplyTwiceIsIdempotent is the claim takeOver rests on: applying
-// every message of a batch a second time (a redelivery after a restart,
-// the file reopened in between) changes nothing but the duplicate and
-// stale counts.
-func TestApplyTwiceIsIdempotent(t *testing.T) {
-	h := newHarness(t, nil)
-	h.seed("http://a.test/1", "http://a.test/2")
-	robots := h.lease(10)
-	if len(robots) != 1 || !robots[0].Robots {
-		t.Fatalf("leases %+v, want one robots lease", robots)
-	}
-	h.apply(nil, outcome(robots[0], 404))
-	h.clock.Advance(time.Minute) // politeness
-	page := h.lease(10)
-	if len(page) != 1 {
-		t.Fatalf("leases %+v, want one page lease", page)
-	}
-	batch := []*msg.LinkBatch{links("http://a.test/1", 1, "http://a.test/3", "http://a.test/4")}
-	done := outcome(page[0], 200)
-	first := h.apply(batch, done)
-	if err := h.s.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	before := h.s.Status()
-	h.reopen()
-	again := h.apply(batch, done)
-	if err := h.s.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	after := h.s.Status()
-	if first.Admitted != 2 || again.Admitted != 0 || again.Duplicates != 2 || again.Outcomes != 0 || again.Stale != 1 {
-		t.Errorf("first apply %+v, second %+v: want 2 admitted, then 2 duplicates and 1 stale outcome", first, again)
-	}
-	if after.Admitted != before.Admitted || after.Queued != before.Queued || after.Done != before.Done || after.Leased != before.Leased {
-		t.Errorf("after the repeat admitted/queued/done/leased %d/%d/%d/%d, before %d/%d/%d/%d",
-			after.Admitted, after.Queued, after.Done, after.Leased, before.Admitted, before.Queued, before.Done, before.Leased)
 	}
 }

@@ -1,26 +1,24 @@
-package frontier
+package service
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
-	bolt "go.etcd.io/bbolt"
 
-	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
 // Service benchmarks: the whole path through a real embedded nats-server.
 // b.N link batches of benchLinksPerMsg links (about 70-byte URLs over
 // 10,000 hosts, linkGen) are published to the shard's links subject first;
-// then the clock runs from Service.Run until the State has received every
+// then the clock runs from Server.Run until the State has received every
 // link: JetStream delivery, decode, Prepare on the worker pool, Apply
 // (filter, audit, queue, journal in one transaction per batch of up to
 // 1,000 messages), and the acks. Each run then puts the same number of
@@ -45,21 +43,21 @@ func benchService(b *testing.B, dup float64) {
 	cfg := config.Default()
 	cfg.DataDir = b.TempDir()
 	cfg.NATS.URL = e.ClientURL()
-	cfg.Frontier.Filter.Capacity = benchCapacity()
+	cfg.Frontier.Filter.Capacity = benchdata.FilterCapacity()
 	cfg.Frontier.CheckpointInterval = time.Hour // the timed part has no checkpoint
 	cfg.Frontier.MetricsAddr = ""
 	cfg.Scope.SeedHostsOnly = false
 	cfg.Scope.MaxRepeatedSegments = 0
-	st, err := Open(Options{Config: cfg})
+	st, err := frontier.Open(frontier.Options{Config: cfg})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
 
-	g := &linkGen{}
+	g := &benchdata.LinkGen{}
 	if dup > 0 { // earlier keys for the duplicates to hit: 100,000 URLs
-		for _, lb := range g.batches(100, 1000, 0) {
-			if _, err := st.Apply([]Prepared{st.Prepare(lb)}, nil); err != nil {
+		for _, lb := range g.Batches(100, 1000, 0) {
+			if _, err := st.Apply([]frontier.Prepared{st.Prepare(lb)}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -70,7 +68,7 @@ func benchService(b *testing.B, dup float64) {
 		b.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	svc, err := NewService(nc, st, ServiceOptions{Config: cfg, Registry: reg})
+	svc, err := New(nc, st, Options{Config: cfg, Registry: reg})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +78,7 @@ func benchService(b *testing.B, dup float64) {
 		b.Fatal(err)
 	}
 	var bytes int64
-	for _, lb := range g.batches(b.N, benchLinksPerMsg, dup) {
+	for _, lb := range g.Batches(b.N, benchLinksPerMsg, dup) {
 		data, err := lb.MarshalBinary()
 		if err != nil {
 			b.Fatal(err)
@@ -135,13 +133,6 @@ func benchService(b *testing.B, dup float64) {
 	// nats-server serving it): a figure that a loaded machine disturbs
 	// less than wall time.
 	b.ReportMetric(float64(b.N*benchLinksPerMsg)/cpu.Seconds(), "links/cpu-s")
-	if admitted == 0 || commits == 0 {
-		return
-	}
-	perTx := int((admitted + commits - 1) / commits)
-	raw := rawBoltEnqueue(b, g, int(admitted), perTx)
-	b.ReportMetric(float64(admitted)/raw.Seconds(), "raw-bolt-new/s")
-	b.ReportMetric(raw.Seconds()/elapsed.Seconds(), "enqueue/raw")
 }
 
 // cpuTime is the user+system CPU time this process has used.
@@ -166,48 +157,4 @@ func commitCount(b *testing.B, reg *prometheus.Registry) uint64 {
 	}
 	b.Fatal("no commit histogram")
 	return 0
-}
-
-// rawBoltEnqueue puts n new queue records (key host+0+seq, URL record v1,
-// URLs from g) into a fresh bbolt file opened with the state file's
-// options, perTx per transaction, and returns the time it took.
-func rawBoltEnqueue(b *testing.B, g *linkGen, n, perTx int) time.Duration {
-	o := *dedup.BoltOptions()
-	o.InitialMmapSize = 1 << 30
-	o.NoFreelistSync = true
-	db, err := bolt.Open(filepath.Join(b.TempDir(), "raw.db"), 0o600, &o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketQueue); return err }); err != nil {
-		b.Fatal(err)
-	}
-	type rec struct {
-		key, val []byte
-	}
-	recs := make([]rec, n)
-	now := time.Now()
-	for i := range recs {
-		id := g.next + i
-		u := g.url(id)
-		r := urlRecord{URL: u, Depth: 1, EnqueuedAt: now}
-		recs[i] = rec{queueKey(fmt.Sprintf("www.host%d.example.com", id%10_000), uint64(id)), r.encode()}
-	}
-	start := time.Now()
-	for lo := 0; lo < n; lo += perTx {
-		err := db.Update(func(tx *bolt.Tx) error {
-			q := tx.Bucket(bucketQueue)
-			for _, r := range recs[lo:min(lo+perTx, n)] {
-				if err := q.Put(r.key, r.val); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	return time.Since(start)
 }

@@ -1,13 +1,13 @@
-package frontier
+package service
 
 import "errors"
 
 // Sentinel errors of the service (the State's live in errors.go).
 var (
-	// ErrServiceConfig reports ServiceOptions that cannot work: a
+	// ErrConfig reports Options that cannot work: a
 	// configuration that does not pass config.Config.Validate, a
 	// PullExpiry under 1 s.
-	ErrServiceConfig = errors.New("frontier: bad service configuration")
+	ErrConfig = errors.New("frontier: bad service configuration")
 	// ErrNoFrontier reports a control request that no frontier answered.
 	ErrNoFrontier = errors.New("frontier: no frontier answered")
 	// ErrStateMissing reports a state file that is not the one the shard's

@@ -1,9 +1,10 @@
-package frontier
+package service
 
 import (
 	"context"
 	"errors"
 	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func TestServiceRefusesMissingState(t *testing.T) {
 			tt.lose(t, h, path)
 
 			st := openState(t, cfg)
-			svc, err := NewService(h.nc, st, ServiceOptions{Config: cfg})
+			svc, err := New(h.nc, st, Options{Config: cfg})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestServiceKeepsItsCrawlID(t *testing.T) {
 	h.links("", 0, "http://a.test/1")
 	h.settle()
 	id := h.st.CrawlID()
-	if !validCrawlID(id) {
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(id) {
 		t.Fatalf("crawl ID %q", id)
 	}
 	if err := h.stop(); err != nil {

@@ -1,7 +1,8 @@
-package frontier
+package service
 
 import (
 	"encoding/json"
+	"github.com/trawlhq/trawl/frontier"
 	"path/filepath"
 	"testing"
 
@@ -24,12 +25,12 @@ func FuzzControlRequest(f *testing.F) {
 	}
 	cfg := config.Default()
 	cfg.Frontier.Filter.Capacity = 10_000
-	st, err := Open(Options{Config: cfg, Path: filepath.Join(f.TempDir(), "fuzz.db")})
+	st, err := frontier.Open(frontier.Options{Config: cfg, Path: filepath.Join(f.TempDir(), "fuzz.db")})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { st.Close() })
-	s := &Service{st: st}
+	s := &Server{st: st}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rep := s.control(data)
 		if rep.Version != ControlVersion || (rep.Error == "") == (len(rep.Explain) == 0) {
