@@ -29,9 +29,9 @@ type DemoOptions struct {
 	Terminal bool
 }
 
-// DemoConfig is the configuration `crawler demo` starts from: a small
-// filter (so the demo needs little memory; --capacity shows an overfilled
-// one), no politeness delay beyond 20 ms, 32 workers, and the local status
+// DemoConfig is the configuration `crawler demo` starts from: the default
+// scalable filter measured against a capacity of 1e6 (--capacity with a
+// fixed filter shows an overfilled one), no politeness delay beyond 20 ms, 32 workers, and the local status
 // page off.
 func DemoConfig() config.Config {
 	cfg := config.Default()

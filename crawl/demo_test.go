@@ -39,6 +39,7 @@ func TestDemoOverfilledFilter(t *testing.T) {
 	web := DemoWeb()
 	web.Hosts, web.PagesPerHost = 4, 60
 	cfg := DemoConfig()
+	cfg.Frontier.Filter.Mode = "fixed"
 	cfg.Frontier.Filter.Capacity = 40
 	cfg.Audit.Fraction = 1
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

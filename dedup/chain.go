@@ -122,6 +122,14 @@ func (c ChainConfig) withDefaults() (ChainConfig, error) {
 	return c, nil
 }
 
+// Validate reports whether c describes a chain NewChain accepts (zero
+// fields take their defaults), with an error wrapping ErrInvalid that
+// names the field.
+func (c ChainConfig) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // subCapacity and subFP are sub-filter i's keys n0·s^i and rate p0·r^i.
 func (c ChainConfig) subCapacity(i int) uint64 {
 	return uint64(math.Ceil(float64(c.Initial) * math.Pow(c.Growth, float64(i))))

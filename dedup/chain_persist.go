@@ -368,6 +368,25 @@ func refuseMixed(tx *bolt.Tx, want Mode) error {
 	return nil
 }
 
+// StoredChain returns the plan of the scalable filter stored in tx (Initial,
+// FP, Growth, Tightening, Layout, ChunkBytes; Capacity and MaxBytes are not
+// stored): what a tool that inspects a file passes to LoadChain.
+// ErrNotFound when tx holds no chain.
+func StoredChain(tx *bolt.Tx) (ChainConfig, error) {
+	var b []byte
+	if mb := tx.Bucket([]byte(BucketMeta)); mb != nil {
+		b = mb.Get([]byte(MetaKeyChain))
+	}
+	if b == nil {
+		return ChainConfig{}, fmt.Errorf("%w: no chain meta record", ErrNotFound)
+	}
+	m, err := decodeChainMeta(b)
+	if err != nil {
+		return ChainConfig{}, err
+	}
+	return ChainConfig{Initial: m.initial, FP: m.fp, Growth: m.growth, Tightening: m.tightening, Layout: m.layout, ChunkBytes: int(m.chunkBytes)}, nil
+}
+
 // LoadChain rebuilds the scalable filter stored in tx, as Load does a fixed
 // one: it checks the chain meta record against want (ErrMismatch naming the
 // field), reads every sub-filter's chunks, and replays the journal through

@@ -74,7 +74,7 @@ func TestClusterChaos(t *testing.T) {
 	out := t.TempDir()
 	// A killed crawler's leases come back after 10 s; a restarted frontier
 	// is back well within it.
-	cfg := e2eConfig(web, 10_000_000, 1.0/64, 10*time.Second)
+	cfg := e2eConfig(web, 0, 1.0/64, 10*time.Second)
 	// A crawler killed after archiving a page but before JetStream acked
 	// its outcome fetches it again (at-least-once). It holds at most
 	// workers fetch slots and as many publish slots: with 4 workers a kill

@@ -77,10 +77,16 @@ const e2eDelay = 20 * time.Millisecond
 // back quickly); elsewhere the default (2 min) keeps a slow, loaded machine
 // from expiring a lease whose fetch is still on its way, which would fetch
 // a page twice.
+// capacity 0 keeps the default scalable filter; otherwise the filter is
+// fixed at capacity (the audit test overfills one on purpose).
 func e2eConfig(web *synthweb.Web, capacity uint64, fraction float64, leaseTimeout time.Duration) map[string]any {
+	filter := map[string]any{"mode": "scalable", "fp": 0.01}
+	if capacity > 0 {
+		filter = map[string]any{"mode": "fixed", "capacity": capacity, "fp": 0.01}
+	}
 	return map[string]any{
 		"frontier": map[string]any{
-			"filter":              map[string]any{"capacity": capacity, "fp": 0.01},
+			"filter":              filter,
 			"lease_timeout":       leaseTimeout.String(),
 			"checkpoint_interval": "2s",
 		},
@@ -104,7 +110,7 @@ func skipShort(t *testing.T) {
 func TestClusterCrawlsEveryPageOncePolitely(t *testing.T) {
 	skipShort(t)
 	web := e2eWeb(t)
-	c := startCluster(t, e2eConfig(web, 10_000_000, 1.0/64, 2*time.Minute))
+	c := startCluster(t, e2eConfig(web, 0, 1.0/64, 2*time.Minute))
 	c.Seed(web.Seeds())
 	start := time.Now()
 	st := c.WaitIdle(6*time.Minute, nil)
@@ -129,7 +135,7 @@ func TestClusterCrawlsEveryPageOncePolitely(t *testing.T) {
 func TestClusterSurvivesCrawlerKill(t *testing.T) {
 	skipShort(t)
 	web := e2eWeb(t)
-	c := startCluster(t, e2eConfig(web, 10_000_000, 1.0/64, 5*time.Second))
+	c := startCluster(t, e2eConfig(web, 0, 1.0/64, 5*time.Second))
 	c.Seed(web.Seeds())
 	killed := false
 	c.WaitIdle(6*time.Minute, func(s msg.Status) {

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"github.com/trawlhq/trawl/dedup"
 	"math"
 	"time"
 
@@ -55,6 +56,7 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 		return r, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
 	}
 	var schema schemaRecord
+	var chain dedup.ChainConfig
 	err = guard(func() error {
 		db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
 		if err != nil {
@@ -78,6 +80,11 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			r.CrawlID = string(meta.Get(keyCrawlID))
+			if schema.Sizing.Bits == 0 { // a scalable chain: open it with its own plan
+				if chain, err = dedup.StoredChain(tx); err != nil {
+					return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+				}
+			}
 			return nil
 		})
 	})
@@ -91,6 +98,11 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 	}
 	cfg.Frontier.Shard, cfg.Frontier.Shards, cfg.Audit.Fraction = r.Shard, r.Shards, r.Audit
 	cfg.Frontier.Filter.Capacity, cfg.Frontier.Filter.FP, cfg.Frontier.Filter.Layout = r.Capacity, r.FP, r.Layout
+	cfg.Frontier.Filter.Mode = "fixed"
+	if chain.Initial > 0 {
+		f := &cfg.Frontier.Filter
+		f.Mode, f.Initial, f.Growth, f.Tightening = "scalable", chain.Initial, chain.Growth, chain.Tightening
+	}
 	if math.IsNaN(r.FP) || r.Shards < 1 {
 		r.problem("schema record: shard %d of %d, fp %g", r.Shard, r.Shards, r.FP)
 		return r, nil

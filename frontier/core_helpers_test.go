@@ -34,6 +34,9 @@ func (c *clock) Advance(d time.Duration) {
 // minimum delay surprises.
 func testConfig() config.Config {
 	cfg := config.Default()
+	// The core's tests size one fixed filter (their overfill and mismatch
+	// cases need one); filter_test.go covers the scalable default.
+	cfg.Frontier.Filter.Mode = "fixed"
 	cfg.Frontier.Filter.Capacity = 100_000
 	cfg.Frontier.Filter.FP = 0.01
 	cfg.Frontier.MaxLeasesPerReply = 1000

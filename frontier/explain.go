@@ -3,6 +3,7 @@ package frontier
 import (
 	"bytes"
 	"fmt"
+	"github.com/trawlhq/trawl/dedup"
 	"sort"
 	"time"
 
@@ -22,10 +23,13 @@ type Explanation struct {
 	Owned     bool   `json:"owned"` // this shard owns the host
 	// Rejected names the stateless scope or trap rule that would drop the
 	// URL as a link today ("" when none; seeds skip some rules).
-	Rejected     string `json:"rejected,omitempty"`
-	FilterSeen   bool   `json:"filter_seen"`   // the Bloom filter says seen
-	AuditSampled bool   `json:"audit_sampled"` // in the audit's share of the key space
-	InTruth      bool   `json:"in_truth"`      // in the exact sample
+	Rejected   string `json:"rejected,omitempty"`
+	FilterSeen bool   `json:"filter_seen"` // the Bloom filter says seen
+	// FilterSubfilter is the sub-filter of a scalable filter that answered
+	// seen (0 the oldest); absent for a fixed filter or a key not seen.
+	FilterSubfilter *int `json:"filter_subfilter,omitempty"`
+	AuditSampled    bool `json:"audit_sampled"` // in the audit's share of the key space
+	InTruth         bool `json:"in_truth"`      // in the exact sample
 	// State is queued, leased, done or unknown.
 	State      string           `json:"state"`
 	DoneStatus int              `json:"done_status,omitempty"`
@@ -81,6 +85,10 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 		return e, ErrClosed
 	}
 	e.FilterSeen = s.filter.TestHash(hashKey(key))
+	if c, ok := s.filter.(*dedup.Chain); ok && e.FilterSeen {
+		w := c.Which(hashKey(key))
+		e.FilterSubfilter = &w
+	}
 	e.AuditSampled = s.scope.sampled(auditHash(key))
 	for _, l := range s.leases {
 		if !l.Robots && l.URL == key {

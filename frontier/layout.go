@@ -52,7 +52,10 @@ const SchemaVersion = 1
 //
 // Schema record: version, shard, shards, filter capacity, filter FP
 // (IEEE-754 bits as uvarint), filter layout, filter bits, k, audit
-// fraction (IEEE-754 bits): all fixed for the life of a crawl.
+// fraction (IEEE-754 bits): all fixed for the life of a crawl, except
+// through `frontier filter rebuild`. Bits and k are 0 for a scalable
+// filter (dedup.Chain, whose plan is in dedup's chain meta record); the
+// capacity is then the count status measures progress against.
 //
 // URL record: version, URL, depth, attempts, enqueued at; version 2 adds
 // hops (the redirects in a row that led to the URL, msg.Link.Hops).

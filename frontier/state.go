@@ -42,20 +42,27 @@ type Options struct {
 // politeness and robots state and leases, all in one bbolt file, plus the
 // in-memory indexes rebuilt from it on Open. It is safe for concurrent use.
 type State struct {
-	cfg    config.Config
-	path   string
-	log    *slog.Logger
-	now    func() time.Time
-	scope  *scope
-	agent  string // robots.txt product token
+	cfg   config.Config
+	path  string
+	log   *slog.Logger
+	now   func() time.Time
+	scope *scope
+	agent string // robots.txt product token
+	// The filter's kind and plan: mode is the configured one until load
+	// reads the file's (an existing file keeps the kind it was written
+	// with); sizing plans a fixed filter, chain a scalable one.
+	mode   dedup.Mode
 	sizing dedup.Sizing
+	chain  dedup.ChainConfig
 
 	maxInflight int
 	crawlID     string // see CrawlID; fixed once Open returns
 	readOnly    bool
 
 	db     *bolt.DB
-	filter *dedup.Filter
+	filter seenFilter
+	// growthStopLogged: the chain's stopped growth has been logged once.
+	growthStopLogged bool
 
 	mu struct {
 		sync.Mutex
@@ -114,13 +121,25 @@ func Open(opts Options) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("frontier: filter sizing: %w", err)
 	}
+	mode := dedup.ModeFixed
+	if fc.Filter.Mode != "" {
+		if mode, err = dedup.ParseMode(fc.Filter.Mode); err != nil {
+			return nil, fmt.Errorf("%w: frontier.filter.mode: %w", ErrInvalid, err)
+		}
+	}
+	chain := fc.Filter.Chain(layout)
+	if mode == dedup.ModeScalable {
+		if err := chain.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: frontier.filter: %w", ErrInvalid, err)
+		}
+	}
 	sc, err := newScope(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s := &State{
 		cfg: cfg, path: opts.Path, log: opts.Logger, now: opts.Now, scope: sc,
-		agent: robots.ProductToken(cfg.Crawler.UserAgent), sizing: sizing,
+		agent: robots.ProductToken(cfg.Crawler.UserAgent), mode: mode, sizing: sizing, chain: chain,
 		maxInflight: max(1, fc.MaxInflightPerHost),
 		hosts:       make(map[string]*host), seedNames: make(map[string]bool),
 		leases: make(map[uint64]*leaseRecord), readOnly: opts.ReadOnly,
@@ -179,13 +198,16 @@ func Open(opts Options) (*State, error) {
 // load creates the layout in a new file, or checks and reads an existing
 // one.
 func (s *State) load() error {
-	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.sizing, Audit: s.cfg.Audit.Fraction}
+	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.schemaSizing(), Audit: s.cfg.Audit.Fraction}
 	update := s.db.Update
 	if s.readOnly {
 		update = s.db.View
 	}
 	err := update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if err := s.adoptStoredMode(meta.Get(keySchema), &want); err != nil {
+				return err
+			}
 			if err := checkSchema(meta.Get(keySchema), want); err != nil {
 				return err
 			}
@@ -221,7 +243,7 @@ func (s *State) load() error {
 		if err := meta.Put(keyCrawlID, []byte(s.crawlID)); err != nil {
 			return err
 		}
-		f, err := dedup.New(s.sizing.Capacity, s.sizing.FP, dedup.WithLayout(s.sizing.Layout))
+		f, err := s.newFilter()
 		if err != nil {
 			return fmt.Errorf("frontier: new filter: %w", err)
 		}
@@ -246,9 +268,12 @@ func (s *State) load() error {
 			}
 		}
 		if s.filter == nil {
-			f, err := dedup.Load(tx, s.sizing)
+			f, err := s.loadFilter(tx)
 			if errors.Is(err, dedup.ErrCorrupt) || errors.Is(err, dedup.ErrNotFound) {
 				return fmt.Errorf("%w: load filter: %w", ErrCorrupt, err)
+			}
+			if errors.Is(err, dedup.ErrMismatch) {
+				return fmt.Errorf("%w: load filter: %w", ErrMismatch, err)
 			}
 			if err != nil {
 				return fmt.Errorf("frontier: load filter: %w", err)
@@ -274,8 +299,8 @@ func checkSchema(b []byte, want schemaRecord) error {
 		return fmt.Errorf("%w: written for %d shards, configured %d (the shard count is fixed for the life of a crawl)", ErrMismatch, got.Shards, want.Shards)
 	case got.Shard != want.Shard:
 		return fmt.Errorf("%w: written for shard %d, configured shard %d", ErrMismatch, got.Shard, want.Shard)
-	case got.Sizing.Capacity != want.Sizing.Capacity || got.Sizing.FP != want.Sizing.FP ||
-		got.Sizing.Layout != want.Sizing.Layout || got.Sizing.Bits != want.Sizing.Bits || got.Sizing.K != want.Sizing.K:
+	case want.Sizing.Bits != 0 && (got.Sizing.Capacity != want.Sizing.Capacity || got.Sizing.FP != want.Sizing.FP ||
+		got.Sizing.Layout != want.Sizing.Layout || got.Sizing.Bits != want.Sizing.Bits || got.Sizing.K != want.Sizing.K):
 		return fmt.Errorf("%w: filter capacity %d fp %g layout %s (%d bits, k %d), configured capacity %d fp %g layout %s (%d bits, k %d)",
 			ErrMismatch, got.Sizing.Capacity, got.Sizing.FP, got.Sizing.Layout, got.Sizing.Bits, got.Sizing.K,
 			want.Sizing.Capacity, want.Sizing.FP, want.Sizing.Layout, want.Sizing.Bits, want.Sizing.K)
@@ -582,6 +607,7 @@ const (
 // rule above says it is worth it; did reports whether it did. Checkpoint
 // always checkpoints (Close and a graceful stop use it).
 func (s *State) CheckpointIfDue() (cs dedup.CheckpointStats, did bool, err error) {
+	s.logGrowthStop()
 	if _, err := s.Compact(); err != nil {
 		return cs, false, err
 	}
@@ -603,7 +629,8 @@ func (s *State) checkpointDueLocked() bool {
 	if s.journaled == 0 {
 		return false
 	}
-	dirty := min(int64(s.filter.Stats().DirtyChunks)*int64(s.filter.ChunkBytes()), int64(s.sizing.Bytes))
+	fs := s.filter.Stats()
+	dirty := min(int64(fs.DirtyChunks)*int64(s.filter.ChunkBytes()), int64(fs.Bits/8))
 	if s.journaled*8*checkpointJournalRatio >= dirty {
 		return true
 	}
@@ -707,10 +734,7 @@ func (s *State) Status() msg.Status {
 		LinksReceived: s.count[cLinksReceived], Admitted: s.count[cAdmitted],
 		Duplicates: s.count[cDuplicates], RobotsDenied: s.count[cRobotsDenied],
 		Rejected: map[string]uint64{}, Outcomes: map[string]uint64{},
-		Filter: msg.FilterStatus{
-			Capacity: fs.Capacity, TargetFP: fs.TargetFP, Items: fs.Items, Fill: fs.Fill,
-			ImpliedFP: fs.ImpliedFP, Warning: fs.NearTarget || fs.OverCapacity,
-		},
+		Filter:     filterStatus(s.mode, fs),
 		Audit:      auditStatus(&s.count, s.cfg.Audit.Fraction, fs.ImpliedFP),
 		Checkpoint: s.lastCP,
 	}

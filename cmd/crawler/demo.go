@@ -27,7 +27,8 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&web.PagesPerHost, "pages", web.PagesPerHost, "pages per host")
 	fs.Int64Var(&web.Seed, "seed", web.Seed, "which synthetic web (same seed, same web)")
 	fs.DurationVar(&web.Latency, "latency", web.Latency, "delay every response by this much")
-	fs.Uint64Var(&cfg.Frontier.Filter.Capacity, "capacity", cfg.Frontier.Filter.Capacity, "Bloom filter capacity; below the page count it overfills and wrongly skips URLs, which the audit measures")
+	fs.StringVar(&cfg.Frontier.Filter.Mode, "filter-mode", cfg.Frontier.Filter.Mode, "scalable (grows with the crawl) or fixed (sized for --capacity up front)")
+	fs.Uint64Var(&cfg.Frontier.Filter.Capacity, "capacity", cfg.Frontier.Filter.Capacity, "a fixed Bloom filter's capacity (implies --filter-mode fixed); below the page count it overfills and wrongly skips URLs, which the audit measures")
 	fs.Float64Var(&cfg.Audit.Fraction, "audit-fraction", cfg.Audit.Fraction, "share of the key space the audit keeps exactly")
 	fs.IntVar(&cfg.Crawler.Workers, "workers", cfg.Crawler.Workers, "concurrent fetches")
 	fs.DurationVar(&cfg.Politeness.MinDelay, "min-delay", cfg.Politeness.MinDelay, "least time between two fetches of a host")
@@ -40,6 +41,9 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
+	}
+	if flagSet(fs, "capacity") && !flagSet(fs, "filter-mode") {
+		cfg.Frontier.Filter.Mode = "fixed"
 	}
 	if err := web.Validate(); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -76,4 +80,10 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// flagSet reports whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

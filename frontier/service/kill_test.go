@@ -56,6 +56,13 @@ func killConfig(natsURL, file string) config.Config {
 	cfg.DataDir = filepath.Dir(file)
 	cfg.NATS.URL = natsURL
 	cfg.Frontier.DataFile = file
+	// A scalable filter that grows several times during the run, so kills
+	// land right after growth events, with journal entries of sub-filters
+	// created after the last checkpoint. The rate is low enough that no
+	// acked URL is a false-positive skip (check counts those as lost).
+	cfg.Frontier.Filter.Mode = "scalable"
+	cfg.Frontier.Filter.Initial = 500
+	cfg.Frontier.Filter.FP = 1e-6
 	cfg.Frontier.Filter.Capacity = 200_000
 	cfg.Frontier.CommitInterval = 5 * time.Millisecond
 	cfg.Frontier.CheckpointInterval = 150 * time.Millisecond // kills land in checkpoints too
@@ -365,6 +372,9 @@ func (l *killLoad) check(st *frontier.State, rounds int) {
 	t.Logf("crawler: %d leases, %d outcomes reported", l.leases.Load(), l.reported.Load())
 	t.Logf("%d kill rounds, %d distinct URLs acked: %v; status: admitted %d, duplicates %d, queued %d, leased %d, done %d, rejected %v, outcomes %v",
 		rounds, len(l.acked), states, s.Admitted, s.Duplicates, s.Queued, s.Leased, s.Done, s.Rejected, s.Outcomes)
+	if n := len(s.Filter.Subfilters); n < 3 {
+		t.Errorf("the filter has %d sub-filters: the load did not exercise growth", n)
+	}
 	if states["done fetched"] == 0 || states["done robots"]+states["skipped robots"] == 0 {
 		t.Errorf("the load did not exercise fetches and robots denials: %v", states)
 	}

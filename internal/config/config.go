@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/trawlhq/trawl/dedup"
 	"time"
 )
 
@@ -63,11 +64,26 @@ type Frontier struct {
 	MetricsAddr    string        `yaml:"metrics_addr"` // Prometheus and status page; "" disables
 }
 
-// Filter sizes the Bloom filter. Fixed for the life of a crawl.
+// Filter sizes the URL-seen Bloom filter. A new crawl's state file takes
+// Mode and the sizing; an existing file keeps the kind it was written with.
 type Filter struct {
+	// Mode is scalable (a chain of sub-filters that grows from Initial,
+	// dedup.Chain) or fixed (one filter sized for Capacity).
+	Mode string `yaml:"mode"`
+	// Capacity is the fixed filter's size; for scalable, the count the
+	// plan and the status measure progress against.
 	Capacity uint64  `yaml:"capacity"`
-	FP       float64 `yaml:"fp"`
+	FP       float64 `yaml:"fp"`     // fixed: at capacity; scalable: the compound bound
 	Layout   string  `yaml:"layout"` // standard or blocked
+	// Initial, Growth and Tightening shape a scalable chain: sub-filter i
+	// holds Initial·Growth^i keys at FP·(1−Tightening)·Tightening^i.
+	Initial    uint64  `yaml:"initial"`
+	Growth     float64 `yaml:"growth"`
+	Tightening float64 `yaml:"tightening"`
+	// MaxMemory caps a scalable chain's bit arrays (0: no cap): a
+	// sub-filter that would pass it is not added, and the newest one fills
+	// past its capacity.
+	MaxMemory ByteSize `yaml:"max_memory"`
 }
 
 // Politeness decides how often a host is fetched.
@@ -178,7 +194,7 @@ func Default() Config {
 		NATS:    NATS{Stream: "TRAWL", Prefix: "trawl", Replicas: 1},
 		Frontier: Frontier{
 			Shards:             1,
-			Filter:             Filter{Capacity: 1_000_000_000, FP: 0.01, Layout: "standard"},
+			Filter:             Filter{Mode: "scalable", Capacity: 1_000_000_000, FP: 0.01, Layout: "standard", Initial: 1_000_000, Growth: 2, Tightening: 0.9},
 			CheckpointInterval: 30 * time.Second,
 			LeaseTimeout:       2 * time.Minute,
 			MaxInflightPerHost: 1,
@@ -226,5 +242,14 @@ func Default() Config {
 			Sitemaps:       true,
 		},
 		Crawl: Crawl{Progress: time.Second},
+	}
+}
+
+// Chain is the dedup.ChainConfig of a scalable filter under these settings
+// (layout parsed by the caller: Validate has checked it).
+func (f Filter) Chain(layout dedup.Layout) dedup.ChainConfig {
+	return dedup.ChainConfig{
+		Initial: f.Initial, FP: f.FP, Growth: f.Growth, Tightening: f.Tightening,
+		Layout: layout, Capacity: f.Capacity, MaxBytes: uint64(max(f.MaxMemory, 0)),
 	}
 }

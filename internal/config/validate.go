@@ -128,6 +128,17 @@ func (c *Config) validate(v *validator) {
 	if _, err := dedup.ParseLayout(f.Filter.Layout); err != nil {
 		v.add("frontier.filter.layout", "%v", err)
 	}
+	if _, err := dedup.ParseMode(f.Filter.Mode); err != nil {
+		v.add("frontier.filter.mode", "%v", err)
+	}
+	v.check(f.Filter.Initial > 0, "frontier.filter.initial", "must be at least 1")
+	v.check(f.Filter.MaxMemory >= 0, "frontier.filter.max_memory", "must not be negative")
+	if err := (dedup.ChainConfig{Growth: f.Filter.Growth}).Validate(); err != nil || f.Filter.Growth == 0 {
+		v.add("frontier.filter.growth", "must be in [1.25, 16], got %v", f.Filter.Growth)
+	}
+	if err := (dedup.ChainConfig{Tightening: f.Filter.Tightening}).Validate(); err != nil || f.Filter.Tightening == 0 {
+		v.add("frontier.filter.tightening", "must be in [0.05, 0.95], got %v", f.Filter.Tightening)
+	}
 	v.positive(f.CheckpointInterval, "frontier.checkpoint_interval")
 	v.check(f.LeaseTimeout >= time.Second, "frontier.lease_timeout", "must be at least 1s, got %v", f.LeaseTimeout)
 	v.between(int64(f.MaxInflightPerHost), 1, 1000, "frontier.max_inflight_per_host")

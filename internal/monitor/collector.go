@@ -42,6 +42,9 @@ var (
 	dItems     = desc("filter_items", "Keys admitted to the filter.")
 	dTargetFP  = desc("filter_target_fp", "False-positive rate the filter was sized for.")
 	dFPWarning = desc("filter_fp_warning", "1 when the implied rate is close to or past the target.")
+	dFBytes    = desc("filter_bytes", "Memory of the filter's bit arrays.")
+	dFSubs     = desc("filter_subfilters", "Sub-filters in a scalable filter's chain (1 for a fixed filter).")
+	dFStopped  = desc("filter_growth_stopped", "1 when a scalable filter reached frontier.filter.max_memory and stopped growing.")
 	dAuditRate = desc("audit_fp_skip_rate", "Measured false-positive skip rate (audit sample).")
 	dAuditLow  = desc("audit_fp_skip_rate_low", "Lower end of its Wilson 95% interval.")
 	dAuditHigh = desc("audit_fp_skip_rate_high", "Upper end of its Wilson 95% interval.")
@@ -52,7 +55,7 @@ var (
 	dFinished  = desc("urls_finished_total", "URLs finished, by reason (fetched, failed, rate_limited, unavailable, host_gave_up, robots, robots_unavailable).", "reason")
 	dGivenUp   = desc("hosts_given_up_total", "Hosts given up after politeness.host_give_up 429/503 responses in a row.")
 	dBackOff   = desc("hosts_backing_off", "Hosts with queued URLs waiting out a 429/503 back-off.")
-	allDescs   = []*prometheus.Desc{dLinks, dAdmitted, dDup, dFPSkip, dSampled, dRejected, dRobots, dOutcomes, dDecode, dQueued, dLeased, dDone, dHosts, dPending, dFill, dImplied, dItems, dTargetFP, dFPWarning, dAuditRate, dAuditLow, dAuditHigh, dProjected, dCkptCount, dCkptSecs, dCkptBytes, dFinished, dGivenUp, dBackOff}
+	allDescs   = []*prometheus.Desc{dLinks, dAdmitted, dDup, dFPSkip, dSampled, dRejected, dRobots, dOutcomes, dDecode, dQueued, dLeased, dDone, dHosts, dPending, dFill, dImplied, dItems, dTargetFP, dFPWarning, dFBytes, dFSubs, dFStopped, dAuditRate, dAuditLow, dAuditHigh, dProjected, dCkptCount, dCkptSecs, dCkptBytes, dFinished, dGivenUp, dBackOff}
 )
 
 // Describe implements prometheus.Collector.
@@ -105,6 +108,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		warn = 1
 	}
 	gauge(dFPWarning, warn)
+	gauge(dFBytes, float64(s.Filter.Bytes))
+	gauge(dFSubs, float64(max(1, len(s.Filter.Subfilters))))
+	stopped := 0.0
+	if s.Filter.GrowthStopped {
+		stopped = 1
+	}
+	gauge(dFStopped, stopped)
 	gauge(dAuditRate, s.Audit.Rate)
 	gauge(dAuditLow, s.Audit.Low)
 	gauge(dAuditHigh, s.Audit.High)

@@ -116,6 +116,12 @@ func Total(all []msg.Status) msg.Status {
 		t.Filter.ImpliedFP += s.Filter.ImpliedFP * c
 		t.Filter.TargetFP = s.Filter.TargetFP
 		t.Filter.Warning = t.Filter.Warning || s.Filter.Warning
+		t.Filter.Bytes += s.Filter.Bytes
+		t.Filter.Mode = s.Filter.Mode
+		t.Filter.GrowthStopped = t.Filter.GrowthStopped || s.Filter.GrowthStopped
+		if len(all) == 1 {
+			t.Filter.Subfilters, t.Filter.GrowthError = s.Filter.Subfilters, s.Filter.GrowthError
+		}
 		t.Audit.Fraction = s.Audit.Fraction
 		t.Audit.SampledNew += s.Audit.SampledNew
 		t.Audit.FPSkips += s.Audit.FPSkips

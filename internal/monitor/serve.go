@@ -105,6 +105,7 @@ type pageData struct {
 
 var page = template.Must(template.New("status").Funcs(template.FuncMap{
 	"pct": func(f float64) string { return fmt.Sprintf("%.3f%%", 100*f) },
+	"mib": func(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
 	"ago": func(t time.Time) string {
 		if t.IsZero() {
 			return "never"
@@ -153,8 +154,12 @@ td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-al
 </table>
 <h2>Bloom filter and audit</h2>
 <table>
+<tr><th>mode</th><td>{{.Filter.Mode}}{{if .Filter.Subfilters}}: {{len .Filter.Subfilters}} sub-filters{{end}}</td></tr>
 <tr><th>capacity</th><td>{{.Filter.Capacity}}</td></tr>
 <tr><th>items</th><td>{{.Filter.Items}}</td></tr>
+<tr><th>memory</th><td>{{mib .Filter.Bytes}}</td></tr>
+{{if .Filter.GrowthStopped}}<tr><th>growth</th><td class="warn">stopped at frontier.filter.max_memory{{with .Filter.GrowthError}} ({{.}}){{end}}: the newest sub-filter overfills</td></tr>{{end}}
+{{range $i, $f := .Filter.Subfilters}}<tr><th>sub-filter {{$i}}</th><td>{{$f.Items}} of {{$f.Capacity}} keys, fill {{pct $f.Fill}}, implied {{pct $f.ImpliedFP}} (target {{pct $f.TargetFP}}), {{mib $f.Bytes}}</td></tr>{{end}}
 <tr><th>fill</th><td>{{pct .Filter.Fill}}</td></tr>
 <tr><th>implied false-positive rate</th><td {{if .Filter.Warning}}class="warn"{{end}}>{{pct .Filter.ImpliedFP}} (target {{pct .Filter.TargetFP}})</td></tr>
 <tr><th>audit sample</th><td>{{pct .Audit.Fraction}} of keys</td></tr>

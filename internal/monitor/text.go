@@ -45,6 +45,20 @@ func WriteText(w io.Writer, total msg.Status, shards []msg.Status) error {
 	}
 	p("filter\t%d items of %d capacity, fill %.2f%%, implied fp %.4f%% (target %.4f%%)%s\n",
 		f.Items, f.Capacity, 100*f.Fill, 100*f.ImpliedFP, 100*f.TargetFP, warn)
+	if f.Mode != "" {
+		p("filter memory\t%s %.1f MiB", f.Mode, float64(f.Bytes)/(1<<20))
+		if len(f.Subfilters) > 0 {
+			p(", %d sub-filters", len(f.Subfilters))
+		}
+		if f.GrowthStopped {
+			p("  WARNING: growth stopped at frontier.filter.max_memory %s", f.GrowthError)
+		}
+		p("\n")
+		for i, sf := range f.Subfilters {
+			p("  sub-filter %d\t%d of %d keys, fill %.2f%%, implied fp %.4f%% (target %.4f%%), %.1f MiB\n",
+				i, sf.Items, sf.Capacity, 100*sf.Fill, 100*sf.ImpliedFP, 100*sf.TargetFP, float64(sf.Bytes)/(1<<20))
+		}
+	}
 	p("audit sample\t%.4f%% of keys: %d sampled new, %d false-positive skips\n", 100*a.Fraction, a.SampledNew, a.FPSkips)
 	p("fp skip rate\t%.4f%% (95%% interval %.4f%% - %.4f%%); implied by fill %.4f%%\n", 100*a.Rate, 100*a.Low, 100*a.High, 100*f.ImpliedFP)
 	p("wrongly skipped\t~%.0f URLs so far (projected from the sample)\n", a.Projected)

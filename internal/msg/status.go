@@ -78,6 +78,27 @@ type FilterStatus struct {
 	Fill      float64 `json:"fill"`
 	ImpliedFP float64 `json:"implied_fp"` // the false-positive rate the current fill implies
 	Warning   bool    `json:"warning"`    // the implied rate is close to or past the target
+
+	// Mode is "fixed" or "scalable" (a chain of sub-filters, oldest first
+	// in Subfilters; ImpliedFP is then the compound rate). Bytes is the
+	// memory of the bit arrays. GrowthStopped: frontier.filter.max_memory
+	// (or an error, GrowthError) ended the chain's growth; the newest
+	// sub-filter overfills.
+	Mode          string            `json:"mode,omitempty"`
+	Bytes         uint64            `json:"bytes,omitempty"`
+	Subfilters    []SubfilterStatus `json:"subfilters,omitempty"`
+	GrowthStopped bool              `json:"growth_stopped,omitempty"`
+	GrowthError   string            `json:"growth_error,omitempty"`
+}
+
+// SubfilterStatus is one sub-filter of a scalable filter.
+type SubfilterStatus struct {
+	Capacity  uint64  `json:"capacity"`
+	TargetFP  float64 `json:"target_fp"`
+	Items     uint64  `json:"items"`
+	Fill      float64 `json:"fill"`
+	ImpliedFP float64 `json:"implied_fp"`
+	Bytes     uint64  `json:"bytes"`
 }
 
 // AuditStatus is the ground-truth sample's verdict on the filter.

@@ -1,0 +1,119 @@
+package frontier
+
+import (
+	"github.com/trawlhq/trawl/internal/msg"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/dedup"
+)
+
+// seenFilter is what the State needs of its URL-seen filter: a fixed
+// *dedup.Filter or a scalable *dedup.Chain (frontier.filter.mode).
+type seenFilter interface {
+	Test(key []byte) bool
+	TestHash(h uint64) bool
+	TestAndAddHashes(hs []uint64, seen []bool)
+	AppendJournal(tx *bolt.Tx, hs []uint64) error
+	Checkpoint(tx *bolt.Tx) (dedup.CheckpointStats, error)
+	Stats() dedup.Stats
+	ChunkBytes() int
+	Close() error
+}
+
+var (
+	_ seenFilter = (*dedup.Filter)(nil)
+	_ seenFilter = (*dedup.Chain)(nil)
+)
+
+// schemaSizing is the filter part of the schema record: a fixed filter's
+// sizing, or for a scalable chain its Capacity, FP and Layout with Bits and
+// K zero (the chain's own meta record holds its plan and sub-filters).
+func (s *State) schemaSizing() dedup.Sizing {
+	if s.mode == dedup.ModeScalable {
+		return dedup.Sizing{Capacity: s.chain.Capacity, FP: s.chain.FP, Layout: s.chain.Layout}
+	}
+	return s.sizing
+}
+
+// adoptStoredMode makes an existing file's filter kind the State's: a file
+// keeps the kind it was written with whatever frontier.filter.mode says now
+// (the mode applies to new crawls; `frontier filter rebuild` changes a
+// file's). want's sizing follows.
+func (s *State) adoptStoredMode(schema []byte, want *schemaRecord) error {
+	if schema == nil {
+		return nil // checkSchema reports it
+	}
+	got, err := decodeSchema(schema)
+	if err != nil {
+		return err
+	}
+	stored := dedup.ModeFixed
+	if got.Sizing.Bits == 0 {
+		stored = dedup.ModeScalable
+	}
+	if stored == s.mode {
+		return nil
+	}
+	s.log.Info("frontier: the state file keeps its filter kind; frontier.filter.mode applies to new crawls",
+		"file", s.path, "stored", stored.String(), "configured", s.mode.String())
+	s.mode = stored
+	if stored == dedup.ModeFixed {
+		// Configured scalable: its capacity is a progress target, not a
+		// size, so the file's fixed sizing stands (frontier filter rebuild
+		// writes such files; so did every crawl before scalable mode).
+		s.sizing = got.Sizing
+	}
+	want.Sizing = s.schemaSizing()
+	return nil
+}
+
+// newFilter makes the empty filter of a new state file.
+func (s *State) newFilter() (seenFilter, error) {
+	if s.mode == dedup.ModeScalable {
+		return dedup.NewChain(s.chain)
+	}
+	return dedup.New(s.sizing.Capacity, s.sizing.FP, dedup.WithLayout(s.sizing.Layout))
+}
+
+// loadFilter reads the stored filter of the State's kind.
+func (s *State) loadFilter(tx *bolt.Tx) (seenFilter, error) {
+	if s.mode == dedup.ModeScalable {
+		return dedup.LoadChain(tx, s.chain)
+	}
+	return dedup.Load(tx, s.sizing)
+}
+
+// FilterMode is the kind of filter the state file holds.
+func (s *State) FilterMode() dedup.Mode { return s.mode }
+
+// filterStatus is the filter's part of Status.
+func filterStatus(mode dedup.Mode, fs dedup.Stats) msg.FilterStatus {
+	st := msg.FilterStatus{
+		Capacity: fs.Capacity, TargetFP: fs.TargetFP, Items: fs.Items, Fill: fs.Fill,
+		ImpliedFP: fs.ImpliedFP, Warning: fs.NearTarget || fs.OverCapacity,
+		Mode: mode.String(), Bytes: fs.Bits / 8,
+		GrowthStopped: fs.GrowthStopped, GrowthError: fs.GrowthError,
+	}
+	for _, sub := range fs.Subfilters {
+		st.Subfilters = append(st.Subfilters, msg.SubfilterStatus{
+			Capacity: sub.Capacity, TargetFP: sub.TargetFP, Items: sub.Items,
+			Fill: sub.Fill, ImpliedFP: sub.ImpliedFP, Bytes: sub.Bits / 8,
+		})
+	}
+	return st
+}
+
+// logGrowthStop warns once when a scalable filter has stopped growing
+// (frontier.filter.max_memory, or an error backing the next sub-filter).
+func (s *State) logGrowthStop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.growthStopLogged || s.filter == nil {
+		return
+	}
+	if fs := s.filter.Stats(); fs.GrowthStopped {
+		s.growthStopLogged = true
+		s.log.Warn("frontier: the scalable filter stopped growing; its newest sub-filter overfills and the false-positive rate rises past the target (the audit measures it)",
+			"max_memory", s.chain.MaxBytes, "bytes", fs.Bits/8, "subfilters", len(fs.Subfilters), "error", fs.GrowthError)
+	}
+}

@@ -1,0 +1,194 @@
+package frontier
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/dedup"
+)
+
+// ErrInUse reports a state file another process has open.
+var ErrInUse = errors.New("frontier: state file is in use")
+
+// RebuildReport says what RebuildFilter read, built and replaced.
+type RebuildReport struct {
+	Path     string       `json:"path"`
+	Before   string       `json:"before"`    // the filter replaced: "fixed" or "scalable"
+	OldBytes uint64       `json:"old_bytes"` // its bit arrays
+	OldItems uint64       `json:"old_items"`
+	Keys     uint64       `json:"keys"` // held keys read: queued, leased, done, audit sample
+	Sizing   dedup.Sizing `json:"sizing"`
+	Items    uint64       `json:"items"` // distinct keys in the new filter
+	Duration string       `json:"duration"`
+}
+
+// RebuildFilter replaces the filter of the stopped shard's state file at
+// path with one fixed filter for capacity keys at rate fp (the file's
+// layout), built exactly from the keys the frontier holds: the canonical
+// URLs queued (inbox and queue), leased, and in the audit sample, and the
+// hashes of finished ones (done). Bit positions derive only from
+// dedup.Hash, so every held key tests seen in the new filter as in the old;
+// RebuildFilter checks that for every key before it commits. It cannot
+// restore what the frontier never kept: keys that were only ever
+// duplicates or false-positive skips are in the old filter but not the
+// new one (they were never queued, so nothing is lost but their
+// "seen"), and scope rejects were never in the filter.
+//
+// All of it is one bbolt transaction: a crash or an error before the
+// commit leaves the old filter as it was. A file another process holds is
+// ErrInUse within a second.
+func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, error) {
+	start := time.Now()
+	rep := &RebuildReport{Path: path}
+	info, err := checkFile(path)
+	if err != nil {
+		return rep, err
+	}
+	if info.Size == 0 {
+		return rep, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
+	}
+	bo := *dedup.BoltOptions()
+	bo.Timeout = time.Second
+	var db *bolt.DB
+	err = guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bo)
+		return err
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return rep, fmt.Errorf("%w: %s: stop its frontier first (rebuild works on a stopped shard)", ErrInUse, path)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("frontier: open %s: %w", path, err)
+	}
+	defer db.Close()
+	err = guard(func() error {
+		return db.Update(func(tx *bolt.Tx) error { return rebuildTx(tx, rep, capacity, fp) })
+	})
+	if err != nil {
+		return rep, fmt.Errorf("frontier: rebuild %s: %w", path, err)
+	}
+	if err := db.Sync(); err != nil {
+		return rep, fmt.Errorf("frontier: rebuild %s: %w", path, err)
+	}
+	rep.Duration = time.Since(start).Round(time.Millisecond).String()
+	return rep, nil
+}
+
+// rebuildFailpoint, when set (tests), is called after the new filter is
+// written into tx and before the commit.
+var rebuildFailpoint func() error
+
+func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
+	}
+	schema, err := decodeSchema(meta.Get(keySchema))
+	if err != nil {
+		return err
+	}
+	if schema.Version != SchemaVersion {
+		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, schema.Version, SchemaVersion)
+	}
+	if err := rebuildOld(tx, rep, schema); err != nil {
+		return err
+	}
+	hs, err := heldHashes(tx)
+	if err != nil {
+		return err
+	}
+	rep.Keys = uint64(len(hs))
+	f, st, err := dedup.Rebuild(slices.Values(hs), capacity, fp, dedup.WithLayout(schema.Sizing.Layout))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rep.Sizing, rep.Items = st.Sizing, st.Items
+	if _, err := dedup.ReplaceStored(tx, f); err != nil {
+		return err
+	}
+	schema.Sizing = f.Sizing()
+	if err := meta.Put(keySchema, schema.encode()); err != nil {
+		return err
+	}
+	if rebuildFailpoint != nil {
+		return rebuildFailpoint()
+	}
+	return nil
+}
+
+// rebuildOld describes the filter being replaced.
+func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema schemaRecord) error {
+	var old seenFilter
+	var err error
+	if schema.Sizing.Bits == 0 {
+		rep.Before = "scalable"
+		var cc dedup.ChainConfig
+		if cc, err = dedup.StoredChain(tx); err == nil {
+			old, err = dedup.LoadChain(tx, cc)
+		}
+	} else {
+		rep.Before = "fixed"
+		old, err = dedup.Load(tx, schema.Sizing)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: load the old filter: %w", ErrCorrupt, err)
+	}
+	fs := old.Stats()
+	rep.OldBytes, rep.OldItems = fs.Bits/8, fs.Items
+	return old.Close()
+}
+
+// heldHashes returns the dedup.Hash of every key the file holds.
+func heldHashes(tx *bolt.Tx) ([]uint64, error) {
+	var hs []uint64
+	add := func(url string) { hs = append(hs, hashKey(url)) }
+	err := tx.Bucket(bucketInbox).ForEach(func(_, v []byte) error {
+		r, err := decodeInbox(v)
+		add(r.URL)
+		return err
+	})
+	if err == nil {
+		err = tx.Bucket(bucketQueue).ForEach(func(_, v []byte) error {
+			r, err := decodeURL(v)
+			add(r.URL)
+			return err
+		})
+	}
+	if err == nil {
+		err = tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
+			}
+			r, err := decodeLease(0, v)
+			if err == nil && !r.Robots {
+				add(r.URL)
+			}
+			return err
+		})
+	}
+	if err == nil {
+		err = tx.Bucket(bucketDone).ForEach(func(k, _ []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("%w: done key of %d bytes", ErrCorrupt, len(k))
+			}
+			hs = append(hs, binary.BigEndian.Uint64(k))
+			return nil
+		})
+	}
+	if err == nil {
+		err = tx.Bucket(bucketTruth).ForEach(func(k, _ []byte) error {
+			add(string(k))
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return hs, nil
+}

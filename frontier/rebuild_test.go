@@ -1,0 +1,97 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/dedup"
+)
+
+// grownChain returns a harness whose scalable filter grew to 3+ sub-filters
+// over 5000 seeds, some of them leased and finished, then closed.
+func grownChain(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness(t, scalable(1000))
+	for i := 0; i < 5000; i += 500 {
+		seedN(t, h, i, 500)
+	}
+	ls := h.lease(100)
+	for _, l := range ls[:len(ls)/2] {
+		h.apply(nil, outcome(l, 404))
+	}
+	h.clock.Advance(time.Minute)
+	if got := len(h.s.Status().Filter.Subfilters); got < 3 {
+		t.Fatalf("%d sub-filters, want 3+", got)
+	}
+	h.s.Close()
+	h.s = nil
+	return h
+}
+
+// allSeen reseeds every URL of grownChain: none may be admitted again.
+func allSeen(t *testing.T, h *harness) {
+	t.Helper()
+	urls := make([]string, 5000)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://h%d.example/p%d", i%50, i)
+	}
+	if res := h.seed(urls...); res.Admitted != 0 {
+		t.Fatalf("%d of 5000 held URLs admitted again after the rebuild", res.Admitted)
+	}
+}
+
+func TestRebuildFilter(t *testing.T) {
+	h := grownChain(t)
+	rep, err := RebuildFilter(h.path, 10_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Before != "scalable" || rep.Keys < 5000 || rep.Items < 5000 || rep.Sizing.Capacity != 10_000 {
+		t.Fatalf("report %+v: want a scalable filter replaced by one for 10000 from 5000+ keys", rep)
+	}
+	h.open() // the configured mode is still scalable: the file's fixed filter stands
+	if h.s.FilterMode() != dedup.ModeFixed {
+		t.Fatalf("mode %v after the rebuild, want fixed", h.s.FilterMode())
+	}
+	st := h.s.Status().Filter
+	if st.Capacity != 10_000 || st.Bytes != rep.Sizing.Bits/8 || len(st.Subfilters) != 0 {
+		t.Fatalf("status %+v, want one fixed filter of %d bytes", st, rep.Sizing.Bits/8)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	allSeen(t, h)
+}
+
+// TestRebuildFailureKeepsTheOldFilter: an error after the new filter was
+// written, before the commit, leaves the old chain whole.
+func TestRebuildFailureKeepsTheOldFilter(t *testing.T) {
+	h := grownChain(t)
+	boom := errors.New("boom")
+	rebuildFailpoint = func() error { return boom }
+	t.Cleanup(func() { rebuildFailpoint = nil })
+	if _, err := RebuildFilter(h.path, 10_000, 0.01); !errors.Is(err, boom) {
+		t.Fatalf("rebuild error %v, want the failpoint's", err)
+	}
+	rebuildFailpoint = nil
+	h.open()
+	if h.s.FilterMode() != dedup.ModeScalable || len(h.s.Status().Filter.Subfilters) < 3 {
+		t.Fatalf("after a failed rebuild: mode %v, %d sub-filters; want the old chain", h.s.FilterMode(), len(h.s.Status().Filter.Subfilters))
+	}
+	allSeen(t, h)
+}
+
+// TestRebuildRefuses: a file in use, and a capacity below the held keys.
+func TestRebuildRefuses(t *testing.T) {
+	h := grownChain(t)
+	if _, err := RebuildFilter(h.path, 1000, 0.01); !errors.Is(err, dedup.ErrInvalid) {
+		t.Errorf("rebuild for 1000 of 5000 keys: %v, want dedup.ErrInvalid", err)
+	}
+	h.open()
+	if _, err := RebuildFilter(h.path, 10_000, 0.01); !errors.Is(err, ErrInUse) {
+		t.Errorf("rebuild of an open file: %v, want ErrInUse", err)
+	}
+	allSeen(t, h)
+}
