@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,5 +119,25 @@ func TestDataDirLock(t *testing.T) {
 	}
 	if _, err := lockDataDir(filepath.Join(file, "data")); err == nil || !strings.Contains(err.Error(), "cannot be created") {
 		t.Errorf("data dir under a file: %v, want 'cannot be created'", err)
+	}
+}
+
+// TestRunRefusesAReadOnlyDataDir: a data dir on a read-only file system is
+// refused at once, naming it (before: 30 s, then "embedded nats-server did
+// not become ready").
+func TestRunRefusesAReadOnlyDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ro")
+	mountTmpfs(t, dir, "1m")
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=1m"); err != nil {
+		t.Skipf("remount read-only: %v", err)
+	}
+	cfg := config.Default()
+	cfg.DataDir = dir
+	cfg.Frontier.MetricsAddr = ""
+	cfg.Crawler.AllowPrivateNetworks = true
+	cfg.Crawl.Seeds = []string{"http://127.0.0.1:1/"}
+	_, err := Run(context.Background(), Options{Config: cfg})
+	if err == nil || !strings.Contains(err.Error(), "data_dir "+dir+" is not writable") {
+		t.Fatalf("Run on a read-only data dir: %v", err)
 	}
 }
