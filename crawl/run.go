@@ -74,9 +74,16 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		opts.LogEvery = 10 * time.Second
 	}
 	sum = &Summary{Started: time.Now().UTC(), DataDir: cfg.DataDir}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return sum, fmt.Errorf("crawl: data_dir: %w", err)
+	// Refused before anything starts: seeds that could never be fetched,
+	// a data_dir that cannot be written or that another crawl holds.
+	if err := CheckSeeds(ctx, cfg); err != nil {
+		return sum, err
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return sum, err
+	}
+	defer unlock()
 
 	statePath, natsDir := frontier.StatePath(cfg), filepath.Join(cfg.DataDir, "nats")
 	if opts.Fresh {
@@ -236,6 +243,9 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}
 	sum.Frontier = final
 	sum.Hints = limit.hints(cfg.Politeness.MinDelay)
+	if runErr == nil && reason == StopDone && sum.Errors > 0 && answered(final) == 0 {
+		runErr = fmt.Errorf("%w: %d fetches failed and no server answered one (connection refused, DNS, TLS, or robots.txt unreachable: the fetch log and the status page have each one's reason)", ErrNothingFetched, sum.Errors)
+	}
 	if cfg.Crawl.SummaryJSON != "" {
 		if e := sum.WriteJSON(cfg.Crawl.SummaryJSON); e != nil {
 			runErr = errors.Join(runErr, e)
@@ -304,4 +314,15 @@ func drain(svc *service.Server, timeout, poll time.Duration) {
 		}
 		time.Sleep(poll)
 	}
+}
+
+// answered counts the outcomes of the crawl that got an HTTP response.
+func answered(st msg.Status) uint64 {
+	var n uint64
+	for class, c := range st.Outcomes {
+		if class != "error" {
+			n += c
+		}
+	}
+	return n
 }

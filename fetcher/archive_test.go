@@ -116,7 +116,7 @@ func TestFetchLog(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"bytes", "content_type", "depth", "duration_ms", "error", "links_found", "status", "time", "url"}
+	want := []string{"bytes", "content_type", "depth", "duration_ms", "error", "links_found", "status", "time", "truncated", "url"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}

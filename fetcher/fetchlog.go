@@ -11,8 +11,10 @@ import (
 
 // LogEntry is one line of the fetch log.
 //
-// Format (version 1): JSON lines, one object per fetch with exactly these
-// keys; status is 0 when no response arrived, error is "" on success.
+// Format (version 2): JSON lines, one object per fetch with exactly these
+// keys; status is 0 when no response arrived, error is "" on success,
+// truncated is true when the body was cut at crawler.max_body (version 1
+// had no truncated key).
 type LogEntry struct {
 	Time        time.Time `json:"time"`
 	URL         string    `json:"url"`
@@ -23,6 +25,7 @@ type LogEntry struct {
 	Depth       uint32    `json:"depth"`
 	LinksFound  int       `json:"links_found"`
 	Error       string    `json:"error"`
+	Truncated   bool      `json:"truncated"`
 }
 
 // FetchLog appends LogEntry lines to a file, each in one write(2) and

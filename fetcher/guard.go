@@ -52,6 +52,11 @@ var embeddedV4 = []netip.Prefix{
 // sixToFour is 6to4, whose bits 16..48 are an IPv4 address.
 var sixToFour = netip.MustParsePrefix("2002::/16")
 
+// BlockReason returns why the private network guard refuses ip ("loopback",
+// "private", "cloud metadata", ...), or "" when it lets ip pass. The
+// one-command crawl uses it to refuse such seeds before it starts.
+func BlockReason(ip netip.Addr) string { return blockReason(ip) }
+
 // blockReason returns why ip is refused, or "" when the guard lets it pass.
 func blockReason(ip netip.Addr) string {
 	if !ip.IsValid() {

@@ -764,7 +764,7 @@ func (w *Worker) logFetch(l msg.Lease, r *Response, out *msg.Outcome) error {
 	return w.fetchLog.Write(&LogEntry{
 		Time: r.FetchedAt, URL: l.URL, Status: r.Status, Bytes: r.Bytes, ContentType: out.ContentType,
 		DurationMS: float64(r.Timings.Total.Microseconds()) / 1000, Depth: l.Depth,
-		LinksFound: int(out.LinksFound), Error: out.Error,
+		LinksFound: int(out.LinksFound), Error: out.Error, Truncated: r.Truncated,
 	})
 }
 

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -373,6 +374,16 @@ func TestWorker(t *testing.T) {
 	lines := readLines(t, cfg.FetchLog)
 	if len(lines) != 9 {
 		t.Errorf("fetch log has %d lines, want 9", len(lines))
+	}
+	// The line of the body cut at max_body says so; no other does.
+	for _, line := range lines {
+		var e LogEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("fetch log line %q: %v", line, err)
+		}
+		if bomb := strings.HasSuffix(e.URL, "/bomb"); e.Truncated != bomb {
+			t.Errorf("fetch log line of %s: truncated %v, want %v", e.URL, e.Truncated, bomb)
+		}
 	}
 	warcs, _ := filepath.Glob(filepath.Join(cfg.WARCDir, "*.warc.gz"))
 	if len(warcs) != 1 {

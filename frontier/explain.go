@@ -23,7 +23,10 @@ type Explanation struct {
 	Owned     bool   `json:"owned"` // this shard owns the host
 	// Rejected names the stateless scope or trap rule that would drop the
 	// URL as a link today ("" when none; seeds skip some rules).
-	Rejected   string `json:"rejected,omitempty"`
+	Rejected string `json:"rejected,omitempty"`
+	// Scope is the scope verdict in words: in scope, or which rule
+	// (stateless or seed hosts only / pages per host) drops it and why.
+	Scope      string `json:"scope"`
 	FilterSeen bool   `json:"filter_seen"` // the Bloom filter says seen
 	// FilterSubfilter is the sub-filter of a scalable filter that answered
 	// seen (0 the oldest); absent for a fixed filter or a key not seen.
@@ -168,6 +171,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	if err != nil {
 		return e, fmt.Errorf("frontier: explain: %w", err)
 	}
+	e.Scope = s.scopeVerdictLocked(&e)
 	return e, nil
 }
 

@@ -215,8 +215,8 @@ func (c *Config) validate(v *validator) {
 
 	cr := c.Crawl
 	for i, s := range cr.Seeds {
-		if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add("crawl.seeds", "entry %d: %q is not an absolute http(s) URL", i, s)
+		if err := CheckSeed(s, c.Scope.MaxURLLength); err != nil {
+			v.add("crawl.seeds", "entry %d: %v", i, err)
 		}
 	}
 	v.check(cr.MaxPages >= 0, "crawl.max_pages", "must not be negative")
@@ -227,3 +227,22 @@ func (c *Config) validate(v *validator) {
 var domainRE = regexp.MustCompile(`^\.?([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0-9])?\.?$`)
 
 func validDomain(d string) bool { return domainRE.MatchString(strings.ToLower(d)) }
+
+// CheckSeed says why raw cannot be a seed, or nil: it must be what
+// parser.Canonical accepts (an absolute http(s) URL by the WHATWG URL
+// standard, port in range; the same test `crawler urlkey` applies) and no
+// longer than maxLen bytes (scope.max_url_length), raw or canonical. The
+// private network guard needs DNS and is the crawl's (crawl.CheckSeeds).
+func CheckSeed(raw string, maxLen int) error {
+	if maxLen > 0 && len(raw) > maxLen {
+		return fmt.Errorf("a seed of %d bytes is longer than scope.max_url_length (%d)", len(raw), maxLen)
+	}
+	key, err := parser.Canonical(raw, 0)
+	if err != nil {
+		return fmt.Errorf("%.200q: %w", raw, err)
+	}
+	if maxLen > 0 && len(key) > maxLen {
+		return fmt.Errorf("%.200q: its canonical form of %d bytes is longer than scope.max_url_length (%d)", raw, len(key), maxLen)
+	}
+	return nil
+}
