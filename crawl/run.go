@@ -34,8 +34,12 @@ type Options struct {
 	Terminal bool
 	LogEvery time.Duration
 	// Frontier tunes the in-process frontier service (tests shorten its
-	// timers); its Config and Logger are set by Run.
+	// timers); its Config, Logger and Registry are set by Run.
 	Frontier service.Options
+	// Registry receives every metric of the crawl (the frontier service's,
+	// the shard's status, the worker's) and is what frontier.metrics_addr
+	// serves. Default: a new registry.
+	Registry *prometheus.Registry
 	// Poll is how often the stop conditions are checked (default 100 ms).
 	Poll time.Duration
 	// Fresh starts the crawl over: the frontier's state file and the NATS
@@ -129,10 +133,12 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}()
 	fopts := opts.Frontier
 	fopts.Config, fopts.Logger = cfg, log
-	reg := prometheus.NewRegistry()
-	if fopts.Registry == nil {
-		fopts.Registry = reg
+	// One registry gets every metric of the crawl and is the one served.
+	reg := opts.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
 	}
+	fopts.Registry = reg
 	svc, err := service.New(ncF, st, fopts)
 	if err != nil {
 		return sum, err
@@ -164,9 +170,10 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	// The frontier and the workers get contexts of their own: they are
 	// stopped in order below, whatever ended the crawl.
 	fctx, stopFrontier := context.WithCancel(context.Background())
-	defer stopFrontier()
-	ferr := make(chan error, 1)
-	go func() { ferr <- svc.Run(fctx) }()
+	front := startTask(fctx, svc.Run)
+	// On every return path the service stops before the state closes
+	// (deferred earlier, so it runs later).
+	defer func() { stopFrontier(); _ = front.Wait() }()
 	if cfg.Frontier.MetricsAddr != "" {
 		// A taken port is not fatal here: two one-command crawls on one
 		// machine would otherwise fight over the default port.
@@ -195,9 +202,8 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		return sum, fmt.Errorf("crawl: metrics: %w", err)
 	}
 	wctx, stopWorkers := context.WithCancel(context.Background())
-	defer stopWorkers()
-	werr := make(chan error, 1)
-	go func() { werr <- w.Run(wctx) }()
+	work := startTask(wctx, w.Run)
+	defer func() { stopWorkers(); _ = work.Wait() }()
 
 	prog := &progress{w: opts.Progress, terminal: opts.Terminal, logEvery: opts.LogEvery, start: time.Now()}
 	limit := newHostLimit(cfg)
@@ -207,17 +213,15 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		limit.observe(s)
 		return s
 	}
-	reason, runErr := watch(ctx, cfg.Crawl, opts, snap, prog, ferr, werr)
+	reason, runErr := watch(ctx, cfg.Crawl, opts, snap, prog, front, work)
 	prog.finish()
 
 	// Stop in order: workers finish or release what they hold and flush
 	// their publishes; the frontier commits what they published, then
 	// checkpoints; NATS goes last (deferred).
 	stopWorkers()
-	if runErr == nil || !errors.Is(runErr, errWorker) {
-		if e := <-werr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
-		}
+	if e := work.Wait(); e != nil && !errors.Is(e, context.Canceled) && !errors.Is(runErr, errWorker) {
+		runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
 	}
 	if runErr == nil || errors.Is(runErr, errWorker) {
 		// After a worker failure too: the leases it gave back are
@@ -226,10 +230,8 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}
 	final := svc.Status()
 	stopFrontier()
-	if runErr == nil || !errors.Is(runErr, errFrontier) {
-		if e := <-ferr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
-		}
+	if e := front.Wait(); e != nil && !errors.Is(e, context.Canceled) && !errors.Is(runErr, errFrontier) {
+		runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
 	}
 	ws := w.Stats()
 	sum.Finished = time.Now().UTC()
@@ -260,7 +262,7 @@ var (
 )
 
 // watch polls until a stop condition holds and returns its reason.
-func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapshot, prog *progress, ferr, werr chan error) (string, error) {
+func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapshot, prog *progress, front, work *task) (string, error) {
 	poll := time.NewTicker(opts.Poll)
 	defer poll.Stop()
 	start := time.Now()
@@ -271,10 +273,10 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 		case <-ctx.Done():
 			prog.update(snap())
 			return StopInterrupted, nil
-		case e := <-ferr:
-			return "failed", fmt.Errorf("%w: %w", errFrontier, e)
-		case e := <-werr:
-			return "failed", fmt.Errorf("%w: %w", errWorker, e)
+		case <-front.done:
+			return "failed", fmt.Errorf("%w: %w", errFrontier, front.Wait())
+		case <-work.done:
+			return "failed", fmt.Errorf("%w: %w", errWorker, work.Wait())
 		case <-poll.C:
 		}
 		s := snap()
