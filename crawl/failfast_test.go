@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,5 +140,28 @@ func TestRunRefusesAReadOnlyDataDir(t *testing.T) {
 	_, err := Run(context.Background(), Options{Config: cfg})
 	if err == nil || !strings.Contains(err.Error(), "data_dir "+dir+" is not writable") {
 		t.Fatalf("Run on a read-only data dir: %v", err)
+	}
+}
+
+// TestRunWaitsForTheServiceOnEveryPath: a Run that fails after it started
+// the frontier service (here the worker cannot be built: 0 workers) stops
+// and waits for the service before it closes the state file (before: the
+// service's Run was cancelled but not waited for, so State.Close ran under
+// a live service and its goroutine outlived Run).
+func TestRunWaitsForTheServiceOnEveryPath(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Frontier.MetricsAddr = ""
+	cfg.Crawler.AllowPrivateNetworks = true
+	cfg.Crawler.Workers = 0
+	cfg.Crawl.Seeds = []string{"http://127.0.0.1:1/"}
+	_, err := Run(context.Background(), Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
+	if err == nil {
+		t.Fatal("Run with 0 workers succeeded")
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	if strings.Contains(stacks, "frontier/service.(*Server).Run") {
+		t.Fatalf("the frontier service is still running after Run returned %v:\n%s", err, stacks)
 	}
 }

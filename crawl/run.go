@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats.go"
 	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"log/slog"
@@ -34,8 +35,12 @@ type Options struct {
 	Terminal bool
 	LogEvery time.Duration
 	// Frontier tunes the in-process frontier service (tests shorten its
-	// timers); its Config and Logger are set by Run.
+	// timers); its Config, Logger and Registry are set by Run.
 	Frontier service.Options
+	// Registry receives every metric of the crawl (the frontier service's,
+	// the shard's status, the worker's) and is what frontier.metrics_addr
+	// serves. Default: a new registry.
+	Registry *prometheus.Registry
 	// Poll is how often the stop conditions are checked (default 100 ms).
 	Poll time.Duration
 	// Fresh starts the crawl over: the frontier's state file and the NATS
@@ -58,21 +63,8 @@ type Options struct {
 // the same data_dir). It returns the summary even when it also returns an
 // error, as far as it got.
 func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
-	cfg := opts.Config
-	cfg.Frontier.Shard, cfg.Frontier.Shards = 0, 1
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if opts.Poll <= 0 {
-		opts.Poll = 100 * time.Millisecond
-	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = 30 * time.Second
-	}
-	if opts.LogEvery <= 0 {
-		opts.LogEvery = 10 * time.Second
-	}
+	opts = opts.withDefaults()
+	cfg, log := opts.Config, opts.Logger
 	sum = &Summary{Started: time.Now().UTC(), DataDir: cfg.DataDir}
 	// Refused before anything starts: seeds that could never be fetched,
 	// a data_dir that cannot be written or that another crawl holds.
@@ -85,40 +77,26 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}
 	defer unlock()
 
-	statePath, natsDir := frontier.StatePath(cfg), filepath.Join(cfg.DataDir, "nats")
+	files := dataFiles(cfg)
 	if opts.Fresh {
-		err := os.Remove(statePath)
-		if errors.Is(err, os.ErrNotExist) {
-			err = nil
+		if err := files.startOver(log); err != nil {
+			return sum, err
 		}
-		if err = errors.Join(err, os.RemoveAll(natsDir)); err != nil {
-			return sum, fmt.Errorf("crawl: starting over: %w", err)
-		}
-		log.Info("starting the crawl over", "removed", []string{statePath, natsDir})
 	}
-	stateFile, statErr := os.Stat(statePath)
+	files.statBefore()
 
-	emb, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: natsDir, Listen: cfg.NATS.Expose, Log: log})
+	emb, ncF, ncW, err := startNATS(ctx, cfg, files, log)
 	if err != nil {
 		return sum, err
 	}
-	defer emb.Close()
+	defer func() { ncW.Close(); ncF.Close(); emb.Close() }()
 	if cfg.NATS.Expose != "" {
 		sum.NATS = emb.ClientURL()
-		log.Info("other crawlers can join this crawl", "command", "crawler --nats "+emb.ClientURL()+" --shards 1")
 	}
-	ncF, err := emb.Connect(ctx, "trawl-frontier", log)
-	if err != nil {
-		return sum, err
-	}
-	defer ncF.Close()
-	ncW, err := emb.Connect(ctx, "trawl-crawler", log)
-	if err != nil {
-		return sum, err
-	}
-	defer ncW.Close()
 
-	st, err := frontier.Open(frontier.Options{Config: cfg, Logger: log})
+	// One registry gets every metric of the crawl and is the one served.
+	reg := opts.Registry
+	st, svc, err := openFrontier(ctx, opts, ncF, reg, files)
 	if err != nil {
 		return sum, err
 	}
@@ -127,131 +105,139 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 			err = errors.Join(err, fmt.Errorf("crawl: closing the frontier: %w", cerr))
 		}
 	}()
-	fopts := opts.Frontier
-	fopts.Config, fopts.Logger = cfg, log
-	reg := prometheus.NewRegistry()
-	if fopts.Registry == nil {
-		fopts.Registry = reg
-	}
-	svc, err := service.New(ncF, st, fopts)
+	wside, err := newWorkerSide(ctx, cfg, ncW)
 	if err != nil {
-		return sum, err
-	}
-	if err := svc.CheckState(ctx); err != nil {
-		// Leave the data dir as it was: the file Open just created goes.
-		_ = st.Close()
-		switch {
-		case errors.Is(statErr, os.ErrNotExist):
-			_ = os.Remove(statePath)
-		case statErr == nil && stateFile.Size() == 0:
-			_ = os.Truncate(statePath, 0)
-		}
-		return sum, fmt.Errorf("crawl: %w. To start the crawl in %s over, run again with --fresh (it removes %s and %s)", err, cfg.DataDir, statePath, natsDir)
-	}
-	subj := msg.NewSubjects(cfg.NATS.Prefix)
-	rt, err := msg.ParseRouter(cfg.Frontier.Shards, cfg.Scope.Canonical)
-	if err != nil {
-		return sum, err
-	}
-	js, err := jetstream.New(ncW)
-	if err != nil {
-		return sum, fmt.Errorf("crawl: %w", err)
-	}
-	if _, err := bus.EnsureStream(ctx, js, cfg.NATS); err != nil {
 		return sum, err
 	}
 
 	// The frontier and the workers get contexts of their own: they are
 	// stopped in order below, whatever ended the crawl.
 	fctx, stopFrontier := context.WithCancel(context.Background())
-	defer stopFrontier()
-	ferr := make(chan error, 1)
-	go func() { ferr <- svc.Run(fctx) }()
-	if cfg.Frontier.MetricsAddr != "" {
-		// A taken port is not fatal here: two one-command crawls on one
-		// machine would otherwise fight over the default port.
-		if wait, err := service.ServeMetrics(fctx, cfg.Frontier.MetricsAddr, svc, reg, log); err != nil {
-			log.Warn("metrics and status page disabled", "err", err)
-		} else {
-			defer func() { stopFrontier(); _ = wait() }()
-		}
+	front := startTask(fctx, svc.Run)
+	// On every return path the service stops before the state closes
+	// (deferred earlier, so it runs later).
+	defer func() { stopFrontier(); _ = front.Wait() }()
+	if wait := serveStatus(fctx, cfg, svc, reg, log); wait != nil {
+		defer func() { stopFrontier(); _ = wait() }()
 	}
-
-	if len(cfg.Crawl.Seeds) > 0 {
-		res, err := PublishSeeds(ctx, js, subj, rt, cfg.Crawl.Seeds)
-		for u, e := range res.Invalid {
-			log.Warn("seed skipped", "url", u, "err", e)
-		}
-		if err != nil {
-			return sum, err
-		}
-	}
-
-	w, err := fetcher.NewWorker(ncW, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
+	w, err := wside.seedAndWorker(ctx, opts, ncW, reg)
 	if err != nil {
 		return sum, err
 	}
-	if err := reg.Register(w.Collector()); err != nil { // trawl_crawler_* beside the frontier's metrics
-		return sum, fmt.Errorf("crawl: metrics: %w", err)
-	}
 	wctx, stopWorkers := context.WithCancel(context.Background())
-	defer stopWorkers()
-	werr := make(chan error, 1)
-	go func() { werr <- w.Run(wctx) }()
+	work := startTask(wctx, w.Run)
+	defer func() { stopWorkers(); _ = work.Wait() }()
 
 	prog := &progress{w: opts.Progress, terminal: opts.Terminal, logEvery: opts.LogEvery, start: time.Now()}
 	limit := newHostLimit(cfg)
-	snap := func() Snapshot {
-		ws := w.Stats()
-		s := Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
-		limit.observe(s)
-		return s
-	}
-	reason, runErr := watch(ctx, cfg.Crawl, opts, snap, prog, ferr, werr)
+	reason, runErr := watch(ctx, cfg.Crawl, opts, snapshots(w, svc, limit), prog, front, work)
 	prog.finish()
 
 	// Stop in order: workers finish or release what they hold and flush
 	// their publishes; the frontier commits what they published, then
 	// checkpoints; NATS goes last (deferred).
-	stopWorkers()
-	if runErr == nil || !errors.Is(runErr, errWorker) {
-		if e := <-werr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
-		}
+	final, runErr := stopInOrder(opts, svc, runErr, work, stopWorkers, front, stopFrontier)
+	sum.finish(reason, w.Stats(), final, limit.hints(cfg.Politeness.MinDelay))
+	return sum, sum.conclude(cfg.Crawl.SummaryJSON, runErr)
+}
+
+// conclude turns a crawl that ended with failures and not one HTTP answer
+// into ErrNothingFetched, and writes the summary to path when set.
+func (s *Summary) conclude(path string, runErr error) error {
+	if runErr == nil && s.StopReason == StopDone && s.Errors > 0 && answered(s.Frontier) == 0 {
+		runErr = fmt.Errorf("%w: %d fetches failed and no server answered one (connection refused, DNS, TLS, or robots.txt unreachable: the fetch log and the status page have each one's reason)", ErrNothingFetched, s.Errors)
 	}
-	if runErr == nil || errors.Is(runErr, errWorker) {
-		// After a worker failure too: the leases it gave back are
-		// requeued before the state is closed.
-		drain(svc, opts.DrainTimeout, opts.Poll)
-	}
-	final := svc.Status()
-	stopFrontier()
-	if runErr == nil || !errors.Is(runErr, errFrontier) {
-		if e := <-ferr; e != nil && !errors.Is(e, context.Canceled) {
-			runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
-		}
-	}
-	ws := w.Stats()
-	sum.Finished = time.Now().UTC()
-	sum.Seconds = sum.Finished.Sub(sum.Started).Seconds()
-	sum.StopReason = reason
-	sum.Fetched = ws.Fetched - ws.Robots
-	sum.Errors = ws.Errors
-	sum.Sitemaps = ws.Sitemaps
-	if sum.Seconds > 0 {
-		sum.PagesPerSecond = float64(sum.Fetched) / sum.Seconds
-	}
-	sum.Frontier = final
-	sum.Hints = limit.hints(cfg.Politeness.MinDelay)
-	if runErr == nil && reason == StopDone && sum.Errors > 0 && answered(final) == 0 {
-		runErr = fmt.Errorf("%w: %d fetches failed and no server answered one (connection refused, DNS, TLS, or robots.txt unreachable: the fetch log and the status page have each one's reason)", ErrNothingFetched, sum.Errors)
-	}
-	if cfg.Crawl.SummaryJSON != "" {
-		if e := sum.WriteJSON(cfg.Crawl.SummaryJSON); e != nil {
+	if path != "" {
+		if e := s.WriteJSON(path); e != nil {
 			runErr = errors.Join(runErr, e)
 		}
 	}
-	return sum, runErr
+	return runErr
+}
+
+// withDefaults fills Options' zero fields and pins the one shard.
+func (o Options) withDefaults() Options {
+	o.Config.Frontier.Shard, o.Config.Frontier.Shards = 0, 1
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Poll <= 0 {
+		o.Poll = 100 * time.Millisecond
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	if o.LogEvery <= 0 {
+		o.LogEvery = 10 * time.Second
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	return o
+}
+
+// crawlFiles are the one-command crawl's files in data_dir, and what the
+// state file was before Run opened it.
+type crawlFiles struct {
+	dataDir, state, nats string
+	before               os.FileInfo
+	beforeErr            error
+}
+
+func dataFiles(cfg config.Config) *crawlFiles {
+	return &crawlFiles{dataDir: cfg.DataDir, state: frontier.StatePath(cfg), nats: filepath.Join(cfg.DataDir, "nats")}
+}
+
+// startOver removes the state file and the NATS store (--fresh).
+func (f *crawlFiles) startOver(log *slog.Logger) error {
+	err := os.Remove(f.state)
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	if err = errors.Join(err, os.RemoveAll(f.nats)); err != nil {
+		return fmt.Errorf("crawl: starting over: %w", err)
+	}
+	log.Info("starting the crawl over", "removed", []string{f.state, f.nats})
+	return nil
+}
+
+func (f *crawlFiles) statBefore() { f.before, f.beforeErr = os.Stat(f.state) }
+
+// restoreState leaves the state file as Run found it: a file Open just
+// created goes, one that was empty is emptied again.
+func (f *crawlFiles) restoreState() {
+	switch {
+	case errors.Is(f.beforeErr, os.ErrNotExist):
+		_ = os.Remove(f.state)
+	case f.beforeErr == nil && f.before.Size() == 0:
+		_ = os.Truncate(f.state, 0)
+	}
+}
+
+// openFrontier opens the shard's state and its service (not running),
+// and checks that the state file is the one the stream's consumer served;
+// if not, it closes the state, leaves the file as it was and names --fresh.
+func openFrontier(ctx context.Context, opts Options, nc *nats.Conn, reg *prometheus.Registry, files *crawlFiles) (*frontier.State, *service.Server, error) {
+	cfg, log := opts.Config, opts.Logger
+	st, err := frontier.Open(frontier.Options{Config: cfg, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	fopts := opts.Frontier
+	fopts.Config, fopts.Logger, fopts.Registry = cfg, log, reg
+	svc, err := service.New(nc, st, fopts)
+	if err == nil {
+		err = svc.CheckState(ctx)
+		if err != nil {
+			err = fmt.Errorf("crawl: %w. To start the crawl in %s over, run again with --fresh (it removes %s and %s)", err, files.dataDir, files.state, files.nats)
+		}
+	}
+	if err != nil {
+		_ = st.Close()
+		files.restoreState()
+		return nil, nil, err
+	}
+	return st, svc, nil
 }
 
 var (
@@ -260,7 +246,7 @@ var (
 )
 
 // watch polls until a stop condition holds and returns its reason.
-func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapshot, prog *progress, ferr, werr chan error) (string, error) {
+func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapshot, prog *progress, front, work *task) (string, error) {
 	poll := time.NewTicker(opts.Poll)
 	defer poll.Stop()
 	start := time.Now()
@@ -271,10 +257,10 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 		case <-ctx.Done():
 			prog.update(snap())
 			return StopInterrupted, nil
-		case e := <-ferr:
-			return "failed", fmt.Errorf("%w: %w", errFrontier, e)
-		case e := <-werr:
-			return "failed", fmt.Errorf("%w: %w", errWorker, e)
+		case <-front.done:
+			return "failed", fmt.Errorf("%w: %w", errFrontier, front.Wait())
+		case <-work.done:
+			return "failed", fmt.Errorf("%w: %w", errWorker, work.Wait())
 		case <-poll.C:
 		}
 		s := snap()
@@ -325,4 +311,121 @@ func answered(st msg.Status) uint64 {
 		}
 	}
 	return n
+}
+
+// workerSide is the one-command crawl's fetching half: the stream, its
+// subjects and the shard router.
+type workerSide struct {
+	js   jetstream.JetStream
+	subj msg.Subjects
+	rt   msg.Router
+}
+
+func newWorkerSide(ctx context.Context, cfg config.Config, nc *nats.Conn) (*workerSide, error) {
+	rt, err := msg.ParseRouter(cfg.Frontier.Shards, cfg.Scope.Canonical)
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
+	if _, err := bus.EnsureStream(ctx, js, cfg.NATS); err != nil {
+		return nil, err
+	}
+	return &workerSide{js: js, subj: msg.NewSubjects(cfg.NATS.Prefix), rt: rt}, nil
+}
+
+// seedAndWorker publishes the seeds and builds the fetch worker, its
+// metrics registered in reg.
+func (ws *workerSide) seedAndWorker(ctx context.Context, opts Options, nc *nats.Conn, reg *prometheus.Registry) (*fetcher.Worker, error) {
+	cfg, log := opts.Config, opts.Logger
+	if len(cfg.Crawl.Seeds) > 0 {
+		res, err := PublishSeeds(ctx, ws.js, ws.subj, ws.rt, cfg.Crawl.Seeds)
+		for u, e := range res.Invalid {
+			log.Warn("seed skipped", "url", u, "err", e)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: ws.subj, Shards: ws.rt.Shards, Canonical: ws.rt.Rules, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.Register(w.Collector()); err != nil { // trawl_crawler_* beside the frontier's metrics
+		return nil, fmt.Errorf("crawl: metrics: %w", err)
+	}
+	return w, nil
+}
+
+// serveStatus serves reg and the status page on frontier.metrics_addr
+// until ctx ends; it returns the server's wait, or nil when there is none.
+// A taken port is not fatal here: two one-command crawls on one machine
+// would otherwise fight over the default port.
+func serveStatus(ctx context.Context, cfg config.Config, svc *service.Server, reg *prometheus.Registry, log *slog.Logger) (wait func() error) {
+	if cfg.Frontier.MetricsAddr == "" {
+		return nil
+	}
+	wait, err := service.ServeMetrics(ctx, cfg.Frontier.MetricsAddr, svc, reg, log)
+	if err != nil {
+		log.Warn("metrics and status page disabled", "err", err)
+		return nil
+	}
+	return wait
+}
+
+// startNATS starts the embedded nats-server (its store in data_dir, on
+// nats.expose when set) and connects the frontier's and the workers'
+// clients. On error nothing is left running.
+func startNATS(ctx context.Context, cfg config.Config, files *crawlFiles, log *slog.Logger) (emb *bus.Embedded, ncF, ncW *nats.Conn, err error) {
+	emb, err = bus.StartEmbedded(bus.EmbeddedOptions{Dir: files.nats, Listen: cfg.NATS.Expose, Log: log})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cfg.NATS.Expose != "" {
+		log.Info("other crawlers can join this crawl", "command", "crawler --nats "+emb.ClientURL()+" --shards 1")
+	}
+	if ncF, err = emb.Connect(ctx, "trawl-frontier", log); err != nil {
+		emb.Close()
+		return nil, nil, nil, err
+	}
+	if ncW, err = emb.Connect(ctx, "trawl-crawler", log); err != nil {
+		ncF.Close()
+		emb.Close()
+		return nil, nil, nil, err
+	}
+	return emb, ncF, ncW, nil
+}
+
+// stopInOrder ends a crawl whatever ended it: the workers finish or
+// release what they hold and flush their publishes; the frontier drains
+// what they published (after a worker failure too: the leases it gave
+// back are requeued before the state closes), then stops. It returns the
+// frontier's final status and runErr joined with what stopping found.
+func stopInOrder(opts Options, svc *service.Server, runErr error, work *task, stopWorkers func(), front *task, stopFrontier func()) (msg.Status, error) {
+	stopWorkers()
+	if e := work.Wait(); e != nil && !errors.Is(e, context.Canceled) && !errors.Is(runErr, errWorker) {
+		runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
+	}
+	if runErr == nil || errors.Is(runErr, errWorker) {
+		drain(svc, opts.DrainTimeout, opts.Poll)
+	}
+	final := svc.Status()
+	stopFrontier()
+	if e := front.Wait(); e != nil && !errors.Is(e, context.Canceled) && !errors.Is(runErr, errFrontier) {
+		runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
+	}
+	return final, runErr
+}
+
+// snapshots returns the watcher's view of the crawl, which also feeds the
+// per-host limit's hint.
+func snapshots(w *fetcher.Worker, svc *service.Server, limit *hostLimit) func() Snapshot {
+	return func() Snapshot {
+		ws := w.Stats()
+		s := Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
+		limit.observe(s)
+		return s
+	}
 }

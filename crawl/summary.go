@@ -3,6 +3,7 @@ package crawl
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/trawlhq/trawl/fetcher"
 	"io"
 	"os"
 	"strings"
@@ -41,6 +42,21 @@ type Summary struct {
 	// Hints are advice drawn from how the crawl went, e.g. workers left
 	// idle by the per-host limit.
 	Hints []string `json:"hints,omitempty"`
+}
+
+// finish fills the summary at the end of a crawl.
+func (s *Summary) finish(reason string, ws fetcher.WorkerStats, final msg.Status, hints []string) {
+	s.Finished = time.Now().UTC()
+	s.Seconds = s.Finished.Sub(s.Started).Seconds()
+	s.StopReason = reason
+	s.Fetched = ws.Fetched - ws.Robots
+	s.Errors = ws.Errors
+	s.Sitemaps = ws.Sitemaps
+	if s.Seconds > 0 {
+		s.PagesPerSecond = float64(s.Fetched) / s.Seconds
+	}
+	s.Frontier = final
+	s.Hints = hints
 }
 
 // WriteText prints the summary for people.

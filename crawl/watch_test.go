@@ -20,15 +20,19 @@ func TestWatchWrapsTheCause(t *testing.T) {
 		name  string
 		which error
 	}{{"frontier", errFrontier}, {"worker", errWorker}} {
-		ferr, werr := make(chan error, 1), make(chan error, 1)
+		block := func(ctx context.Context) error { <-ctx.Done(); return nil }
+		fail := func(context.Context) error { return cause }
+		ctx, cancel := context.WithCancel(context.Background())
+		front, work := startTask(ctx, block), startTask(ctx, fail)
 		if tt.which == errFrontier {
-			ferr <- cause
-		} else {
-			werr <- cause
+			front, work = startTask(ctx, fail), startTask(ctx, block)
 		}
 		snap := func() Snapshot { return Snapshot{At: time.Now()} }
 		opts := Options{Poll: time.Hour}
-		reason, err := watch(context.Background(), config.Default().Crawl, opts, snap, &progress{}, ferr, werr)
+		reason, err := watch(context.Background(), config.Default().Crawl, opts, snap, &progress{}, front, work)
+		cancel()
+		front.Wait()
+		work.Wait()
 		if reason != "failed" || !errors.Is(err, tt.which) || !errors.Is(err, frontier.ErrCorrupt) {
 			t.Errorf("%s stopped: reason %q, err %v; want failed, wrapping %v and frontier.ErrCorrupt", tt.name, reason, err, tt.which)
 		}

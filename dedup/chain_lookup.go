@@ -47,7 +47,7 @@ func testChain(subs []*Filter, hs []uint64, seen []bool) {
 	}
 	ps := sc.probes[:0]
 	for i, h := range hs {
-		h2 := mix64(h)
+		h2 := Mix64(h)
 		// Newest first: it holds the most keys.
 		for si := len(subs) - 1; si >= 0; si-- {
 			m := subs[si].sz.Bits

@@ -192,7 +192,7 @@ func (f *Filter) TestHash(h uint64) bool {
 func (f *Filter) positions(h uint64, idx, mask []uint64) {
 	m := f.sz.Bits
 	g := reduce(h, m)
-	d := reduce(mix64(h), m)
+	d := reduce(Mix64(h), m)
 	if d == 0 {
 		d = 1
 	}
@@ -208,11 +208,11 @@ func (f *Filter) positions(h uint64, idx, mask []uint64) {
 
 // blockMasks fills, for each of the 8 words of a block, the bits h sets.
 func blockMasks(h uint64, k int, m *[8]uint64) {
-	x := mix64(h)
+	x := Mix64(h)
 	r := x
 	for i := range k {
 		if i > 0 && i%7 == 0 {
-			x = mix64(x + uint64(i))
+			x = Mix64(x + uint64(i))
 			r = x
 		}
 		p := r & (blockBits - 1)

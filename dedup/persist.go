@@ -366,9 +366,6 @@ func appendJournal(tx *bolt.Tx, hs []uint64) error {
 	return nil
 }
 
-// Exists reports whether tx holds a stored filter, fixed or scalable.
-func Exists(tx *bolt.Tx) bool { return hasMeta(tx, MetaKey) || hasMeta(tx, MetaKeyChain) }
-
 // hasMeta reports whether the meta bucket holds key.
 func hasMeta(tx *bolt.Tx, key string) bool {
 	b := tx.Bucket([]byte(BucketMeta))

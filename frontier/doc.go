@@ -13,8 +13,8 @@
 //   - State: Open a shard's file (creating it), Prepare link batches
 //     (canonical keys and the stateless scope rules, lock-free), Apply
 //     prepared batches and fetch outcomes in one transaction, Lease URLs
-//     whose hosts may be fetched now, ExpireLeases, Checkpoint the filter,
-//     and report Status, Counters and Explain. NextReady and NextDeadline
+//     whose hosts may be fetched now, ExpireLeasesBefore, Checkpoint the filter,
+//     and report Status and Explain. NextReady and NextDeadline
 //     say when the next host becomes leasable and the next lease expires;
 //     Verify checks the invariant below against the file.
 //   - Prepared / PreparedLink: a link batch after the stateless rules.
@@ -26,9 +26,9 @@
 //
 // Every URL that reached Apply is, at every moment, queued, leased, done,
 // or counted as skipped (duplicate, robots, a scope or trap rule, a
-// false-positive skip). Apply, Lease and ExpireLeases each write their
+// false-positive skip). Apply, Lease and ExpireLeasesBefore each write their
 // effects, the filter journal and the counters into one bbolt transaction
-// (Apply commits it; Lease and ExpireLeases leave it open for the next
+// (Apply commits it; Lease and ExpireLeasesBefore leave it open for the next
 // commit or Flush, so a crash can forget their last few milliseconds, and
 // the URLs of forgotten leases are simply leased again), so a crash loses
 // nothing that was committed; Open
@@ -59,8 +59,8 @@
 // # Caveats
 //
 //   - State is safe for concurrent use: one mutex serializes Apply, Lease,
-//     ExpireLeases, Checkpoint, Status and Explain; Prepare takes no lock.
-//   - An error from Apply, Lease or ExpireLeases is fatal: memory (the
+//     ExpireLeasesBefore, Checkpoint, Status and Explain; Prepare takes no lock.
+//   - An error from Apply, Lease or ExpireLeasesBefore is fatal: memory (the
 //     filter above all) may hold what the file does not. The State then
 //     refuses every write with ErrFailed; Close it (it skips the final
 //     checkpoint) and reopen. Messages not yet acknowledged are redelivered
@@ -71,7 +71,7 @@
 //     Check (frontier check) inspects one read-only. Options.ReadOnly
 //     opens a State that refuses writes.
 //   - Leases found on Open keep their deadlines; expired ones go back to
-//     their queues at the first ExpireLeases.
+//     their queues at the first ExpireLeasesBefore.
 //   - Every outcome counts toward an end: 429 and 503 are attempts like
 //     transient failures (after 1 + politeness.max_retries the URL is done
 //     as rate_limited or unavailable), and a host answering

@@ -146,7 +146,7 @@ func TestRedirectChainCappedThroughLeases(t *testing.T) {
 	if leases != max+1 || st.Rejected["redirect_chain"] != 1 || st.Queued != 0 {
 		t.Fatalf("chain: %d URLs leased (want %d: the seed and %d redirects), rejected %v, queued %d", leases, max+1, max, st.Rejected, st.Queued)
 	}
-	if got := h.s.Counters()["rejected_redirect_chain"]; got != 1 {
+	if got := h.s.counters()["rejected_redirect_chain"]; got != 1 {
 		t.Errorf("counter rejected_redirect_chain = %d, want 1", got)
 	}
 	// A navigation link resets the count, whatever it claims.

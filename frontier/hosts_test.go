@@ -29,7 +29,7 @@ func TestRobotsTTLRefetch(t *testing.T) {
 	}
 	// Leave /1 out; robots.txt ages past its TTL meanwhile.
 	h.clock.Advance(25 * time.Hour)
-	if n, err := h.s.ExpireLeases(); err != nil || n != 1 {
+	if n, err := h.s.expireLeases(); err != nil || n != 1 {
 		t.Fatalf("ExpireLeases = %d, %v", n, err)
 	}
 	r = h.leaseOne()
@@ -38,7 +38,7 @@ func TestRobotsTTLRefetch(t *testing.T) {
 	}
 	// The robots lease expires too: the next lease is robots.txt again.
 	h.clock.Advance(3 * time.Minute)
-	if n, _ := h.s.ExpireLeases(); n != 1 {
+	if n, _ := h.s.expireLeases(); n != 1 {
 		t.Fatalf("robots lease not expired")
 	}
 	r = h.leaseOne()

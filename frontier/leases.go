@@ -207,12 +207,12 @@ func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *leaseRecord) error 
 	return nil
 }
 
-// ExpireLeases returns every lease past its deadline to its host queue
+// expireLeases (tests) returns every lease past its deadline to its host queue
 // (robots.txt leases simply lapse, so the host gets a new one) and
 // reports how many expired.
-func (s *State) ExpireLeases() (int, error) { return s.ExpireLeasesBefore(s.now()) }
+func (s *State) expireLeases() (int, error) { return s.ExpireLeasesBefore(s.now()) }
 
-// ExpireLeasesBefore is ExpireLeases for the leases whose deadline is not
+// ExpireLeasesBefore returns to their queues the leases whose deadline is not
 // after cutoff. The service passes how far its ingest has got, so a lease
 // whose outcome was published in time but still waits in the stream is
 // not expired (and its URL fetched again) just because the frontier is

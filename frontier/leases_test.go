@@ -21,11 +21,11 @@ func TestLeaseExpiryRequeues(t *testing.T) {
 		t.Fatalf("NextDeadline %v, want %v", d, l.Deadline)
 	}
 	h.clock.Advance(2*time.Minute - time.Nanosecond)
-	if n, _ := h.s.ExpireLeases(); n != 0 {
+	if n, _ := h.s.expireLeases(); n != 0 {
 		t.Fatalf("expired %d before the deadline", n)
 	}
 	h.clock.Advance(time.Nanosecond)
-	if n, _ := h.s.ExpireLeases(); n != 1 {
+	if n, _ := h.s.expireLeases(); n != 1 {
 		t.Fatalf("expired %d at the deadline, want 1", n)
 	}
 	// The URL is back at the head of its queue; the old lease's outcome is stale.
@@ -43,7 +43,7 @@ func TestLeaseExpiryRequeues(t *testing.T) {
 	if res := h.apply(nil, outcome(l2, 200)); res.Outcomes != 1 || res.Stale != 0 {
 		t.Fatalf("late outcome: %+v", res)
 	}
-	if n, _ := h.s.ExpireLeases(); n != 0 {
+	if n, _ := h.s.expireLeases(); n != 0 {
 		t.Fatalf("%d leases expired after the late outcome", n)
 	}
 	// ExpireLeasesBefore expires only what its cutoff has passed.
@@ -95,7 +95,7 @@ func TestRetriesUpToMax(t *testing.T) {
 	if ls := h.lease(10); len(ls) != 0 {
 		t.Fatalf("leased %+v after giving up", ls)
 	}
-	c := h.s.Counters()
+	c := h.s.counters()
 	if c["retries"] != 2 || c["failed"] != 1 || c["done"] != 1 || c["outcome_5xx"] != 3 {
 		t.Fatalf("counters %v", c)
 	}
@@ -215,7 +215,7 @@ func TestReleaseRequeuesWithoutAttempt(t *testing.T) {
 	if e, _ := h.s.Explain(l.URL); e.State != "done" || e.DoneReason != "fetched" {
 		t.Fatalf("after the fetch: %+v", e)
 	}
-	c := h.s.Counters()
+	c := h.s.counters()
 	if c["retries"] != 0 || c["failed"] != 0 || c["done"] != 1 || c["outcome_2xx"] != 1 || c["outcome_error"] != 0 {
 		t.Fatalf("counters %v", c)
 	}

@@ -31,12 +31,12 @@ func (s *State) politeDelay(h *host, total time.Duration) time.Duration {
 	return d
 }
 
-// backoff is the wait after a 429/503 (or an unavailable robots.txt) at
+// backoffDelay is the wait after a 429/503 (or an unavailable robots.txt) at
 // back-off level (1 for the first): Retry-After when the server gave one,
 // else backoff_base x 2^(level-1) times a jitter in [1, 1.25) derived from
 // the host and level (deterministic, so tests can bound it); both capped
 // at backoff_max.
-func (s *State) backoff(h *host, level uint32, retryAfter time.Duration) time.Duration {
+func (s *State) backoffDelay(h *host, level uint32, retryAfter time.Duration) time.Duration {
 	p := s.cfg.Politeness
 	if retryAfter > 0 {
 		return min(retryAfter, p.BackoffMax)
@@ -63,28 +63,28 @@ func (s *State) politeAfterResponse(h *host, now time.Time, total time.Duration)
 	h.dirty = true
 }
 
-// backOff pushes h's next fetch out after a 429/503 or unavailable robots.txt.
-func (s *State) backOff(h *host, now time.Time, retryAfter time.Duration) {
+// raiseBackoff pushes h's next fetch out after a 429/503 or unavailable robots.txt.
+func (s *State) raiseBackoff(h *host, now time.Time, retryAfter time.Duration) {
 	if h.rec.BackoffLevel < 64 {
 		h.rec.BackoffLevel++
 	}
-	t := now.Add(s.backoff(h, h.rec.BackoffLevel, retryAfter))
+	t := now.Add(s.backoffDelay(h, h.rec.BackoffLevel, retryAfter))
 	if t.After(h.rec.NextFetch) {
 		h.rec.NextFetch = t
 	}
 	h.dirty = true
 }
 
-// succeeded resets the back-off and error streak after a good response.
-func (s *State) succeeded(h *host) {
+// hostSucceeded resets the back-off and error streak after a good response.
+func (s *State) hostSucceeded(h *host) {
 	h.rec.BackoffLevel = 0
 	h.rec.ErrorStreak = 0
 	h.dirty = true
 }
 
-// failed counts a transient error; a streak of politeness.error_streak
+// hostFailed counts a host's transient error (not the State's fatal s.mu.failed); a streak of politeness.error_streak
 // pauses the host for politeness.error_pause.
-func (s *State) failed(h *host, now time.Time) {
+func (s *State) hostFailed(h *host, now time.Time) {
 	h.rec.ErrorStreak++
 	if n := s.cfg.Politeness.ErrorStreak; n > 0 && int(h.rec.ErrorStreak) >= n {
 		h.rec.PausedUntil = now.Add(s.cfg.Politeness.ErrorPause)

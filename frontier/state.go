@@ -768,9 +768,9 @@ func (s *State) Status() msg.Status {
 	return st
 }
 
-// Counters returns every persistent counter by name, for metrics and
+// counters returns every persistent counter by name, for the
 // tests, plus the gauge "inbox".
-func (s *State) Counters() map[string]uint64 {
+func (s *State) counters() map[string]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := map[string]uint64{}

@@ -237,7 +237,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		// and count the attempt, so that neither a URL nor a host that
 		// keeps asking holds the crawl open forever.
 		s.politeAfterResponse(h, now, o.Timings.Total)
-		s.backOff(h, now, o.RetryAfter)
+		s.raiseBackoff(h, now, o.RetryAfter)
 		if n := p.HostGiveUp; n > 0 && int(h.rec.BackoffLevel) >= n {
 			s.count[cHostsGivenUp]++
 			if err := s.finishLocked(db, h, l.URL, st, doneHostGaveUp, now); err != nil {
@@ -257,7 +257,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		return h, s.requeueLocked(q, h, l, attempts)
 	case st == 0 || st >= 500:
 		s.politeAfterResponse(h, now, o.Timings.Total)
-		s.failed(h, now)
+		s.hostFailed(h, now)
 		attempts := l.Attempts + 1
 		if int(attempts) > p.MaxRetries {
 			s.count[cFailed]++
@@ -267,7 +267,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		return h, s.requeueLocked(q, h, l, attempts)
 	default:
 		s.politeAfterResponse(h, now, o.Timings.Total)
-		s.succeeded(h)
+		s.hostSucceeded(h)
 		return h, s.finishLocked(db, h, l.URL, st, doneFetched, now)
 	}
 }
@@ -309,7 +309,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 			return fmt.Errorf("put robots: %w", err)
 		}
 		s.politeAfterResponse(h, now, o.Timings.Total)
-		s.succeeded(h)
+		s.hostSucceeded(h)
 	case st >= 400 && st < 500 && st != 429:
 		h.rec.RobotsStatus = robotsAllowAll
 		h.rules = nil
@@ -317,12 +317,12 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 			return fmt.Errorf("delete robots: %w", err)
 		}
 		s.politeAfterResponse(h, now, o.Timings.Total)
-		s.succeeded(h)
+		s.hostSucceeded(h)
 	default:
 		h.rec.RobotsStatus = robotsUnavailable
 		h.rules = nil
 		s.politeAfterResponse(h, now, o.Timings.Total)
-		s.backOff(h, now, o.RetryAfter)
+		s.raiseBackoff(h, now, o.RetryAfter)
 		if int(h.rec.BackoffLevel) > s.cfg.Politeness.MaxRetries {
 			return s.giveUpHostLocked(tx, h, doneRobotsUnavailable, now)
 		}

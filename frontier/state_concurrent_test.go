@@ -87,7 +87,7 @@ func TestConcurrentUse(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := s.ExpireLeases(); err != nil {
+			if _, err := s.expireLeases(); err != nil {
 				errs <- err
 				return
 			}

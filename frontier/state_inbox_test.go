@@ -21,7 +21,7 @@ func TestInboxFIFO(t *testing.T) {
 	if first := ls[0]; first.URL != u(1) {
 		t.Fatalf("first lease %s", first.URL)
 	}
-	if got := h.s.Counters()["inbox"]; got != 3 {
+	if got := h.s.counters()["inbox"]; got != 3 {
 		t.Fatalf("inbox gauge %d, want 3", got)
 	}
 	if n, err := h.s.Compact(); err != nil || n != 3 {
@@ -33,7 +33,7 @@ func TestInboxFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clock.Advance(3 * time.Minute)
-	if n, _ := h.s.ExpireLeases(); n != 1 {
+	if n, _ := h.s.expireLeases(); n != 1 {
 		t.Fatal("lease of /1 did not expire")
 	}
 	if err := h.s.Verify(); err != nil {

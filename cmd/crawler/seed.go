@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/trawlhq/trawl/internal/config"
 	"io"
 	"os"
 	"strings"
@@ -48,28 +49,20 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage
 	}
-	seeds := fs.Args()
-	if *file != "" {
-		var r io.Reader = stdin
-		if *file != "-" {
-			f, err := os.Open(*file)
-			if err != nil {
-				fmt.Fprintln(stderr, "crawler seed:", err)
-				return cli.ExitUsage
-			}
-			defer f.Close()
-			r = f
+	seeds, err := readSeeds(fs.Args(), *file, stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler seed:", err)
+		return cli.ExitUsage
+	}
+	var bad []string
+	for _, u := range seeds {
+		if err := config.CheckSeed(u, cfg.Scope.MaxURLLength); err != nil {
+			bad = append(bad, err.Error())
 		}
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-				seeds = append(seeds, line)
-			}
-		}
-		if err := sc.Err(); err != nil {
-			fmt.Fprintln(stderr, "crawler seed:", err)
-			return cli.ExitFailure
-		}
+	}
+	if len(bad) > 0 { // refused before anything is published
+		fmt.Fprintf(stderr, "crawler seed: seeds cannot be crawled:\n  %s\n", strings.Join(bad, "\n  "))
+		return cli.ExitUsage
 	}
 	if len(seeds) == 0 {
 		fs.Usage()
@@ -89,13 +82,12 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if n == 0 {
 		// The shard count is fixed in the frontiers' state: ask them.
 		gctx, gcancel := context.WithTimeout(ctx, *ask)
-		count, err := monitor.ShardCount(gctx, nc, subj)
+		n, err = monitor.ShardCount(gctx, nc, subj)
 		gcancel()
 		if err != nil {
 			fmt.Fprintln(stderr, "crawler seed: start the frontiers or pass --shards:", err)
 			return cli.ExitFailure
 		}
-		n = count
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -120,4 +112,29 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cli.ExitFailure
 	}
 	return cli.ExitOK
+}
+
+// readSeeds returns the seed URLs of the command line followed by those of
+// file (one per line, # comments; "-" is stdin).
+func readSeeds(args []string, file string, stdin io.Reader) ([]string, error) {
+	seeds := args
+	if file == "" {
+		return seeds, nil
+	}
+	r := stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			seeds = append(seeds, line)
+		}
+	}
+	return seeds, sc.Err()
 }

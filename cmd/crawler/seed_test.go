@@ -41,9 +41,16 @@ func TestSeedCommand(t *testing.T) {
 	// scope.canonical (here "www", which changes the host).
 	t.Setenv("TRAWL_SCOPE_CANONICAL", "www")
 	seeds := []string{"https://a.example/", "https://A.example/x", "http://b.example/", "http://www.c.example/", "http://www.d.example/"}
+	// A seed that can never be crawled: all are refused, none published.
 	var out, errb bytes.Buffer
 	code := seedCmd(append([]string{"--nats", e.ClientURL(), "--file", "-"}, "mailto:x@y"), strings.NewReader(strings.Join(seeds, "\n")+"\n# comment\n"), &out, &errb)
-	if code != 1 || !strings.Contains(errb.String(), `skipping "mailto:x@y"`) || !strings.Contains(out.String(), "published 5 seed(s) to 2 shard(s)") {
+	if code != 2 || !strings.Contains(errb.String(), `"mailto:x@y": parser: not an http(s) url`) || out.Len() != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = seedCmd([]string{"--nats", e.ClientURL(), "--file", "-"}, strings.NewReader(strings.Join(seeds, "\n")+"\n# comment\n"), &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "published 5 seed(s) to 2 shard(s)") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
 	}
 

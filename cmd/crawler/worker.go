@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/fetcher"
@@ -218,22 +215,21 @@ func runWorker(in *cli.Interrupts, cfg config.Config, shardsGiven bool, log *slo
 	return err
 }
 
-// serveMetrics exports the worker's counters on addr/metrics.
-func serveMetrics(addr string, w *fetcher.Worker, log *slog.Logger) (func(), error) {
+// serveMetrics exports the worker's counters on addr/metrics
+// (monitor.Serve); stop shuts the server down and waits for it.
+func serveMetrics(addr string, w *fetcher.Worker, log *slog.Logger) (stop func(), err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(w.Collector())
-	ln, err := net.Listen("tcp", addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	wait, err := monitor.Serve(ctx, addr, nil, reg, log)
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("crawler: metrics: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	go srv.Serve(ln)
-	log.Info("metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
+		cancel()
+		if err := wait(); err != nil {
+			log.Warn("metrics server", "err", err)
+		}
 	}, nil
 }

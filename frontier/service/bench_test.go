@@ -93,14 +93,14 @@ func benchService(b *testing.B, dup float64) {
 	case <-time.After(5 * time.Minute):
 		b.Fatal("publishing did not complete")
 	}
-	before := st.Counters()
-	want := before["links_received"] + uint64(b.N*benchLinksPerMsg)
+	before := st.Status()
+	want := before.LinksReceived + uint64(b.N*benchLinksPerMsg)
 
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime(b)
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
-	for st.Counters()["links_received"] < want {
+	for st.Status().LinksReceived < want {
 		select {
 		case err := <-done:
 			b.Fatalf("service ended: %v", err)
@@ -121,8 +121,8 @@ func benchService(b *testing.B, dup float64) {
 	}
 	sustained := time.Since(start)
 
-	after := st.Counters()
-	admitted := after["admitted"] - before["admitted"]
+	after := st.Status()
+	admitted := after.Admitted - before.Admitted
 	commits := commitCount(b, reg)
 	b.SetBytes(bytes / int64(b.N))
 	b.ReportMetric(float64(b.N*benchLinksPerMsg)/elapsed.Seconds(), "links/s")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/trawlhq/trawl/frontier"
 	"log/slog"
-	"net"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -59,7 +58,7 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, log *slog.Logger
 // ServeMetrics serves reg (with the shard's Status collector) and the
 // status page on addr until ctx is done; "" disables it. The listener is
 // bound before it returns, so a taken port fails Run at once; wait
-// returns the server's error once ctx is done.
+// returns the server's error once ctx is done (monitor.Serve).
 func ServeMetrics(ctx context.Context, addr string, svc *Server, reg *prometheus.Registry, log *slog.Logger) (wait func() error, err error) {
 	if strings.TrimSpace(addr) == "" {
 		return func() error { return nil }, nil
@@ -67,13 +66,9 @@ func ServeMetrics(ctx context.Context, addr string, svc *Server, reg *prometheus
 	if err := reg.Register(monitor.NewCollector(svc.Status)); err != nil {
 		return nil, fmt.Errorf("frontier: metrics: %w", err)
 	}
-	ln, err := net.Listen("tcp", addr)
+	wait, err = monitor.Serve(ctx, addr, func() []msg.Status { return []msg.Status{svc.Status()} }, reg, log)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: metrics listener (frontier.metrics_addr): %w", err)
 	}
-	errc := make(chan error, 1)
-	go func() {
-		errc <- monitor.ServeListener(ctx, ln, func() []msg.Status { return []msg.Status{svc.Status()} }, reg, log)
-	}()
-	return func() error { return <-errc }, nil
+	return wait, nil
 }

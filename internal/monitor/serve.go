@@ -64,20 +64,45 @@ type historyDoc struct {
 // server down (waiting up to 5 s for requests in flight).
 // For as long as it serves, it keeps the status history (NewHistory with
 // the defaults: a point every 5 s for the last hour) that the page charts.
+// Serve binds addr and serves reg on /metrics and, when status is not nil,
+// the status page and /status.json (Handler), until ctx is done. It is the
+// one way trawl's processes serve metrics: the frontier, the one-command
+// crawl and a crawler worker (status nil: metrics only). The listener is
+// bound before Serve returns, so a taken port is an error at once; wait
+// blocks until the server has stopped (after ctx is done) and returns its
+// error. The caller owns the server: cancel ctx, then call wait.
+func Serve(ctx context.Context, addr string, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) (wait func() error, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: listen %s: %w", addr, err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- ServeListener(ctx, ln, status, reg, log) }()
+	return func() error { return <-errc }, nil
+}
+
 func ServeListener(ctx context.Context, ln net.Listener, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	hist := NewHistory(status, HistoryOptions{})
-	defer hist.Close()
+	var h http.Handler
+	if status == nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		h = mux
+	} else {
+		hist := NewHistory(status, HistoryOptions{})
+		defer hist.Close()
+		h = Handler(status, reg, hist)
+	}
 	srv := &http.Server{
-		Handler:           Handler(status, reg, hist),
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("metrics and status page", "addr", "http://"+ln.Addr().String()+"/")
+	log.Info("metrics and status page", "addr", "http://"+ln.Addr().String()+"/", "status_page", status != nil)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("monitor: %w", err)

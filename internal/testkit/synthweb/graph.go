@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/trawlhq/trawl/dedup"
 )
 
 // kind says which family of path a page belongs to.
@@ -121,15 +123,8 @@ func newGraph(cfg Config) *graph {
 	return g
 }
 
-// mix is the splitmix64 finalizer.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
+// mix is the splitmix64 finalizer (dedup's, one copy in the tree).
+var mix = dedup.Mix64
 
 func (g *graph) hash(salt, a, b, c uint64) uint64 {
 	x := mix(g.seed + salt*0x9e3779b97f4a7c15)
