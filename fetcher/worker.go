@@ -88,10 +88,8 @@ type Worker struct {
 	fetchLog *FetchLog
 	archiver *Archiver
 
-	// charged counts the pages of MaxPages reserved by lease requests in
-	// flight and taken by leases started, less those that expired before
-	// their fetch or were given back.
-	charged atomic.Int64
+	// budget is MaxPages: reserved, settled and given back in budget.go.
+	budget pageBudget
 
 	// stopLeasing ends Run's lease loops with a cause; set by Run before
 	// it starts any goroutine.
@@ -129,6 +127,7 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Worker{nc: nc, opts: opts, log: log, agent: robots.ProductToken(opts.Config.UserAgent)}
+	w.budget.max = opts.MaxPages
 	var archive func(*Exchange) error
 	if opts.Config.WARCDir != "" {
 		archive = func(x *Exchange) error {
@@ -312,32 +311,6 @@ type leaser struct {
 // per 8 fetch slots, at most 4.
 func leaseLoops(workers int) int { return min(max(workers/8, 1), 4) }
 
-// reserve takes up to n pages of the max_pages budget (all n when there
-// is none) and returns how many it took.
-func (w *Worker) reserve(n int) int {
-	if w.opts.MaxPages <= 0 {
-		return n
-	}
-	for {
-		c := w.charged.Load()
-		k := min(int64(n), w.opts.MaxPages-c)
-		if k <= 0 {
-			return 0
-		}
-		if w.charged.CompareAndSwap(c, c+k) {
-			return int(k)
-		}
-	}
-}
-
-// refund gives back n reserved pages that were not leased (negative: a
-// frontier granted more pages than asked, which are charged).
-func (w *Worker) refund(n int) {
-	if w.opts.MaxPages > 0 && n != 0 {
-		w.charged.Add(-int64(n))
-	}
-}
-
 // leaseLoop asks for leases for free fetch slots and starts them, until
 // ctx ends. Several run at once, sharing slots.
 func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, start func(uint32, msg.Lease)) {
@@ -360,7 +333,7 @@ func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, 
 				break more
 			}
 		}
-		reserved := w.reserve(held)
+		reserved := w.budget.reserve(held)
 		for ; held > reserved; held-- {
 			<-slots
 		}
@@ -372,7 +345,7 @@ func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, 
 		}
 		reply, err := w.requestLeases(l, uint32(held))
 		if err != nil || len(reply.Leases) == 0 {
-			w.refund(reserved)
+			w.budget.settle(reserved, nil)
 			for ; held > 0; held-- {
 				<-slots
 			}
@@ -396,18 +369,15 @@ func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, 
 		}
 		empties = 0
 		w.stats.leases.Add(uint64(len(reply.Leases)))
+		w.budget.settle(reserved, reply.Leases)
 		for _, ls := range reply.Leases {
 			if held > 0 {
 				held--
 			} else {
 				slots <- struct{}{} // a frontier granted more than asked: wait for a slot
 			}
-			if !ls.Robots {
-				reserved--
-			}
 			start(reply.Shard, ls)
 		}
-		w.refund(reserved)
 		for ; held > 0; held-- {
 			<-slots
 		}
@@ -432,11 +402,9 @@ func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, star
 		}
 		w.stats.leases.Add(uint64(len(reply.Leases)))
 		w.log.Info("late lease reply at shutdown: fetching its leases", "leases", len(reply.Leases))
+		w.budget.settle(0, reply.Leases)
 		for _, ls := range reply.Leases {
 			slots <- struct{}{}
-			if !ls.Robots {
-				w.refund(-1)
-			}
 			start(reply.Shard, ls)
 		}
 	}
@@ -493,9 +461,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	now := time.Now()
 	if !l.Deadline.IsZero() && now.After(l.Deadline) {
 		w.stats.expired.Add(1)
-		if !l.Robots {
-			w.refund(1)
-		}
+		w.budget.giveBack(l)
 		w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
 		return nil
 	}
@@ -581,9 +547,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 // release gives lease l back to its frontier unfetched (or fetched but
 // not archived): the URL is requeued without counting an attempt.
 func (w *Worker) release(pubCtx context.Context, shard uint32, l msg.Lease, why msg.Release) error {
-	if !l.Robots {
-		w.refund(1)
-	}
+	w.budget.giveBack(l)
 	out := &msg.Outcome{LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Release: why}
 	data, err := out.MarshalBinary()
 	if err != nil {

@@ -77,46 +77,7 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 }
 
 func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, res *ApplyResult) ([]*host, error) {
-	var touched []*host
-	var cands []candidate
-	sc := s.scope
-	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
-	for i := range links {
-		p := &links[i]
-		res.Received += p.Received
-		for r, n := range p.Rejected {
-			res.Rejected[r] += n
-		}
-		if p.Seeds {
-			for j := range p.Links {
-				h := s.getHostLocked(p.Links[j].Host)
-				if !h.rec.Seed {
-					h.rec.Seed = true
-					h.dirty = true
-					s.seedNames[hostName(h.name)] = true
-					touched = append(touched, h)
-				}
-			}
-		}
-		for j := range p.Links {
-			pl := &p.Links[j]
-			h := s.hosts[pl.Host]
-			if !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)) {
-				res.Rejected[ReasonOffSeedHosts]++
-				continue
-			}
-			if h != nil && maxPages > 0 && h.rec.Admitted >= maxPages {
-				res.Rejected[ReasonMaxPagesPerHost]++
-				continue
-			}
-			if h != nil && s.cfg.Robots.Obey && h.rules != nil && h.rec.RobotsStatus == robotsOK &&
-				!h.rules.Test(s.agent, robots.PathOf(pl.Key)).Allowed {
-				res.RobotsDenied++
-				continue
-			}
-			cands = append(cands, candidate{pl: pl, depth: p.Depth, seed: p.Seeds})
-		}
-	}
+	cands, touched := s.admitLocked(links, res)
 	if len(cands) == 0 {
 		s.countLinksLocked(res)
 		return touched, nil
@@ -130,40 +91,17 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	newHashes := hs[:0:0]
 	ib := tx.Bucket(bucketInbox)
 	truth := tx.Bucket(bucketTruth)
+	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
 	for i := range cands {
 		c := &cands[i]
 		pl := c.pl
-		enqueue := !seen[i]
 		if !seen[i] {
 			newHashes = append(newHashes, pl.Hash)
 			s.count[cFilterNew]++
 		}
-		if sc.sampled(pl.Audit) {
-			key := []byte(pl.Key)
-			switch {
-			case !seen[i]:
-				s.count[cSampledNew]++
-				if err := truth.Put(key, nil); err != nil {
-					return nil, fmt.Errorf("put truth: %w", err)
-				}
-			case !has(truth, key):
-				// The filter says seen, the exact sample says new: a
-				// false-positive skip. Record the key so it counts once.
-				res.FPSkips++
-				s.count[cFPSkips]++
-				if err := truth.Put(key, nil); err != nil {
-					return nil, fmt.Errorf("put truth: %w", err)
-				}
-				if s.cfg.Audit.Rescue {
-					enqueue = true
-					res.Rescued++
-					s.count[cRescued]++
-				}
-			default:
-				res.Duplicates++
-			}
-		} else if seen[i] {
-			res.Duplicates++
+		enqueue, err := s.auditLocked(truth, pl, seen[i], res)
+		if err != nil {
+			return nil, err
 		}
 		if !enqueue {
 			continue
@@ -189,6 +127,86 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	s.journaled += int64(len(newHashes))
 	s.countLinksLocked(res)
 	return touched, nil
+}
+
+// admitLocked counts the stateless rejections of links, marks seed hosts,
+// and applies the stateful rules in order (seed hosts only, max pages per
+// host, a known robots.txt): it returns the links left for the filter and
+// the hosts it changed.
+func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candidate, touched []*host) {
+	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
+	for i := range links {
+		p := &links[i]
+		res.Received += p.Received
+		for r, n := range p.Rejected {
+			res.Rejected[r] += n
+		}
+		if p.Seeds {
+			for j := range p.Links {
+				h := s.getHostLocked(p.Links[j].Host)
+				if !h.rec.Seed {
+					h.rec.Seed = true
+					h.dirty = true
+					s.seedNames[hostName(h.name)] = true
+					touched = append(touched, h)
+				}
+			}
+		}
+		for j := range p.Links {
+			pl := &p.Links[j]
+			h := s.hosts[pl.Host]
+			switch {
+			case !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
+				res.Rejected[ReasonOffSeedHosts]++
+			case h != nil && maxPages > 0 && h.rec.Admitted >= maxPages:
+				res.Rejected[ReasonMaxPagesPerHost]++
+			case h != nil && s.cfg.Robots.Obey && h.rules != nil && h.rec.RobotsStatus == robotsOK &&
+				!h.rules.Test(s.agent, robots.PathOf(pl.Key)).Allowed:
+				res.RobotsDenied++
+			default:
+				cands = append(cands, candidate{pl: pl, depth: p.Depth, seed: p.Seeds})
+			}
+		}
+	}
+	return cands, touched
+}
+
+// auditLocked records what the exact sample says of a link the filter
+// answered seen or new, and says whether to enqueue it: a new key, or a
+// false-positive skip the audit rescues (audit.rescue).
+func (s *State) auditLocked(truth *bolt.Bucket, pl *PreparedLink, seen bool, res *ApplyResult) (enqueue bool, err error) {
+	if !s.scope.sampled(pl.Audit) {
+		if seen {
+			res.Duplicates++
+		}
+		return !seen, nil
+	}
+	key := []byte(pl.Key)
+	switch {
+	case !seen:
+		s.count[cSampledNew]++
+		if err := truth.Put(key, nil); err != nil {
+			return false, fmt.Errorf("put truth: %w", err)
+		}
+		return true, nil
+	case !has(truth, key):
+		// The filter says seen, the exact sample says new: a
+		// false-positive skip. Record the key so it counts once.
+		res.FPSkips++
+		s.count[cFPSkips]++
+		if err := truth.Put(key, nil); err != nil {
+			return false, fmt.Errorf("put truth: %w", err)
+		}
+		if s.cfg.Audit.Rescue {
+			res.Rescued++
+			s.count[cRescued]++
+			return true, nil
+		}
+		return false, nil
+	default:
+		res.Duplicates++
+		return false, nil
+	}
 }
 
 func (s *State) countLinksLocked(res *ApplyResult) {
