@@ -21,15 +21,6 @@ type host struct {
 	idx            int            // position in the ready heap, -1 when absent
 }
 
-// eligibleAt is the earliest time politeness lets the host be fetched.
-func (h *host) eligibleAt() time.Time {
-	t := h.rec.NextFetch
-	if h.rec.PausedUntil.After(t) {
-		t = h.rec.PausedUntil
-	}
-	return t
-}
-
 // robotsDue reports whether the host's next lease must fetch robots.txt:
 // never fetched, unavailable (its retry time is the host's next fetch), or
 // older than the TTL.

@@ -1,10 +1,34 @@
 package frontier
 
+// Politeness decisions, all of them here: when a host may be fetched next
+// (eligibleAt), the delay after a response (politeDelay, crawlDelay), the
+// back-off after 429/503 (backoffDelay, raiseBackoff), the pause after a
+// streak of errors (hostFailed, hostSucceeded), and when a host is given
+// up (givesUp). hosts.go keeps the ready heap ordered by eligibleAt;
+// leases.go and state_apply.go only call these.
+
 import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
+
+// eligibleAt is the earliest time politeness lets the host be fetched.
+func (h *host) eligibleAt() time.Time {
+	t := h.rec.NextFetch
+	if h.rec.PausedUntil.After(t) {
+		t = h.rec.PausedUntil
+	}
+	return t
+}
+
+// givesUp reports whether h has answered politeness.host_give_up
+// 429/503s in a row (its back-off level): its queued URLs are then
+// finished as host_gave_up.
+func (s *State) givesUp(h *host) bool {
+	n := s.cfg.Politeness.HostGiveUp
+	return n > 0 && int(h.rec.BackoffLevel) >= n
+}
 
 // crawlDelay is the host's robots.txt Crawl-delay for our product token,
 // capped at politeness.max_crawl_delay; 0 when none.

@@ -256,7 +256,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		// keeps asking holds the crawl open forever.
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.raiseBackoff(h, now, o.RetryAfter)
-		if n := p.HostGiveUp; n > 0 && int(h.rec.BackoffLevel) >= n {
+		if s.givesUp(h) {
 			s.count[cHostsGivenUp]++
 			if err := s.finishLocked(db, h, l.URL, st, doneHostGaveUp, now); err != nil {
 				return nil, err
