@@ -1,10 +1,10 @@
 package frontier
 
 import (
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // seenFilter is what the State needs of its URL-seen filter: a fixed
