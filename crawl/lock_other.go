@@ -3,13 +3,9 @@
 package crawl
 
 import (
-	"errors"
 	"fmt"
 	"os"
 )
-
-// ErrDataDirInUse reports a data_dir another crawl holds.
-var ErrDataDirInUse = errors.New("crawl: data_dir is in use")
 
 // lockDataDir creates dir; without flock(2) it takes no lock (the state
 // file's own lock still refuses a second crawl, after its timeout).

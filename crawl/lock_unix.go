@@ -13,9 +13,6 @@ import (
 	"syscall"
 )
 
-// ErrDataDirInUse reports a data_dir another crawl holds.
-var ErrDataDirInUse = errors.New("crawl: data_dir is in use")
-
 // lockName is the lock file in data_dir: flock(2)ed by the crawl that uses
 // the directory, holding that process's PID and command line.
 const lockName = "trawl.lock"

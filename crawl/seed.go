@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -57,13 +56,6 @@ func PublishSeeds(ctx context.Context, js jetstream.JetStream, subj msg.Subjects
 	}
 	return res, nil
 }
-
-// ErrNothingFetched reports a crawl that ended without one page: every
-// seed failed.
-var ErrNothingFetched = errors.New("crawl: nothing fetched")
-
-// ErrSeeds reports seeds the crawl refuses before it starts.
-var ErrSeeds = errors.New("crawl: seeds cannot be crawled")
 
 // CheckSeeds refuses, before anything starts, seeds the crawler could never
 // fetch: each must pass config.CheckSeed (Validate has run it too), and

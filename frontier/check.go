@@ -2,12 +2,12 @@ package frontier
 
 import (
 	"fmt"
-	"github.com/trawlhq/trawl/dedup"
 	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 )

@@ -17,6 +17,9 @@ var (
 	// ExpireLeases failed: its memory may disagree with its file, so it
 	// must be closed and reopened.
 	ErrFailed = errors.New("frontier: state failed; reopen it")
+	// ErrInUse reports a state file another process has open
+	// (RebuildFilter works on a stopped shard only).
+	ErrInUse = errors.New("frontier: state file is in use")
 	// ErrInvalid reports a bad argument or option.
 	ErrInvalid = errors.New("frontier: invalid argument")
 )

@@ -1,10 +1,10 @@
 package frontier
 
 import (
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // seenFilter is what the State needs of its URL-seen filter: a fixed
@@ -108,7 +108,7 @@ func filterStatus(mode dedup.Mode, fs dedup.Stats) msg.FilterStatus {
 func (s *State) logGrowthStop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.growthStopLogged || s.filter == nil {
+	if s.mode != dedup.ModeScalable || s.growthStopLogged || s.filter == nil {
 		return
 	}
 	if fs := s.filter.Stats(); fs.GrowthStopped {

@@ -150,3 +150,16 @@ func TestScalableMaxMemory(t *testing.T) {
 		t.Fatalf("status %+v: want growth stopped, a warning, at most 24 KiB", st)
 	}
 }
+
+// TestScalableCapacityIsOnlyATarget: for a scalable filter, capacity is the
+// count status measures progress against, not a size: a capacity no fixed
+// filter could have on this machine (1e12 keys, ~1.1 TiB) still opens.
+func TestScalableCapacityIsOnlyATarget(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		scalable(1000)(c)
+		c.Frontier.Filter.Capacity = 1_000_000_000_000
+	})
+	if st := h.s.Status().Filter; st.Capacity != 1_000_000_000_000 || st.Bytes > 64<<10 {
+		t.Fatalf("status %+v: want capacity 1e12 and a chain of a few KiB", st)
+	}
+}

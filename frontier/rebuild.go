@@ -12,9 +12,6 @@ import (
 	"github.com/trawlhq/trawl/dedup"
 )
 
-// ErrInUse reports a state file another process has open.
-var ErrInUse = errors.New("frontier: state file is in use")
-
 // RebuildReport says what RebuildFilter read, built and replaced.
 type RebuildReport struct {
 	Path     string       `json:"path"`

@@ -117,21 +117,25 @@ func Open(opts Options) (*State, error) {
 		}
 		layout = l
 	}
-	sizing, err := dedup.PlanLayout(fc.Filter.Capacity, fc.Filter.FP, layout)
-	if err != nil {
-		return nil, fmt.Errorf("frontier: filter sizing: %w", err)
-	}
 	mode := dedup.ModeFixed
 	if fc.Filter.Mode != "" {
+		var err error
 		if mode, err = dedup.ParseMode(fc.Filter.Mode); err != nil {
 			return nil, fmt.Errorf("%w: frontier.filter.mode: %w", ErrInvalid, err)
 		}
 	}
+	// A fixed filter is planned for capacity; a scalable one's capacity is
+	// only the count progress is measured against, so it is not planned as
+	// a size (a fixed file found by load brings its own sizing).
+	var sizing dedup.Sizing
 	chain := fc.Filter.Chain(layout)
-	if mode == dedup.ModeScalable {
-		if err := chain.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: frontier.filter: %w", ErrInvalid, err)
+	if mode == dedup.ModeFixed {
+		var err error
+		if sizing, err = dedup.PlanLayout(fc.Filter.Capacity, fc.Filter.FP, layout); err != nil {
+			return nil, fmt.Errorf("frontier: filter sizing: %w", err)
 		}
+	} else if err := chain.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: frontier.filter: %w", ErrInvalid, err)
 	}
 	sc, err := newScope(cfg)
 	if err != nil {
@@ -685,7 +689,6 @@ func (s *State) Close() error {
 // (deleted, emptied, replaced) is noticed; see Service.Run.
 func (s *State) CrawlID() string { return s.crawlID }
 
-// empty reports whether the state has never received a link or outcome.
 // Empty reports whether the state has never received a link: a new or
 // emptied file. The service uses it to tell a replaced state file from a
 // consumer that served this one.
@@ -768,8 +771,8 @@ func (s *State) Status() msg.Status {
 	return st
 }
 
-// counters returns every persistent counter by name, for the
-// tests, plus the gauge "inbox".
+// counters returns every persistent counter by name, plus the gauge
+// "inbox" (tests read them).
 func (s *State) counters() map[string]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,8 +1,9 @@
 package config
 
 import (
-	"github.com/trawlhq/trawl/dedup"
 	"time"
+
+	"github.com/trawlhq/trawl/dedup"
 )
 
 // Config is the whole configuration. The yaml tags are the key paths.

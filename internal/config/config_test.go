@@ -100,7 +100,7 @@ func TestValidateReportsEveryField(t *testing.T) {
 	c := Default()
 	// The canonical rules and filter layouts are checked by the packages
 	// that define them (parser, dedup), for every command, with the line.
-	if err := c.Parse(strings.NewReader("frontier:\n  shards: 2\n  shard: 2\n  filter:\n    fp: 1.5\n    layout: striped\nscope:\n  include: ['(']\n  canonical: www,nope\n"), "v.yaml"); err != nil {
+	if err := c.Parse(strings.NewReader("frontier:\n  shards: 2\n  shard: 2\n  filter:\n    fp: 1.5\n    layout: striped\n    mode: elastic\n    growth: 20\n    tightening: 0\nscope:\n  include: ['(']\n  canonical: www,nope\n"), "v.yaml"); err != nil {
 		t.Fatal(err)
 	}
 	c.Crawler.Workers = 0
@@ -114,16 +114,19 @@ func TestValidateReportsEveryField(t *testing.T) {
 		t.Fatalf("Validate = %v, want Errors", err)
 	}
 	want := map[string]string{
-		"frontier.shard":          "v.yaml:3",
-		"frontier.filter.fp":      "v.yaml:5",
-		"frontier.filter.layout":  "v.yaml:6",
-		"scope.include":           "v.yaml:8",
-		"scope.canonical":         "v.yaml:9",
-		"crawler.workers":         "",
-		"crawler.resolve":         "",
-		"politeness.backoff_max":  "",
-		"politeness.host_give_up": "",
-		"scope.max_redirects":     "",
+		"frontier.shard":             "v.yaml:3",
+		"frontier.filter.fp":         "v.yaml:5",
+		"frontier.filter.layout":     "v.yaml:6",
+		"frontier.filter.mode":       "v.yaml:7",
+		"frontier.filter.growth":     "v.yaml:8",
+		"frontier.filter.tightening": "v.yaml:9",
+		"scope.include":              "v.yaml:11",
+		"scope.canonical":            "v.yaml:12",
+		"crawler.workers":            "",
+		"crawler.resolve":            "",
+		"politeness.backoff_max":     "",
+		"politeness.host_give_up":    "",
+		"scope.max_redirects":        "",
 	}
 	got := map[string]string{}
 	for _, e := range es {

@@ -133,11 +133,15 @@ func (c *Config) validate(v *validator) {
 	}
 	v.check(f.Filter.Initial > 0, "frontier.filter.initial", "must be at least 1")
 	v.check(f.Filter.MaxMemory >= 0, "frontier.filter.max_memory", "must not be negative")
-	if err := (dedup.ChainConfig{Growth: f.Filter.Growth}).Validate(); err != nil || f.Filter.Growth == 0 {
-		v.add("frontier.filter.growth", "must be in [1.25, 16], got %v", f.Filter.Growth)
+	// dedup's own check, one setting at a time so the error names it (a
+	// zero there would mean "dedup's default", so it is refused here).
+	v.check(f.Filter.Growth != 0, "frontier.filter.growth", "must be set")
+	if err := (dedup.ChainConfig{Growth: f.Filter.Growth}).Validate(); err != nil {
+		v.add("frontier.filter.growth", "%v", err)
 	}
-	if err := (dedup.ChainConfig{Tightening: f.Filter.Tightening}).Validate(); err != nil || f.Filter.Tightening == 0 {
-		v.add("frontier.filter.tightening", "must be in [0.05, 0.95], got %v", f.Filter.Tightening)
+	v.check(f.Filter.Tightening != 0, "frontier.filter.tightening", "must be set")
+	if err := (dedup.ChainConfig{Tightening: f.Filter.Tightening}).Validate(); err != nil {
+		v.add("frontier.filter.tightening", "%v", err)
 	}
 	v.positive(f.CheckpointInterval, "frontier.checkpoint_interval")
 	v.check(f.LeaseTimeout >= time.Second, "frontier.lease_timeout", "must be at least 1s, got %v", f.LeaseTimeout)

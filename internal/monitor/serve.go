@@ -18,11 +18,15 @@ import (
 )
 
 // Handler serves /metrics from reg, the status page at / and the same data
-// as JSON at /status.json. status returns every shard it knows of; hist,
-// when not nil, is charted on the page and listed in the JSON.
+// as JSON at /status.json. status returns every shard it knows of; nil
+// serves /metrics alone (a crawler worker). hist, when not nil, is charted
+// on the page and listed in the JSON.
 func Handler(status func() []msg.Status, reg *prometheus.Registry, hist *History) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if status == nil {
+		return mux
+	}
 	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, r *http.Request) {
 		all := status()
 		doc := statusDoc{Total: Total(all), Shards: all}
@@ -60,10 +64,6 @@ type historyDoc struct {
 	Points          []Point `json:"points"`
 }
 
-// ServeListener serves Handler on ln until ctx is done, then shuts the
-// server down (waiting up to 5 s for requests in flight).
-// For as long as it serves, it keeps the status history (NewHistory with
-// the defaults: a point every 5 s for the last hour) that the page charts.
 // Serve binds addr and serves reg on /metrics and, when status is not nil,
 // the status page and /status.json (Handler), until ctx is done. It is the
 // one way trawl's processes serve metrics: the frontier, the one-command
@@ -81,22 +81,22 @@ func Serve(ctx context.Context, addr string, status func() []msg.Status, reg *pr
 	return func() error { return <-errc }, nil
 }
 
+// ServeListener serves Handler on ln until ctx is done, then shuts the
+// server down (waiting up to 5 s for requests in flight).
+// For as long as it serves, it keeps the status history (NewHistory with
+// the defaults: a point every 5 s for the last hour) that the page charts;
+// with status nil it serves /metrics alone.
 func ServeListener(ctx context.Context, ln net.Listener, status func() []msg.Status, reg *prometheus.Registry, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var h http.Handler
-	if status == nil {
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		h = mux
-	} else {
-		hist := NewHistory(status, HistoryOptions{})
+	var hist *History
+	if status != nil {
+		hist = NewHistory(status, HistoryOptions{})
 		defer hist.Close()
-		h = Handler(status, reg, hist)
 	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           Handler(status, reg, hist),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
