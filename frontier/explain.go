@@ -1,7 +1,7 @@
 package frontier
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"github.com/trawlhq/trawl/dedup"
 	"sort"
@@ -143,17 +143,19 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 		if e.State != "unknown" || h == nil || h.rec.Queued == 0 {
 			return nil
 		}
-		prefix := queuePrefix(e.Host)
-		c := tx.Bucket(bucketQueue).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			r, err := decodeURL(v)
-			if err != nil {
-				return err
-			}
+		errFound := errors.New("found")
+		err := forEachQueued(queueBucketsOf(tx), e.Host, func(_ uint64, r urlRecord) error {
 			if r.URL == key {
 				e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
+				return errFound
+			}
+			return nil
+		})
+		if err != nil {
+			if err == errFound {
 				return nil
 			}
+			return err
 		}
 		ib := tx.Bucket(bucketInbox)
 		for _, id := range h.inbox {

@@ -14,7 +14,7 @@ import (
 
 // SchemaVersion is the version of the bbolt layout below. A file written
 // under another version is refused (ErrMismatch).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // The frontier's state in one bbolt file per shard, schema version 1.
 // Besides dedup's own buckets (bloom_meta, bloom, journal: written only
@@ -83,14 +83,15 @@ const recordVersion = 1
 
 // Bucket and key names.
 var (
-	bucketMeta   = []byte("meta")
-	bucketQueue  = []byte("queue")
-	bucketInbox  = []byte("inbox")
-	bucketHosts  = []byte("hosts")
-	bucketRobots = []byte("robots")
-	bucketLeases = []byte("leases")
-	bucketDone   = []byte("done")
-	bucketTruth  = []byte("truth")
+	bucketMeta     = []byte("meta")
+	bucketSegments = []byte("segments")
+	bucketReturned = []byte("returned")
+	bucketInbox    = []byte("inbox")
+	bucketHosts    = []byte("hosts")
+	bucketRobots   = []byte("robots")
+	bucketLeases   = []byte("leases")
+	bucketDone     = []byte("done")
+	bucketTruth    = []byte("truth")
 
 	keySchema   = []byte("schema")
 	keyCounters = []byte("counters")
@@ -98,7 +99,7 @@ var (
 	keyCrawlID  = []byte("crawl_id")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketQueue, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
+var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketSegments, bucketReturned, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
 
 // enc appends record fields.
 type enc []byte

@@ -193,6 +193,9 @@ func Open(opts Options) (*State, error) {
 			}
 			return s.db.Close()
 		})
+		if errors.Is(err, ErrNeedsMigration) {
+			return nil, fmt.Errorf("%w; convert it with `frontier migrate --data-file %s` (the old file stays until the new one is complete)", err, s.path)
+		}
 		return nil, fmt.Errorf("%w (file %s)", err, s.path)
 	}
 	s.cpBase = s.now()
@@ -297,6 +300,8 @@ func checkSchema(b []byte, want schemaRecord) error {
 		return err
 	}
 	switch {
+	case got.Version == 1 && want.Version == 2:
+		return fmt.Errorf("%w: %w: schema version 1 (one bbolt key per queued URL), this code reads 2 (per-host queue segments)", ErrMismatch, ErrNeedsMigration)
 	case got.Version != want.Version:
 		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
 	case got.Shards != want.Shards:

@@ -2,9 +2,11 @@ package frontier
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -12,20 +14,18 @@ import (
 
 // The inbox.
 //
-// Apply does not put a new URL under its host's key in `queue`: new links
-// spread over many hosts would each land on a different leaf page of the
-// B+tree, so a transaction would rewrite one 4 KiB page per new URL (and
-// the rate falls as the queue grows). Apply appends it instead to `inbox`,
+// Apply does not put a new URL into its host's queue segments: new links
+// spread over many hosts would each rewrite a different host's last
+// segment, a 4 KiB page per new URL. Apply appends it instead to `inbox`,
 // keyed by the bucket's own sequence, a handful of pages per transaction.
-// Compact moves the oldest inbox records into `queue` in (host, seq)
-// order, so a host's URLs of the whole interval share pages; Checkpoint
-// runs it. Every URL carries its host sequence number from admission, and
-// Compact moves the oldest records first, so for every host all its
-// `queue` entries precede (have smaller seqs than) its inbox entries: the
-// host's head is the first `queue` key under its prefix, else its oldest
-// inbox record. Memory keeps, per host, the inbox keys in order (8 bytes
-// per URL admitted since the last compaction), rebuilt on Open by scanning
-// the inbox.
+// Compact moves the oldest inbox records into the hosts' segments
+// (segment.go), host by host, so a host's URLs of the whole interval cost
+// one segment write; Checkpoint runs it. Every URL carries its host
+// sequence number from admission, and Compact moves the oldest records
+// first, so for every host its segments precede (have smaller seqs than)
+// its inbox entries (queue.go has the whole order). Memory keeps, per
+// host, the inbox keys in order (8 bytes per URL admitted since the last
+// compaction), rebuilt on Open by scanning the inbox.
 
 // compactChunk is how many inbox records one Compact transaction moves
 // (a variable for tests).
@@ -77,58 +77,6 @@ func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth, hops 
 	return nil
 }
 
-// headOf is the URL at the head of a host's queue and where it is stored.
-type headOf struct {
-	rec      urlRecord
-	seq      uint64
-	queueKey []byte // set when it is in `queue`
-	inboxKey []byte // set when it is in `inbox`
-}
-
-// peekLocked returns h's head, or ok false when it has nothing queued.
-func (s *State) peekLocked(q, ib *bolt.Bucket, h *host) (hd headOf, ok bool, err error) {
-	prefix := queuePrefix(h.name)
-	if k, v := q.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
-		rec, err := decodeURL(v)
-		if err != nil {
-			return hd, false, fmt.Errorf("queue entry of %s: %w", h.name, err)
-		}
-		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), queueKey: bytes.Clone(k)}, true, nil
-	}
-	if len(h.inbox) == 0 {
-		return hd, false, nil
-	}
-	key := u64key(h.inbox[0])
-	v := ib.Get(key)
-	if v == nil {
-		return hd, false, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, h.inbox[0], h.name)
-	}
-	rec, err := decodeInbox(v)
-	if err != nil {
-		return hd, false, fmt.Errorf("inbox record of %s: %w", h.name, err)
-	}
-	return headOf{rec: rec.urlRecord, seq: rec.Seq, inboxKey: key}, true, nil
-}
-
-// popLocked removes the head peekLocked returned.
-func (s *State) popLocked(q, ib *bolt.Bucket, h *host, hd headOf) error {
-	var err error
-	if hd.queueKey != nil {
-		err = q.Delete(hd.queueKey)
-	} else {
-		err = ib.Delete(hd.inboxKey)
-		h.inbox = h.inbox[1:]
-		s.inboxN--
-	}
-	if err != nil {
-		return fmt.Errorf("dequeue: %w", err)
-	}
-	h.rec.Queued--
-	s.queued--
-	h.dirty = true
-	return nil
-}
-
 // Compact moves every inbox record into `queue`, oldest first, in
 // transactions of up to 100,000 records, and reports how many it moved.
 // It releases the lock between transactions, so Apply and Lease go on
@@ -174,12 +122,8 @@ func (s *State) compactChunkLocked() (int, error) {
 	moved := map[*host]int{}
 	err := s.updateLocked(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketInbox)
-		q := tx.Bucket(bucketQueue)
-		type item struct {
-			key []byte
-			val []byte
-		}
-		var items []item
+		segs := tx.Bucket(bucketSegments)
+		var items []inboxRecord
 		var keys [][]byte
 		c := ib.Cursor()
 		for k, v := c.First(); k != nil && len(items) < compactChunk; k, v = c.Next() {
@@ -192,14 +136,24 @@ func (s *State) compactChunkLocked() (int, error) {
 				return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, rec.Host)
 			}
 			moved[h]++
-			items = append(items, item{queueKey(rec.Host, rec.Seq), rec.urlRecord.encode()})
+			items = append(items, rec)
 			keys = append(keys, bytes.Clone(k))
 		}
-		slices.SortFunc(items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
-		for _, it := range items {
-			if err := q.Put(it.key, it.val); err != nil {
+		slices.SortFunc(items, func(a, b inboxRecord) int {
+			if c := strings.Compare(a.Host, b.Host); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Seq, b.Seq)
+		})
+		for i := 0; i < len(items); {
+			j := i + 1
+			for j < len(items) && items[j].Host == items[i].Host {
+				j++
+			}
+			if _, err := appendSegments(segs, items[i].Host, items[i:j]); err != nil {
 				return fmt.Errorf("compact: %w", err)
 			}
+			i = j
 		}
 		n = len(items)
 		if int64(n) == s.inboxN {

@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -44,19 +43,11 @@ func (s *State) Verify() error {
 	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		perHost := map[string]uint64{}
-		err := tx.Bucket(bucketQueue).ForEach(func(k, v []byte) error {
-			i := bytes.IndexByte(k, 0)
-			if i < 0 || len(k)-i != 9 {
-				return fmt.Errorf("%w: queue key %q", ErrCorrupt, k)
-			}
-			r, err := decodeURL(v)
-			if err != nil {
-				return err
-			}
+		err := forEachQueuedAll(queueBucketsOf(tx), func(host string, r urlRecord) error {
 			if !s.filter.Test([]byte(r.URL)) {
 				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
 			}
-			perHost[string(k[:i])]++
+			perHost[host]++
 			return nil
 		})
 		if err != nil {
