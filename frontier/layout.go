@@ -13,10 +13,12 @@ import (
 )
 
 // SchemaVersion is the version of the bbolt layout below. A file written
-// under another version is refused (ErrMismatch).
+// under schema 1 (one `queue` key per queued URL) is refused with
+// ErrNeedsMigration, naming `frontier migrate`, which converts it
+// (Migrate); any other version is refused (ErrMismatch).
 const SchemaVersion = 2
 
-// The frontier's state in one bbolt file per shard, schema version 1.
+// The frontier's state in one bbolt file per shard, schema version 2.
 // Besides dedup's own buckets (bloom_meta, bloom, journal: written only
 // through dedup's API) the file holds:
 //
@@ -29,17 +31,21 @@ const SchemaVersion = 2
 //	inbox    u64 BE (the bucket's NextSequence) -> inbox record: URLs
 //	         admitted since the last compaction, in admission order
 //	         (see state_inbox.go).
-//	queue    host + 0x00 + seq (u64 BE) -> URL record. FIFO per host: a
-//	         host's head is the first key with its prefix, else its oldest
-//	         inbox record.
+//	segments host + 0x00 + seq (u64 BE) -> segment record: a block of a
+//	         host's queued URLs with consecutive seqs, front-coded; the key
+//	         is the seq of its first URL when it was written (segment.go).
+//	returned host + 0x00 + seq (u64 BE) -> URL record: a URL that was
+//	         leased and came back (expiry, release, retry) under its
+//	         original seq, ahead of the host's segments (queue.go).
 //	hosts    host -> host record
 //	robots   host -> the robots.txt body last fetched with a 2xx (at most
 //	         robots.MaxBytes). Kept apart from the host record so that the
 //	         record, rewritten on every lease and outcome, stays small.
-//	leases   lease ID (u64 BE) -> lease record. Leasing moves a URL record
-//	         from queue to leases in one transaction; an outcome moves it to
-//	         done (or back to queue); expiry moves it back to queue under
-//	         its original key, so it keeps its place at the head.
+//	leases   lease ID (u64 BE) -> lease record. Leasing moves a URL from
+//	         its host's head (returned, segments or inbox) to leases in one
+//	         transaction; an outcome moves it to done (or to returned);
+//	         expiry moves it to returned under its original seq, so it
+//	         keeps its place at the head.
 //	done     dedup.Hash(canonical URL) (u64 BE) -> done record
 //	truth    canonical URL -> empty: the exact audit sample
 //
@@ -64,6 +70,8 @@ const SchemaVersion = 2
 //
 // Inbox record: version, host, host seq, URL, depth, attempts, enqueued
 // at; version 2 adds hops, as the URL record.
+//
+// Segment record: see segment.go (FuzzSegment).
 //
 // Host record: version, next seq, queued, admitted, done, flags (bit 0
 // seed), next fetch, backoff level, error streak, paused until, last
