@@ -144,7 +144,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 			return nil
 		}
 		errFound := errors.New("found")
-		err := forEachQueued(queueBucketsOf(tx), e.Host, func(_ uint64, r urlRecord) error {
+		err := forEachQueued(queueBucketsOf(tx), h, func(_ uint64, r urlRecord) error {
 			if r.URL == key {
 				e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
 				return errFound

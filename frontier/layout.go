@@ -76,7 +76,9 @@ const SchemaVersion = 2
 // Host record: version, next seq, queued, admitted, done, flags (bit 0
 // seed), next fetch, backoff level, error streak, paused until, last
 // response time (ns), robots status (0 unknown, 1 ok, 2 allow-all after a
-// 4xx, 3 unavailable), robots HTTP status, robots fetched at.
+// 4xx, 3 unavailable), robots HTTP status, robots fetched at; version 2
+// (written by schema 2) adds head seq (segment URLs below it are leased)
+// and compacted seq (inbox records below it are already in segments).
 //
 // Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
 // deadline, attempts, enqueued at; version 2 adds hops, as the URL record.
@@ -320,22 +322,33 @@ type hostRecord struct {
 	RobotsStatus  uint8
 	RobotsHTTP    uint32
 	RobotsFetched time.Time
+	// HeadSeq: the host's segment URLs with a smaller seq are leased
+	// (its first segment is deleted once all of its URLs are).
+	HeadSeq uint64
+	// CompactedSeq: the host's inbox records with a smaller seq are in
+	// its segments (Compact removes them from the inbox after moving them).
+	CompactedSeq uint64
 }
+
+// hostSegmentsVersion is the version of a host record that carries
+// HeadSeq and CompactedSeq (schema 2).
+const hostSegmentsVersion = 2
 
 func (r *hostRecord) encode() []byte {
 	var flags uint64
 	if r.Seed {
 		flags |= 1
 	}
-	e := make(enc, 0, 64).u(recordVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
+	e := make(enc, 0, 64).u(hostSegmentsVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
 		t(r.NextFetch).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).t(r.PausedUntil).
-		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched)
+		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched).
+		u(r.HeadSeq).u(r.CompactedSeq)
 	return e
 }
 
 func decodeHost(b []byte) (hostRecord, error) {
 	d := dec{b: b}
-	d.version("host record")
+	v := d.versionUpTo("host record", hostSegmentsVersion)
 	var r hostRecord
 	r.NextSeq = d.u("host next seq")
 	r.Queued = d.u("host queued")
@@ -351,6 +364,10 @@ func decodeHost(b []byte) (hostRecord, error) {
 	r.RobotsStatus = uint8(d.small("host robots status", robotsUnavailable))
 	r.RobotsHTTP = uint32(d.small("host robots http status", 999))
 	r.RobotsFetched = d.t("host robots fetched at")
+	if v >= hostSegmentsVersion {
+		r.HeadSeq = d.u("host head seq")
+		r.CompactedSeq = d.u("host compacted seq")
+	}
 	return r, d.end("host record")
 }
 

@@ -192,7 +192,7 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 			}
 			var run []inboxRecord
 			flush := func() error {
-				added, err := appendSegments(segs, run[0].Host, run)
+				added, err := appendSegments(segs, run[0].Host, 0, run)
 				rep.Segments += uint64(added)
 				run = run[:0]
 				return err

@@ -13,7 +13,9 @@ import (
 //     retry), one record each under host + 0x00 + seq, at the head because
 //     leases are taken from the head, so they are older than every URL
 //     still queued. Few: at most the host's leases.
-//  2. segments: the compacted queue (segment.go).
+//  2. segments: the compacted queue (segment.go), from the host record's
+//     HeadSeq: a lease moves HeadSeq past the URL rather than rewriting
+//     the segment, and deletes the segment with its last URL.
 //  3. the inbox: URLs admitted since the last compaction (state_inbox.go).
 
 // queueBuckets are the buckets a host queue lives in.
@@ -29,10 +31,10 @@ func queueBucketsOf(tx *bolt.Tx) queueBuckets {
 type headOf struct {
 	rec         urlRecord
 	seq         uint64
-	returnedKey []byte  // set when it is in `returned`
-	segmentKey  []byte  // set when it is the first URL of seg
-	seg         segment // its segment, decoded
-	inboxKey    []byte  // set when it is in `inbox`
+	returnedKey []byte // set when it is in `returned`
+	segmentKey  []byte // set when it is in the host's first segment
+	segmentEnd  uint64 // that segment's end seq
+	inboxKey    []byte // set when it is in `inbox`
 }
 
 // peekLocked returns h's head, or ok false when it has nothing queued.
@@ -50,7 +52,14 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 		if err != nil {
 			return hd, false, fmt.Errorf("queue segment of %s: %w", h.name, err)
 		}
-		return headOf{rec: g.entries[0], seq: g.first, segmentKey: bytes.Clone(k), seg: g}, true, nil
+		i := uint64(0)
+		if h.rec.HeadSeq > g.first {
+			i = h.rec.HeadSeq - g.first
+		}
+		if i >= uint64(len(g.entries)) {
+			return hd, false, fmt.Errorf("%w: first queue segment of %s ends at seq %d, its head seq is %d", ErrCorrupt, h.name, g.end(), h.rec.HeadSeq)
+		}
+		return headOf{rec: g.entries[i], seq: g.first + i, segmentKey: bytes.Clone(k), segmentEnd: g.end()}, true, nil
 	}
 	if len(h.inbox) == 0 {
 		return hd, false, nil
@@ -73,11 +82,13 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 	switch {
 	case hd.returnedKey != nil:
 		err = qb.returned.Delete(hd.returnedKey)
-	case hd.segmentKey != nil && len(hd.seg.entries) == 1:
-		err = qb.segments.Delete(hd.segmentKey)
 	case hd.segmentKey != nil:
-		rest := segment{first: hd.seg.first + 1, entries: hd.seg.entries[1:]}
-		err = qb.segments.Put(hd.segmentKey, rest.encode())
+		// The segment stays as written; the host record (rewritten with
+		// every lease anyway) moves its head past the URL.
+		h.rec.HeadSeq = hd.seq + 1
+		if h.rec.HeadSeq == hd.segmentEnd {
+			err = qb.segments.Delete(hd.segmentKey)
+		}
 	default:
 		err = qb.inbox.Delete(hd.inboxKey)
 		h.inbox = h.inbox[1:]
@@ -108,8 +119,9 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, at
 
 // appendSegments writes recs, URLs of host in seq order, after the host's
 // last segment: into it while it is under segmentBytes and the seqs run
-// on, then into new segments. It reports how many segments it added.
-func appendSegments(segs *bolt.Bucket, host string, recs []inboxRecord) (added int, err error) {
+// on (dropping its URLs below headSeq, which are leased), then into new
+// segments. It reports how many segments it added.
+func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, recs []inboxRecord) (added int, err error) {
 	prefix := queuePrefix(host)
 	var cur segment
 	var curKey []byte
@@ -128,7 +140,11 @@ func appendSegments(segs *bolt.Bucket, host string, recs []inboxRecord) (added i
 			return 0, fmt.Errorf("queue segment of %s: %w", host, err)
 		}
 		if g.end() == recs[0].Seq {
-			cur, curKey, size = g, bytes.Clone(k), len(v)
+			if headSeq > g.first {
+				g.entries = g.entries[min(headSeq-g.first, uint64(len(g.entries))):]
+				g.first = headSeq
+			}
+			cur, curKey, size = g, bytes.Clone(k), segmentSize(g.entries)
 		}
 	}
 	prev := ""
@@ -164,10 +180,11 @@ func appendSegments(segs *bolt.Bucket, host string, recs []inboxRecord) (added i
 	return added, flush()
 }
 
-// forEachQueued calls fn with every URL the host named host has in
-// `returned` and `segments`, head first (its inbox URLs are not included:
-// callers walk the inbox on their own).
-func forEachQueued(qb queueBuckets, host string, fn func(seq uint64, r urlRecord) error) error {
+// forEachQueued calls fn with every URL h has in `returned` and
+// `segments`, head first (its inbox URLs are not included: callers walk
+// the inbox on their own).
+func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) error) error {
+	host := h.name
 	prefix := queuePrefix(host)
 	c := qb.returned.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -186,8 +203,10 @@ func forEachQueued(qb queueBuckets, host string, fn func(seq uint64, r urlRecord
 			return fmt.Errorf("queue segment of %s: %w", host, err)
 		}
 		for i, r := range g.entries {
-			if err := fn(g.first+uint64(i), r); err != nil {
-				return err
+			if seq := g.first + uint64(i); seq >= h.rec.HeadSeq {
+				if err := fn(seq, r); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -195,8 +214,9 @@ func forEachQueued(qb queueBuckets, host string, fn func(seq uint64, r urlRecord
 }
 
 // forEachQueuedAll calls fn with every URL in `returned` and `segments`,
-// with its host.
-func forEachQueuedAll(qb queueBuckets, fn func(host string, r urlRecord) error) error {
+// with its host. With headSeq, segment URLs below headSeq(host) (leased)
+// are skipped; without, they are included.
+func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func(host string, r urlRecord) error) error {
 	err := qb.returned.ForEach(func(k, v []byte) error {
 		host, err := queueKeyHost(k)
 		if err != nil {
@@ -220,7 +240,14 @@ func forEachQueuedAll(qb queueBuckets, fn func(host string, r urlRecord) error) 
 		if err != nil {
 			return fmt.Errorf("queue segment of %s: %w", host, err)
 		}
-		for _, r := range g.entries {
+		var head uint64
+		if headSeq != nil {
+			head = headSeq(host)
+		}
+		for i, r := range g.entries {
+			if g.first+uint64(i) < head {
+				continue
+			}
 			if err := fn(host, r); err != nil {
 				return err
 			}

@@ -151,7 +151,7 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 		return err
 	})
 	if err == nil {
-		err = forEachQueuedAll(queueBucketsOf(tx), func(_ string, r urlRecord) error {
+		err = forEachQueuedAll(queueBucketsOf(tx), nil, func(_ string, r urlRecord) error {
 			add(r.URL)
 			return nil
 		})

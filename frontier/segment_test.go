@@ -83,25 +83,25 @@ func TestAppendSegments(t *testing.T) {
 		}
 		// Neighbours on both sides of host "a.example" in key order.
 		for _, h := range []string{"a.exampl", "ab.example"} {
-			if _, err := appendSegments(segs, h, recs(h, 0, ab)); err != nil {
+			if _, err := appendSegments(segs, h, 0, recs(h, 0, ab)); err != nil {
 				return err
 			}
 		}
-		if n, err := appendSegments(segs, "a.example", recs("a.example", 0, a[:5])); err != nil || n != 1 {
+		if n, err := appendSegments(segs, "a.example", 0, recs("a.example", 0, a[:5])); err != nil || n != 1 {
 			return fmt.Errorf("first append: %d segments, %v", n, err)
 		}
 		// Runs on: into the same segment, then new ones past the size.
-		n, err := appendSegments(segs, "a.example", recs("a.example", 5, a[5:150]))
+		n, err := appendSegments(segs, "a.example", 0, recs("a.example", 5, a[5:150]))
 		if err != nil || n < 2 {
 			return fmt.Errorf("second append: %d new segments, %v", n, err)
 		}
 		// A gap in the seqs starts a new segment.
-		if n, err := appendSegments(segs, "a.example", recs("a.example", 1000, a[150:])); err != nil || n < 1 {
+		if n, err := appendSegments(segs, "a.example", 0, recs("a.example", 1000, a[150:])); err != nil || n < 1 {
 			return fmt.Errorf("append after a gap: %d new segments, %v", n, err)
 		}
 		var urls []string
 		var seqs []uint64
-		err = forEachQueued(queueBucketsOf(tx), "a.example", func(seq uint64, r urlRecord) error {
+		err = forEachQueued(queueBucketsOf(tx), &host{name: "a.example"}, func(seq uint64, r urlRecord) error {
 			urls, seqs = append(urls, r.URL), append(seqs, seq)
 			return nil
 		})

@@ -79,14 +79,17 @@ type State struct {
 	nextLease uint64
 	// tx is the write transaction Lease and ExpireLeases leave open (see
 	// updateLocked); nil when everything is committed.
-	tx        *bolt.Tx
-	count     counters
-	queued    int64
-	inboxN    int64 // records in the inbox
-	doneN     int64
-	lastCP    msg.CheckpointStatus
-	journaled int64     // keys journaled since the last checkpoint
-	cpBase    time.Time // the last checkpoint, or Open: the journal's age starts here
+	tx     *bolt.Tx
+	count  counters
+	queued int64
+	inboxN int64 // records in the inbox
+	// inboxStaleMax is the last key of the inbox records Open skipped as
+	// already moved (0: none); Compact deletes them.
+	inboxStaleMax uint64
+	doneN         int64
+	lastCP        msg.CheckpointStatus
+	journaled     int64     // keys journaled since the last checkpoint
+	cpBase        time.Time // the last checkpoint, or Open: the journal's age starts here
 }
 
 // StatePath is where the state file of cfg's shard lives when
@@ -372,6 +375,11 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		h := s.hosts[r.Host]
 		if h == nil {
 			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
+		}
+		if r.Seq < h.rec.CompactedSeq {
+			// Moved to its segments before a crash; Compact deletes it.
+			s.inboxStaleMax = max(s.inboxStaleMax, binary.BigEndian.Uint64(k))
+			return nil
 		}
 		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
 		s.inboxN++

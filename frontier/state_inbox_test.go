@@ -2,8 +2,13 @@ package frontier
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestInboxFIFO leases a host's URLs across inbox, compaction, new
@@ -70,5 +75,87 @@ func TestInboxFIFO(t *testing.T) {
 	}
 	if st := h.s.Status(); st.Queued != 0 || st.Done != 6 {
 		t.Fatalf("queued %d done %d, want 0 6", st.Queued, st.Done)
+	}
+}
+
+// A crash after Compact moved a host's inbox records into its segments
+// and before it deleted them from the inbox: the file then holds them
+// twice. Open must skip the moved ones (seq below the host's
+// CompactedSeq), so that every URL is leased once and in order, and the
+// next Compact deletes them.
+func TestCompactCrashBeforeInboxDelete(t *testing.T) {
+	defer func(n int) { compactChunk = n }(compactChunk)
+	compactChunk = 7 // several transactions, hosts kept whole
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 30 {
+		want = append(want, fmt.Sprintf("http://h%d.example/page/%02d", i%3, i))
+	}
+	h.seed(want...)
+	// Compact's first half only, as a crash would leave it.
+	s := h.s
+	s.mu.Lock()
+	names := []string{"h0.example", "h1.example", "h2.example"}
+	cutoff := uint64(0)
+	for _, n := range names {
+		cutoff = max(cutoff, s.hosts[n].inbox[len(s.hosts[n].inbox)-1])
+	}
+	for i := 0; i < len(names); {
+		_, next, err := s.compactHostsLocked(names, i, cutoff)
+		if err != nil {
+			s.mu.Unlock()
+			t.Fatal(err)
+		}
+		i = next
+	}
+	s.mu.Unlock()
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	b, err := os.ReadFile(h.path) // every transaction above is committed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crashed, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.s.Close()
+	h.path = crashed
+	h.open()
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.s.Status(); st.Queued != 30 || h.s.inboxN != 0 {
+		t.Fatalf("after the crash: queued %d, inbox %d; want 30, 0", st.Queued, h.s.inboxN)
+	}
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(bucketInbox).Stats().KeyN; n != 0 {
+			return fmt.Errorf("%d moved records still in the inbox", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for range 40 {
+		for _, l := range h.lease(10) {
+			host := strings.Split(l.URL, "/")[2]
+			got[host] = append(got[host], l.URL)
+			h.apply(nil, outcome(l, 200))
+		}
+		h.clock.Advance(time.Minute)
+	}
+	for i, u := range want {
+		host := fmt.Sprintf("h%d.example", i%3)
+		if len(got[host]) == 0 || got[host][0] != u {
+			t.Fatalf("lease order of %s: %v; want %s next", host, got[host], u)
+		}
+		got[host] = got[host][1:]
+	}
+	for host, rest := range got {
+		if len(rest) > 0 {
+			t.Fatalf("%s leased again: %v", host, rest)
+		}
 	}
 }

@@ -43,7 +43,13 @@ func (s *State) Verify() error {
 	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		perHost := map[string]uint64{}
-		err := forEachQueuedAll(queueBucketsOf(tx), func(host string, r urlRecord) error {
+		headSeq := func(host string) uint64 {
+			if h := s.hosts[host]; h != nil {
+				return h.rec.HeadSeq
+			}
+			return 0
+		}
+		err := forEachQueuedAll(queueBucketsOf(tx), headSeq, func(host string, r urlRecord) error {
 			if !s.filter.Test([]byte(r.URL)) {
 				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
 			}
@@ -63,6 +69,9 @@ func (s *State) Verify() error {
 			h := s.hosts[r.Host]
 			if h == nil {
 				return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
+			}
+			if r.Seq < h.rec.CompactedSeq {
+				return nil // moved, not yet deleted
 			}
 			i := perHostInbox[r.Host]
 			if i >= len(h.inbox) || h.inbox[i] != binary.BigEndian.Uint64(k) {
