@@ -86,6 +86,7 @@ type State struct {
 	// inboxStaleMax is the last key of the inbox records Open skipped as
 	// already moved (0: none); Compact deletes them.
 	inboxStaleMax uint64
+	applyGen      uint64 // Apply calls so far (host.applyGen)
 	doneN         int64
 	lastCP        msg.CheckpointStatus
 	journaled     int64     // keys journaled since the last checkpoint
@@ -372,14 +373,18 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		if err != nil {
 			return err
 		}
-		h := s.hosts[r.Host]
-		if h == nil {
-			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
-		}
+		h := s.getHostLocked(r.Host) // new since its record was last written: no record yet
 		if r.Seq < h.rec.CompactedSeq {
 			// Moved to its segments before a crash; Compact deletes it.
 			s.inboxStaleMax = max(s.inboxStaleMax, binary.BigEndian.Uint64(k))
 			return nil
+		}
+		if r.Seq >= h.rec.NextSeq {
+			// Admitted after the host record was last written.
+			h.rec.NextSeq = r.Seq + 1
+			h.rec.Queued++
+			h.rec.Admitted++
+			s.queued++
 		}
 		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
 		s.inboxN++

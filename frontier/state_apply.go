@@ -51,6 +51,7 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 	}
 	now := s.now()
 	var touched []*host
+	s.applyGen++
 	err := s.updateLocked(func(tx *bolt.Tx) error {
 		var err error
 		if touched, err = s.applyLinksLocked(tx, links, now, &res); err != nil {
@@ -113,7 +114,8 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 			res.Rejected[ReasonMaxPagesPerHost]++
 			continue
 		}
-		if !h.dirty {
+		if h.applyGen != s.applyGen {
+			h.applyGen = s.applyGen
 			touched = append(touched, h)
 		}
 		if err := s.enqueueLocked(ib, h, pl.Key, c.depth, pl.Hops, now); err != nil {

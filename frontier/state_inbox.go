@@ -70,7 +70,9 @@ func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth, hops 
 	h.rec.NextSeq++
 	h.rec.Queued++
 	h.rec.Admitted++
-	h.dirty = true
+	// Not h.dirty: an admission alone does not rewrite the host record
+	// (a random page per host per Apply); Open replays the inbox records
+	// the record does not reflect (seq >= its NextSeq) into its counts.
 	s.queued++
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -109,17 +110,7 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 		i = next
 	}
 	s.mu.Unlock()
-	crashed := filepath.Join(t.TempDir(), "crashed.db")
-	b, err := os.ReadFile(h.path) // every transaction above is committed
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(crashed, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h.s.Close()
-	h.path = crashed
-	h.open()
+	h.crash()
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +128,33 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	h.leaseAllInOrder(want, 3)
+}
+
+// crash reopens the state from a copy of its file taken now, as a kill -9
+// would leave it (every Apply and Compact commits before it returns).
+func (h *harness) crash() {
+	h.t.Helper()
+	crashed := filepath.Join(h.t.TempDir(), "crashed.db")
+	b, err := os.ReadFile(h.path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(crashed, b, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	h.s.Close()
+	h.path = crashed
+	h.open()
+}
+
+// leaseAllInOrder leases and finishes everything queued and wants want,
+// URLs of hosts h0.example .. h<hosts-1>.example in round-robin order,
+// each once and in order per host.
+func (h *harness) leaseAllInOrder(want []string, hosts int) {
+	h.t.Helper()
 	got := map[string][]string{}
-	for range 40 {
+	for range len(want) + 10 {
 		for _, l := range h.lease(10) {
 			host := strings.Split(l.URL, "/")[2]
 			got[host] = append(got[host], l.URL)
@@ -147,15 +163,47 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 		h.clock.Advance(time.Minute)
 	}
 	for i, u := range want {
-		host := fmt.Sprintf("h%d.example", i%3)
+		host := fmt.Sprintf("h%d.example", i%hosts)
 		if len(got[host]) == 0 || got[host][0] != u {
-			t.Fatalf("lease order of %s: %v; want %s next", host, got[host], u)
+			h.t.Fatalf("lease order of %s: %v; want %s next", host, got[host], u)
 		}
 		got[host] = got[host][1:]
 	}
 	for host, rest := range got {
 		if len(rest) > 0 {
-			t.Fatalf("%s leased again: %v", host, rest)
+			h.t.Fatalf("%s leased again: %v", host, rest)
 		}
 	}
+}
+
+// Apply does not rewrite the record of a host it only admitted URLs for:
+// after a crash, Open rebuilds the host's counts (and hosts first seen in
+// the inbox) from the inbox records past its record's NextSeq.
+func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprintf("http://h%d.example/a/%02d", i%4, i))
+	}
+	h.seed(want[:8]...) // seeds: host records written
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	lb := links("http://h0.example/a/00", 1, want[8:]...)
+	h.apply([]*msg.LinkBatch{lb})
+	before := h.s.Status()
+	h.crash()
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	st := h.s.Status()
+	if st.Queued != 20 || st.Queued != before.Queued || len(st.TopHosts) != len(before.TopHosts) {
+		t.Fatalf("after the crash: %+v; before %+v", st, before)
+	}
+	for i, hs := range st.TopHosts {
+		if hs != before.TopHosts[i] {
+			t.Fatalf("host %d after the crash %+v, before %+v", i, hs, before.TopHosts[i])
+		}
+	}
+	h.leaseAllInOrder(want, 4)
 }
