@@ -109,33 +109,9 @@ func Open(opts Options) (*State, error) {
 	if fc.Shards < 1 || fc.Shard < 0 || fc.Shard >= fc.Shards {
 		return nil, fmt.Errorf("%w: shard %d of %d", ErrInvalid, fc.Shard, fc.Shards)
 	}
-	layout := dedup.Standard
-	if fc.Filter.Layout != "" {
-		l, err := dedup.ParseLayout(fc.Filter.Layout)
-		if err != nil {
-			return nil, fmt.Errorf("%w: frontier.filter.layout: %w", ErrInvalid, err)
-		}
-		layout = l
-	}
-	mode := dedup.ModeFixed
-	if fc.Filter.Mode != "" {
-		var err error
-		if mode, err = dedup.ParseMode(fc.Filter.Mode); err != nil {
-			return nil, fmt.Errorf("%w: frontier.filter.mode: %w", ErrInvalid, err)
-		}
-	}
-	// A fixed filter is planned for capacity; a scalable one's capacity is
-	// only the count progress is measured against, so it is not planned as
-	// a size (a fixed file found by load brings its own sizing).
-	var sizing dedup.Sizing
-	chain := fc.Filter.Chain(layout)
-	if mode == dedup.ModeFixed {
-		var err error
-		if sizing, err = dedup.PlanLayout(fc.Filter.Capacity, fc.Filter.FP, layout); err != nil {
-			return nil, fmt.Errorf("frontier: filter sizing: %w", err)
-		}
-	} else if err := chain.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: frontier.filter: %w", ErrInvalid, err)
+	mode, sizing, chain, err := planFilter(fc.Filter)
+	if err != nil {
+		return nil, err
 	}
 	sc, err := newScope(cfg)
 	if err != nil {
@@ -160,6 +136,48 @@ func Open(opts Options) (*State, error) {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return nil, fmt.Errorf("frontier: %w", err)
 	}
+	if err := s.openFile(); err != nil {
+		return nil, err
+	}
+	s.cpBase = s.now()
+	return s, nil
+}
+
+// planFilter reads the configured filter's kind and plan. A fixed filter
+// is planned for capacity; a scalable one's capacity is only the count
+// progress is measured against, so it is not planned as a size (a fixed
+// file found by load brings its own sizing).
+func planFilter(f config.Filter) (dedup.Mode, dedup.Sizing, dedup.ChainConfig, error) {
+	layout := dedup.Standard
+	if f.Layout != "" {
+		l, err := dedup.ParseLayout(f.Layout)
+		if err != nil {
+			return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("%w: frontier.filter.layout: %w", ErrInvalid, err)
+		}
+		layout = l
+	}
+	mode := dedup.ModeFixed
+	if f.Mode != "" {
+		var err error
+		if mode, err = dedup.ParseMode(f.Mode); err != nil {
+			return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("%w: frontier.filter.mode: %w", ErrInvalid, err)
+		}
+	}
+	var sizing dedup.Sizing
+	chain := f.Chain(layout)
+	if mode == dedup.ModeFixed {
+		var err error
+		if sizing, err = dedup.PlanLayout(f.Capacity, f.FP, layout); err != nil {
+			return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("frontier: filter sizing: %w", err)
+		}
+	} else if err := chain.Validate(); err != nil {
+		return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("%w: frontier.filter: %w", ErrInvalid, err)
+	}
+	return mode, sizing, chain, nil
+}
+
+// boltOptions are the options the state file is opened with.
+func boltOptions(readOnly bool) *bolt.Options {
 	bo := *dedup.BoltOptions()
 	bo.Timeout = 2 * time.Second // another process holding the file: fail, do not hang
 	// Map 1 GiB from the start: every remap as the file grows would
@@ -168,23 +186,30 @@ func Open(opts Options) (*State, error) {
 	// Do not rewrite the freelist on every commit (the map freelist is
 	// rebuilt by scanning the file on open instead).
 	bo.NoFreelistSync = true
-	// A corrupt file gives ErrCorrupt, never a crash: its structure is
-	// checked with plain reads before bbolt maps it, and a panic or fault
-	// while bbolt opens it or while load reads it is an error.
+	bo.ReadOnly = readOnly
+	return &bo
+}
+
+// openFile opens s.path with bbolt and loads it. A corrupt file gives
+// ErrCorrupt, never a crash: its structure is checked with plain reads
+// before bbolt maps it, and a panic or fault while bbolt opens it or while
+// load reads it is an error.
+func (s *State) openFile() error {
+	bo := boltOptions(s.readOnly)
 	if _, err := checkFile(s.path); err != nil {
-		return nil, err
+		return err
 	}
-	if bo.ReadOnly = s.readOnly; s.readOnly {
+	if s.readOnly {
 		if _, err := os.Stat(s.path); err != nil {
-			return nil, fmt.Errorf("frontier: %w", err)
+			return fmt.Errorf("frontier: %w", err)
 		}
 	}
-	err = guard(func() (err error) {
-		s.db, err = bolt.Open(s.path, 0o600, &bo)
+	err := guard(func() (err error) {
+		s.db, err = bolt.Open(s.path, 0o600, bo)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("frontier: open %s: %w", s.path, err)
+		return fmt.Errorf("frontier: open %s: %w", s.path, err)
 	}
 	if err := guard(s.load); err != nil {
 		_ = guard(func() error {
@@ -193,10 +218,9 @@ func Open(opts Options) (*State, error) {
 			}
 			return s.db.Close()
 		})
-		return nil, fmt.Errorf("%w (file %s)", err, s.path)
+		return fmt.Errorf("%w (file %s)", err, s.path)
 	}
-	s.cpBase = s.now()
-	return s, nil
+	return nil
 }
 
 // load creates the layout in a new file, or checks and reads an existing
