@@ -340,7 +340,26 @@ func checkSchema(b []byte, want schemaRecord) error {
 
 // loadTx rebuilds the in-memory state from the file.
 func (s *State) loadTx(tx *bolt.Tx) error {
-	meta := tx.Bucket(bucketMeta)
+	if err := s.loadMetaTx(tx.Bucket(bucketMeta)); err != nil {
+		return err
+	}
+	if err := s.loadHostsTx(tx); err != nil {
+		return err
+	}
+	if err := s.loadInboxTx(tx); err != nil {
+		return err
+	}
+	if err := s.loadLeasesTx(tx); err != nil {
+		return err
+	}
+	for _, h := range s.hosts {
+		s.fixHostLocked(h)
+	}
+	return nil
+}
+
+// loadMetaTx reads the counters and the lease sequence.
+func (s *State) loadMetaTx(meta *bolt.Bucket) error {
 	if b := meta.Get(keyCounters); b != nil {
 		c, err := decodeCounters(b)
 		if err != nil {
@@ -359,8 +378,14 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 	// the clock in microseconds when that is ahead, and no frontier grants
 	// more than one lease a microsecond.
 	s.nextLease = max(s.nextLease, uint64(time.Now().UnixMicro()), 1)
+	return nil
+}
+
+// loadHostsTx reads every host with its parsed robots.txt, and sums the
+// queued and done counts.
+func (s *State) loadHostsTx(tx *bolt.Tx) error {
 	rb := tx.Bucket(bucketRobots)
-	err := tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
+	return tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
 		rec, err := decodeHost(v)
 		if err != nil {
 			return fmt.Errorf("host %q: %w", k, err)
@@ -377,10 +402,11 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		s.doneN += int64(rec.Done)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
+}
+
+// loadInboxTx gives each host the keys of its inbox records, in order.
+func (s *State) loadInboxTx(tx *bolt.Tx) error {
+	return tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: inbox key of %d bytes", ErrCorrupt, len(k))
 		}
@@ -396,10 +422,12 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		s.inboxN++
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	err = tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+}
+
+// loadLeasesTx reads the open leases into their hosts and the deadline
+// heap, and moves the lease sequence past them.
+func (s *State) loadLeasesTx(tx *bolt.Tx) error {
+	return tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
 		}
@@ -423,13 +451,6 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, h := range s.hosts {
-		s.fixHostLocked(h)
-	}
-	return nil
 }
 
 func (s *State) getHostLocked(name string) *host {
