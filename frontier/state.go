@@ -233,54 +233,9 @@ func (s *State) load() error {
 	}
 	err := update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
-			if err := s.adoptStoredMode(meta.Get(keySchema), &want); err != nil {
-				return err
-			}
-			if err := checkSchema(meta.Get(keySchema), want); err != nil {
-				return err
-			}
-			if id := meta.Get(keyCrawlID); id != nil || s.readOnly {
-				if id != nil && !validCrawlID(string(id)) {
-					return fmt.Errorf("%w: crawl ID %q", ErrCorrupt, id)
-				}
-				s.crawlID = string(id)
-				return nil
-			}
-			// A file from before crawl IDs: it gets one now.
-			s.crawlID = newCrawlID()
-			return meta.Put(keyCrawlID, []byte(s.crawlID))
+			return s.checkMetaTx(meta, &want)
 		}
-		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
-		}); err != nil {
-			return err
-		}
-		if s.readOnly {
-			return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
-		}
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucket(b); err != nil {
-				return fmt.Errorf("frontier: create bucket %s: %w", b, err)
-			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keySchema, want.encode()); err != nil {
-			return err
-		}
-		s.crawlID = newCrawlID()
-		if err := meta.Put(keyCrawlID, []byte(s.crawlID)); err != nil {
-			return err
-		}
-		f, err := s.newFilter()
-		if err != nil {
-			return fmt.Errorf("frontier: new filter: %w", err)
-		}
-		if _, err := f.Checkpoint(tx); err != nil {
-			f.Close()
-			return fmt.Errorf("frontier: first checkpoint: %w", err)
-		}
-		s.filter = f
-		return nil
+		return s.createTx(tx, want)
 	})
 	if err != nil {
 		if s.filter != nil {
@@ -289,27 +244,90 @@ func (s *State) load() error {
 		}
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
-				return fmt.Errorf("%w: bucket %s missing", ErrCorrupt, b)
-			}
+	return s.db.View(s.readTx)
+}
+
+// checkMetaTx checks an existing file's schema against want (adopting the
+// stored filter mode) and reads its crawl ID, giving a file from before
+// crawl IDs one.
+func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
+	if err := s.adoptStoredMode(meta.Get(keySchema), want); err != nil {
+		return err
+	}
+	if err := checkSchema(meta.Get(keySchema), *want); err != nil {
+		return err
+	}
+	if id := meta.Get(keyCrawlID); id != nil || s.readOnly {
+		if id != nil && !validCrawlID(string(id)) {
+			return fmt.Errorf("%w: crawl ID %q", ErrCorrupt, id)
 		}
-		if s.filter == nil {
-			f, err := s.loadFilter(tx)
-			if errors.Is(err, dedup.ErrCorrupt) || errors.Is(err, dedup.ErrNotFound) {
-				return fmt.Errorf("%w: load filter: %w", ErrCorrupt, err)
-			}
-			if errors.Is(err, dedup.ErrMismatch) {
-				return fmt.Errorf("%w: load filter: %w", ErrMismatch, err)
-			}
-			if err != nil {
-				return fmt.Errorf("frontier: load filter: %w", err)
-			}
-			s.filter = f
+		s.crawlID = string(id)
+		return nil
+	}
+	// A file from before crawl IDs: it gets one now.
+	s.crawlID = newCrawlID()
+	return meta.Put(keyCrawlID, []byte(s.crawlID))
+}
+
+// createTx lays out a new, empty file: its buckets, schema record, crawl
+// ID and a first checkpoint of a new filter. A file with other buckets is
+// not a frontier state file.
+func (s *State) createTx(tx *bolt.Tx, want schemaRecord) error {
+	if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
+	}); err != nil {
+		return err
+	}
+	if s.readOnly {
+		return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
+	}
+	for _, b := range allBuckets {
+		if _, err := tx.CreateBucket(b); err != nil {
+			return fmt.Errorf("frontier: create bucket %s: %w", b, err)
 		}
-		return s.loadTx(tx)
-	})
+	}
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keySchema, want.encode()); err != nil {
+		return err
+	}
+	s.crawlID = newCrawlID()
+	if err := meta.Put(keyCrawlID, []byte(s.crawlID)); err != nil {
+		return err
+	}
+	f, err := s.newFilter()
+	if err != nil {
+		return fmt.Errorf("frontier: new filter: %w", err)
+	}
+	if _, err := f.Checkpoint(tx); err != nil {
+		f.Close()
+		return fmt.Errorf("frontier: first checkpoint: %w", err)
+	}
+	s.filter = f
+	return nil
+}
+
+// readTx checks every bucket is there, loads the stored filter unless
+// createTx made one, and rebuilds the in-memory state.
+func (s *State) readTx(tx *bolt.Tx) error {
+	for _, b := range allBuckets {
+		if tx.Bucket(b) == nil {
+			return fmt.Errorf("%w: bucket %s missing", ErrCorrupt, b)
+		}
+	}
+	if s.filter == nil {
+		f, err := s.loadFilter(tx)
+		if errors.Is(err, dedup.ErrCorrupt) || errors.Is(err, dedup.ErrNotFound) {
+			return fmt.Errorf("%w: load filter: %w", ErrCorrupt, err)
+		}
+		if errors.Is(err, dedup.ErrMismatch) {
+			return fmt.Errorf("%w: load filter: %w", ErrMismatch, err)
+		}
+		if err != nil {
+			return fmt.Errorf("frontier: load filter: %w", err)
+		}
+		s.filter = f
+	}
+	return s.loadTx(tx)
 }
 
 func checkSchema(b []byte, want schemaRecord) error {
