@@ -472,40 +472,71 @@ func (m *meta) matches(want Sizing) error {
 	return nil
 }
 
+// load restores f's bit array from the stored chunks m names, then
+// replays the journal.
 func (f *Filter) load(src stored, m *meta) error {
 	present := make([]uint64, len(f.ckpt.persisted))
 	for i, b := range m.stored {
 		present[i/8] |= uint64(b) << (8 * (i % 8))
 	}
-	found := make([]uint64, len(present))
-	// Check the records in order, then CRC, copy and count the chunks on
-	// every core: on one, a full 1e9 filter spent seconds here.
-	type rec struct {
-		c    int
-		data []byte
-		sum  uint32
+	recs, err := f.checkChunks(src.chunks, present)
+	if err != nil {
+		return err
 	}
-	var recs []rec
-	for k, v := range src.chunks {
+	set, err := f.restoreChunks(recs)
+	if err != nil {
+		return err
+	}
+	if f.sz.Bits%64 != 0 && len(f.words) > 0 {
+		if f.words[len(f.words)-1]>>(f.sz.Bits%64) != 0 {
+			return fmt.Errorf("%w: bits set past the end of the array", ErrCorrupt)
+		}
+	}
+	f.setBits.Store(set)
+	f.items.Store(m.items)
+	f.ckpt.persisted = present
+	return f.replay(src.journal)
+}
+
+// chunkRecord is one stored chunk, its words and checksum not yet checked.
+type chunkRecord struct {
+	c    int
+	data []byte
+	sum  uint32
+}
+
+// checkChunks checks the chunk records' keys and sizes in order, and that
+// they are exactly the chunks the present bitmap names.
+func (f *Filter) checkChunks(chunks iter.Seq2[[]byte, []byte], present []uint64) ([]chunkRecord, error) {
+	found := make([]uint64, len(present))
+	var recs []chunkRecord
+	for k, v := range chunks {
 		if len(k) != 8 {
-			return fmt.Errorf("%w: chunk key of %d bytes", ErrCorrupt, len(k))
+			return nil, fmt.Errorf("%w: chunk key of %d bytes", ErrCorrupt, len(k))
 		}
 		c := binary.BigEndian.Uint64(k)
 		if c >= uint64(f.nchunks) || present[c>>6]&(1<<(c&63)) == 0 {
-			return fmt.Errorf("%w: chunk %d is not in the meta record", ErrCorrupt, c)
+			return nil, fmt.Errorf("%w: chunk %d is not in the meta record", ErrCorrupt, c)
 		}
 		lo, hi := f.chunkRange(int(c))
 		if uint64(len(v)) != (hi-lo)*8+4 {
-			return fmt.Errorf("%w: chunk %d is %d bytes, want %d", ErrCorrupt, c, len(v), (hi-lo)*8+4)
+			return nil, fmt.Errorf("%w: chunk %d is %d bytes, want %d", ErrCorrupt, c, len(v), (hi-lo)*8+4)
 		}
-		recs = append(recs, rec{int(c), v[:len(v)-4], binary.LittleEndian.Uint32(v[len(v)-4:])})
+		recs = append(recs, chunkRecord{int(c), v[:len(v)-4], binary.LittleEndian.Uint32(v[len(v)-4:])})
 		found[c>>6] |= 1 << (c & 63)
 	}
 	for i := range present {
 		if miss := present[i] &^ found[i]; miss != 0 {
-			return fmt.Errorf("%w: chunk %d is missing", ErrCorrupt, i*64+bits.TrailingZeros64(miss))
+			return nil, fmt.Errorf("%w: chunk %d is missing", ErrCorrupt, i*64+bits.TrailingZeros64(miss))
 		}
 	}
+	return recs, nil
+}
+
+// restoreChunks checks, copies and counts the chunks into f.words on every
+// core (on one, a full 1e9 filter spent seconds here), and returns how many
+// bits are set.
+func (f *Filter) restoreChunks(recs []chunkRecord) (uint64, error) {
 	var (
 		set     atomic.Uint64
 		next    atomic.Int64
@@ -517,43 +548,41 @@ func (f *Filter) load(src stored, m *meta) error {
 		wg.Go(func() {
 			var n uint64
 			for i := int(next.Add(1) - 1); i < len(recs); i = int(next.Add(1) - 1) {
-				r := recs[i]
-				if got := crc32.Checksum(r.data, castagnoli); got != r.sum {
-					errOnce.Do(func() {
-						loadErr = fmt.Errorf("%w: chunk %d checksum %08x, want %08x", ErrCorrupt, r.c, got, r.sum)
-					})
+				m, err := f.restoreChunk(recs[i])
+				if err != nil {
+					errOnce.Do(func() { loadErr = err })
 					return
 				}
-				lo, hi := f.chunkRange(r.c)
-				w := f.words[lo:hi]
-				if nativeLittleEndian {
-					// The stored words are already in memory order: one copy.
-					copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(w)*8), r.data)
-				} else {
-					for j := range w {
-						w[j] = binary.LittleEndian.Uint64(r.data[8*j:])
-					}
-				}
-				for _, x := range w {
-					n += uint64(bits.OnesCount64(x))
-				}
+				n += m
 			}
 			set.Add(n)
 		})
 	}
 	wg.Wait()
-	if loadErr != nil {
-		return loadErr
+	return set.Load(), loadErr
+}
+
+// restoreChunk checks r's checksum, copies its words into f.words and
+// returns how many bits they set.
+func (f *Filter) restoreChunk(r chunkRecord) (uint64, error) {
+	if got := crc32.Checksum(r.data, castagnoli); got != r.sum {
+		return 0, fmt.Errorf("%w: chunk %d checksum %08x, want %08x", ErrCorrupt, r.c, got, r.sum)
 	}
-	if f.sz.Bits%64 != 0 && len(f.words) > 0 {
-		if f.words[len(f.words)-1]>>(f.sz.Bits%64) != 0 {
-			return fmt.Errorf("%w: bits set past the end of the array", ErrCorrupt)
+	lo, hi := f.chunkRange(r.c)
+	w := f.words[lo:hi]
+	if nativeLittleEndian {
+		// The stored words are already in memory order: one copy.
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(w)*8), r.data)
+	} else {
+		for j := range w {
+			w[j] = binary.LittleEndian.Uint64(r.data[8*j:])
 		}
 	}
-	f.setBits.Store(set.Load())
-	f.items.Store(m.items)
-	f.ckpt.persisted = present
-	return f.replay(src.journal)
+	var n uint64
+	for _, x := range w {
+		n += uint64(bits.OnesCount64(x))
+	}
+	return n, nil
 }
 
 // replay re-adds the journaled hashes; the chunks they touch become dirty,

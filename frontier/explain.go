@@ -76,105 +76,147 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	}
 	e := Explanation{URL: rawURL, Canonical: key, Host: parser.Host(key), Shard: shard, State: "unknown"}
 	e.Owned = e.Shard == s.cfg.Frontier.Shard
-	p := s.scope.prepare(&msg.LinkBatch{Source: "explain", Links: []msg.Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
-	for r, n := range p.Rejected {
-		if n > 0 {
-			e.Rejected = Reason(r).String()
-		}
-	}
+	e.Rejected = s.rejectedRule(rawURL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		return e, ErrClosed
 	}
+	s.explainFilterLocked(&e)
+	s.explainLeaseLocked(&e)
+	now := s.now()
+	h := s.hosts[e.Host]
+	if h != nil {
+		e.HostState = s.explainHostLocked(h, key, now)
+	}
+	err = s.viewLocked(func(tx *bolt.Tx) error { return explainStoredTx(tx, &e, h) })
+	if err != nil {
+		return e, fmt.Errorf("frontier: explain: %w", err)
+	}
+	e.Scope = s.scopeVerdictLocked(&e)
+	return e, nil
+}
+
+// rejectedRule names the stateless scope or trap rule that would drop
+// rawURL as a navigation link, or "".
+func (s *State) rejectedRule(rawURL string) string {
+	p := s.scope.prepare(&msg.LinkBatch{Source: "explain", Links: []msg.Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
+	rejected := ""
+	for r, n := range p.Rejected {
+		if n > 0 {
+			rejected = Reason(r).String()
+		}
+	}
+	return rejected
+}
+
+// explainFilterLocked fills in what the Bloom filter and the audit say.
+func (s *State) explainFilterLocked(e *Explanation) {
+	key := e.Canonical
 	e.FilterSeen = s.filter.TestHash(hashKey(key))
 	if c, ok := s.filter.(*dedup.Chain); ok && e.FilterSeen {
 		w := c.Which(hashKey(key))
 		e.FilterSubfilter = &w
 	}
 	e.AuditSampled = s.scope.sampled(auditHash(key))
+}
+
+// explainLeaseLocked marks e leased when a URL lease holds its key.
+func (s *State) explainLeaseLocked(e *Explanation) {
 	for _, l := range s.leases {
-		if !l.Robots && l.URL == key {
+		if !l.Robots && l.URL == e.Canonical {
 			e.State, e.LeaseID, e.Deadline, e.Attempts, e.Hops = "leased", l.ID, l.Deadline, l.Attempts, l.Hops
 		}
 	}
-	now := s.now()
-	h := s.hosts[e.Host]
-	if h != nil {
-		hx := &HostExplanation{
-			Seed: h.rec.Seed, Queued: h.rec.Queued, Admitted: h.rec.Admitted, Done: h.rec.Done,
-			Inflight: h.inflight, NextFetch: h.rec.NextFetch, PausedUntil: h.rec.PausedUntil,
-			BackoffLevel: h.rec.BackoffLevel, ErrorStreak: h.rec.ErrorStreak, LastResponse: h.rec.LastResponse,
-			Robots: robotsStatusName(h.rec.RobotsStatus), RobotsHTTP: h.rec.RobotsHTTP,
-			RobotsFetched: h.rec.RobotsFetched, CrawlDelay: s.crawlDelay(h),
-		}
-		if !h.rec.RobotsFetched.IsZero() {
-			hx.RobotsAge = now.Sub(h.rec.RobotsFetched)
-		}
-		var v *robots.Verdict
-		switch h.rec.RobotsStatus {
-		case robotsOK:
-			if h.rules != nil {
-				vv := h.rules.Test(s.agent, robots.PathOf(key))
-				v = &vv
-			}
-		case robotsAllowAll:
-			vv := robots.AllowAll().Test(s.agent, robots.PathOf(key))
-			v = &vv
-		case robotsUnavailable:
-			vv := robots.DisallowAll().Test(s.agent, robots.PathOf(key))
-			v = &vv
-		}
-		if v != nil {
-			hx.RobotsVerdict = v.String()
-			hx.RobotsAllowed = &v.Allowed
-		}
-		e.HostState = hx
+}
+
+// explainHostLocked reports h's politeness and robots state, and the
+// robots.txt verdict for key.
+func (s *State) explainHostLocked(h *host, key string, now time.Time) *HostExplanation {
+	hx := &HostExplanation{
+		Seed: h.rec.Seed, Queued: h.rec.Queued, Admitted: h.rec.Admitted, Done: h.rec.Done,
+		Inflight: h.inflight, NextFetch: h.rec.NextFetch, PausedUntil: h.rec.PausedUntil,
+		BackoffLevel: h.rec.BackoffLevel, ErrorStreak: h.rec.ErrorStreak, LastResponse: h.rec.LastResponse,
+		Robots: robotsStatusName(h.rec.RobotsStatus), RobotsHTTP: h.rec.RobotsHTTP,
+		RobotsFetched: h.rec.RobotsFetched, CrawlDelay: s.crawlDelay(h),
 	}
-	err = s.viewLocked(func(tx *bolt.Tx) error {
-		e.InTruth = has(tx.Bucket(bucketTruth), []byte(key))
-		if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
-			d, err := decodeDone(b)
-			if err != nil {
-				return err
-			}
-			e.State, e.DoneStatus, e.DoneReason, e.DoneAt = "done", d.Status, d.Reason.String(), d.Finished
-		}
-		if e.State != "unknown" || h == nil || h.rec.Queued == 0 {
-			return nil
-		}
-		errFound := errors.New("found")
-		err := forEachQueued(queueBucketsOf(tx), h, func(_ uint64, r urlRecord) error {
-			if r.URL == key {
-				e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
-				return errFound
-			}
-			return nil
-		})
+	if !h.rec.RobotsFetched.IsZero() {
+		hx.RobotsAge = now.Sub(h.rec.RobotsFetched)
+	}
+	if v := s.robotsVerdict(h, key); v != nil {
+		hx.RobotsVerdict = v.String()
+		hx.RobotsAllowed = &v.Allowed
+	}
+	return hx
+}
+
+// robotsVerdict is the robots.txt decision for key on h, or nil while
+// robots.txt is unknown.
+func (s *State) robotsVerdict(h *host, key string) *robots.Verdict {
+	var rules *robots.Robots
+	switch h.rec.RobotsStatus {
+	case robotsOK:
+		rules = h.rules
+	case robotsAllowAll:
+		rules = robots.AllowAll()
+	case robotsUnavailable:
+		rules = robots.DisallowAll()
+	}
+	if rules == nil {
+		return nil
+	}
+	v := rules.Test(s.agent, robots.PathOf(key))
+	return &v
+}
+
+// explainStoredTx fills in what the store says: the exact sample, and the
+// URL's done or queued record when no lease holds it.
+func explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
+	key := e.Canonical
+	e.InTruth = has(tx.Bucket(bucketTruth), []byte(key))
+	if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
+		d, err := decodeDone(b)
 		if err != nil {
-			if err == errFound {
-				return nil
-			}
 			return err
 		}
-		ib := tx.Bucket(bucketInbox)
-		for _, id := range h.inbox {
-			r, err := decodeInbox(ib.Get(u64key(id)))
-			if err != nil {
-				return err
-			}
-			if r.URL == key {
-				e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
-				return nil
-			}
+		e.State, e.DoneStatus, e.DoneReason, e.DoneAt = "done", d.Status, d.Reason.String(), d.Finished
+	}
+	if e.State != "unknown" || h == nil || h.rec.Queued == 0 {
+		return nil
+	}
+	return explainQueuedTx(tx, e, h)
+}
+
+// explainQueuedTx marks e queued when h's queue (returned, segments, inbox)
+// holds its key.
+func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
+	key := e.Canonical
+	errFound := errors.New("found")
+	err := forEachQueued(queueBucketsOf(tx), h, func(_ uint64, r urlRecord) error {
+		if r.URL == key {
+			e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
+			return errFound
 		}
 		return nil
 	})
-	if err != nil {
-		return e, fmt.Errorf("frontier: explain: %w", err)
+	if err == errFound {
+		return nil
 	}
-	e.Scope = s.scopeVerdictLocked(&e)
-	return e, nil
+	if err != nil {
+		return err
+	}
+	ib := tx.Bucket(bucketInbox)
+	for _, id := range h.inbox {
+		r, err := decodeInbox(ib.Get(u64key(id)))
+		if err != nil {
+			return err
+		}
+		if r.URL == key {
+			e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
+			return nil
+		}
+	}
+	return nil
 }
 
 // topHostsLocked lists the n hosts with the most queued URLs.

@@ -113,33 +113,9 @@ func Open(opts Options) (*State, error) {
 	if fc.Shards < 1 || fc.Shard < 0 || fc.Shard >= fc.Shards {
 		return nil, fmt.Errorf("%w: shard %d of %d", ErrInvalid, fc.Shard, fc.Shards)
 	}
-	layout := dedup.Standard
-	if fc.Filter.Layout != "" {
-		l, err := dedup.ParseLayout(fc.Filter.Layout)
-		if err != nil {
-			return nil, fmt.Errorf("%w: frontier.filter.layout: %w", ErrInvalid, err)
-		}
-		layout = l
-	}
-	mode := dedup.ModeFixed
-	if fc.Filter.Mode != "" {
-		var err error
-		if mode, err = dedup.ParseMode(fc.Filter.Mode); err != nil {
-			return nil, fmt.Errorf("%w: frontier.filter.mode: %w", ErrInvalid, err)
-		}
-	}
-	// A fixed filter is planned for capacity; a scalable one's capacity is
-	// only the count progress is measured against, so it is not planned as
-	// a size (a fixed file found by load brings its own sizing).
-	var sizing dedup.Sizing
-	chain := fc.Filter.Chain(layout)
-	if mode == dedup.ModeFixed {
-		var err error
-		if sizing, err = dedup.PlanLayout(fc.Filter.Capacity, fc.Filter.FP, layout); err != nil {
-			return nil, fmt.Errorf("frontier: filter sizing: %w", err)
-		}
-	} else if err := chain.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: frontier.filter: %w", ErrInvalid, err)
+	mode, sizing, chain, err := planFilter(fc.Filter)
+	if err != nil {
+		return nil, err
 	}
 	sc, err := newScope(cfg)
 	if err != nil {
@@ -164,6 +140,48 @@ func Open(opts Options) (*State, error) {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return nil, fmt.Errorf("frontier: %w", err)
 	}
+	if err := s.openFile(); err != nil {
+		return nil, err
+	}
+	s.cpBase = s.now()
+	return s, nil
+}
+
+// planFilter reads the configured filter's kind and plan. A fixed filter
+// is planned for capacity; a scalable one's capacity is only the count
+// progress is measured against, so it is not planned as a size (a fixed
+// file found by load brings its own sizing).
+func planFilter(f config.Filter) (dedup.Mode, dedup.Sizing, dedup.ChainConfig, error) {
+	layout := dedup.Standard
+	if f.Layout != "" {
+		l, err := dedup.ParseLayout(f.Layout)
+		if err != nil {
+			return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("%w: frontier.filter.layout: %w", ErrInvalid, err)
+		}
+		layout = l
+	}
+	mode := dedup.ModeFixed
+	if f.Mode != "" {
+		var err error
+		if mode, err = dedup.ParseMode(f.Mode); err != nil {
+			return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("%w: frontier.filter.mode: %w", ErrInvalid, err)
+		}
+	}
+	var sizing dedup.Sizing
+	chain := f.Chain(layout)
+	if mode == dedup.ModeFixed {
+		var err error
+		if sizing, err = dedup.PlanLayout(f.Capacity, f.FP, layout); err != nil {
+			return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("frontier: filter sizing: %w", err)
+		}
+	} else if err := chain.Validate(); err != nil {
+		return 0, dedup.Sizing{}, dedup.ChainConfig{}, fmt.Errorf("%w: frontier.filter: %w", ErrInvalid, err)
+	}
+	return mode, sizing, chain, nil
+}
+
+// boltOptions are the options the state file is opened with.
+func boltOptions(readOnly bool) *bolt.Options {
 	bo := *dedup.BoltOptions()
 	bo.Timeout = 2 * time.Second // another process holding the file: fail, do not hang
 	// Map 1 GiB from the start: every remap as the file grows would
@@ -172,23 +190,30 @@ func Open(opts Options) (*State, error) {
 	// Do not rewrite the freelist on every commit (the map freelist is
 	// rebuilt by scanning the file on open instead).
 	bo.NoFreelistSync = true
-	// A corrupt file gives ErrCorrupt, never a crash: its structure is
-	// checked with plain reads before bbolt maps it, and a panic or fault
-	// while bbolt opens it or while load reads it is an error.
+	bo.ReadOnly = readOnly
+	return &bo
+}
+
+// openFile opens s.path with bbolt and loads it. A corrupt file gives
+// ErrCorrupt, never a crash: its structure is checked with plain reads
+// before bbolt maps it, and a panic or fault while bbolt opens it or while
+// load reads it is an error.
+func (s *State) openFile() error {
+	bo := boltOptions(s.readOnly)
 	if _, err := checkFile(s.path); err != nil {
-		return nil, err
+		return err
 	}
-	if bo.ReadOnly = s.readOnly; s.readOnly {
+	if s.readOnly {
 		if _, err := os.Stat(s.path); err != nil {
-			return nil, fmt.Errorf("frontier: %w", err)
+			return fmt.Errorf("frontier: %w", err)
 		}
 	}
-	err = guard(func() (err error) {
-		s.db, err = bolt.Open(s.path, 0o600, &bo)
+	err := guard(func() (err error) {
+		s.db, err = bolt.Open(s.path, 0o600, bo)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("frontier: open %s: %w", s.path, err)
+		return fmt.Errorf("frontier: open %s: %w", s.path, err)
 	}
 	if err := guard(s.load); err != nil {
 		_ = guard(func() error {
@@ -198,12 +223,11 @@ func Open(opts Options) (*State, error) {
 			return s.db.Close()
 		})
 		if errors.Is(err, ErrNeedsMigration) {
-			return nil, fmt.Errorf("%w; convert it with `frontier migrate --data-file %s` (the old file stays until the new one is complete)", err, s.path)
+			return fmt.Errorf("%w; convert it with `frontier migrate --data-file %s` (the old file stays until the new one is complete)", err, s.path)
 		}
-		return nil, fmt.Errorf("%w (file %s)", err, s.path)
+		return fmt.Errorf("%w (file %s)", err, s.path)
 	}
-	s.cpBase = s.now()
-	return s, nil
+	return nil
 }
 
 // load creates the layout in a new file, or checks and reads an existing
@@ -216,54 +240,9 @@ func (s *State) load() error {
 	}
 	err := update(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
-			if err := s.adoptStoredMode(meta.Get(keySchema), &want); err != nil {
-				return err
-			}
-			if err := checkSchema(meta.Get(keySchema), want); err != nil {
-				return err
-			}
-			if id := meta.Get(keyCrawlID); id != nil || s.readOnly {
-				if id != nil && !validCrawlID(string(id)) {
-					return fmt.Errorf("%w: crawl ID %q", ErrCorrupt, id)
-				}
-				s.crawlID = string(id)
-				return nil
-			}
-			// A file from before crawl IDs: it gets one now.
-			s.crawlID = newCrawlID()
-			return meta.Put(keyCrawlID, []byte(s.crawlID))
+			return s.checkMetaTx(meta, &want)
 		}
-		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
-		}); err != nil {
-			return err
-		}
-		if s.readOnly {
-			return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
-		}
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucket(b); err != nil {
-				return fmt.Errorf("frontier: create bucket %s: %w", b, err)
-			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keySchema, want.encode()); err != nil {
-			return err
-		}
-		s.crawlID = newCrawlID()
-		if err := meta.Put(keyCrawlID, []byte(s.crawlID)); err != nil {
-			return err
-		}
-		f, err := s.newFilter()
-		if err != nil {
-			return fmt.Errorf("frontier: new filter: %w", err)
-		}
-		if _, err := f.Checkpoint(tx); err != nil {
-			f.Close()
-			return fmt.Errorf("frontier: first checkpoint: %w", err)
-		}
-		s.filter = f
-		return nil
+		return s.createTx(tx, want)
 	})
 	if err != nil {
 		if s.filter != nil {
@@ -272,27 +251,90 @@ func (s *State) load() error {
 		}
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
-				return fmt.Errorf("%w: bucket %s missing", ErrCorrupt, b)
-			}
+	return s.db.View(s.readTx)
+}
+
+// checkMetaTx checks an existing file's schema against want (adopting the
+// stored filter mode) and reads its crawl ID, giving a file from before
+// crawl IDs one.
+func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
+	if err := s.adoptStoredMode(meta.Get(keySchema), want); err != nil {
+		return err
+	}
+	if err := checkSchema(meta.Get(keySchema), *want); err != nil {
+		return err
+	}
+	if id := meta.Get(keyCrawlID); id != nil || s.readOnly {
+		if id != nil && !validCrawlID(string(id)) {
+			return fmt.Errorf("%w: crawl ID %q", ErrCorrupt, id)
 		}
-		if s.filter == nil {
-			f, err := s.loadFilter(tx)
-			if errors.Is(err, dedup.ErrCorrupt) || errors.Is(err, dedup.ErrNotFound) {
-				return fmt.Errorf("%w: load filter: %w", ErrCorrupt, err)
-			}
-			if errors.Is(err, dedup.ErrMismatch) {
-				return fmt.Errorf("%w: load filter: %w", ErrMismatch, err)
-			}
-			if err != nil {
-				return fmt.Errorf("frontier: load filter: %w", err)
-			}
-			s.filter = f
+		s.crawlID = string(id)
+		return nil
+	}
+	// A file from before crawl IDs: it gets one now.
+	s.crawlID = newCrawlID()
+	return meta.Put(keyCrawlID, []byte(s.crawlID))
+}
+
+// createTx lays out a new, empty file: its buckets, schema record, crawl
+// ID and a first checkpoint of a new filter. A file with other buckets is
+// not a frontier state file.
+func (s *State) createTx(tx *bolt.Tx, want schemaRecord) error {
+	if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
+	}); err != nil {
+		return err
+	}
+	if s.readOnly {
+		return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
+	}
+	for _, b := range allBuckets {
+		if _, err := tx.CreateBucket(b); err != nil {
+			return fmt.Errorf("frontier: create bucket %s: %w", b, err)
 		}
-		return s.loadTx(tx)
-	})
+	}
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keySchema, want.encode()); err != nil {
+		return err
+	}
+	s.crawlID = newCrawlID()
+	if err := meta.Put(keyCrawlID, []byte(s.crawlID)); err != nil {
+		return err
+	}
+	f, err := s.newFilter()
+	if err != nil {
+		return fmt.Errorf("frontier: new filter: %w", err)
+	}
+	if _, err := f.Checkpoint(tx); err != nil {
+		f.Close()
+		return fmt.Errorf("frontier: first checkpoint: %w", err)
+	}
+	s.filter = f
+	return nil
+}
+
+// readTx checks every bucket is there, loads the stored filter unless
+// createTx made one, and rebuilds the in-memory state.
+func (s *State) readTx(tx *bolt.Tx) error {
+	for _, b := range allBuckets {
+		if tx.Bucket(b) == nil {
+			return fmt.Errorf("%w: bucket %s missing", ErrCorrupt, b)
+		}
+	}
+	if s.filter == nil {
+		f, err := s.loadFilter(tx)
+		if errors.Is(err, dedup.ErrCorrupt) || errors.Is(err, dedup.ErrNotFound) {
+			return fmt.Errorf("%w: load filter: %w", ErrCorrupt, err)
+		}
+		if errors.Is(err, dedup.ErrMismatch) {
+			return fmt.Errorf("%w: load filter: %w", ErrMismatch, err)
+		}
+		if err != nil {
+			return fmt.Errorf("frontier: load filter: %w", err)
+		}
+		s.filter = f
+	}
+	return s.loadTx(tx)
 }
 
 func checkSchema(b []byte, want schemaRecord) error {
@@ -325,7 +367,26 @@ func checkSchema(b []byte, want schemaRecord) error {
 
 // loadTx rebuilds the in-memory state from the file.
 func (s *State) loadTx(tx *bolt.Tx) error {
-	meta := tx.Bucket(bucketMeta)
+	if err := s.loadMetaTx(tx.Bucket(bucketMeta)); err != nil {
+		return err
+	}
+	if err := s.loadHostsTx(tx); err != nil {
+		return err
+	}
+	if err := s.loadInboxTx(tx); err != nil {
+		return err
+	}
+	if err := s.loadLeasesTx(tx); err != nil {
+		return err
+	}
+	for _, h := range s.hosts {
+		s.fixHostLocked(h)
+	}
+	return nil
+}
+
+// loadMetaTx reads the counters and the lease sequence.
+func (s *State) loadMetaTx(meta *bolt.Bucket) error {
 	if b := meta.Get(keyCounters); b != nil {
 		c, err := decodeCounters(b)
 		if err != nil {
@@ -344,8 +405,14 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 	// the clock in microseconds when that is ahead, and no frontier grants
 	// more than one lease a microsecond.
 	s.nextLease = max(s.nextLease, uint64(time.Now().UnixMicro()), 1)
+	return nil
+}
+
+// loadHostsTx reads every host with its parsed robots.txt, and sums the
+// queued and done counts.
+func (s *State) loadHostsTx(tx *bolt.Tx) error {
 	rb := tx.Bucket(bucketRobots)
-	err := tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
+	return tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
 		rec, err := decodeHost(v)
 		if err != nil {
 			return fmt.Errorf("host %q: %w", k, err)
@@ -362,10 +429,14 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		s.doneN += int64(rec.Done)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
+}
+
+// loadInboxTx gives each host the keys of its inbox records, in order,
+// skips the records Compact moved before a crash, and counts the
+// admissions a host's record does not reflect yet (Apply does not rewrite
+// it for an admission alone).
+func (s *State) loadInboxTx(tx *bolt.Tx) error {
+	return tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: inbox key of %d bytes", ErrCorrupt, len(k))
 		}
@@ -390,10 +461,12 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		s.inboxN++
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	err = tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+}
+
+// loadLeasesTx reads the open leases into their hosts and the deadline
+// heap, and moves the lease sequence past them.
+func (s *State) loadLeasesTx(tx *bolt.Tx) error {
+	return tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
 		}
@@ -417,13 +490,6 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, h := range s.hosts {
-		s.fixHostLocked(h)
-	}
-	return nil
 }
 
 func (s *State) getHostLocked(name string) *host {

@@ -23,6 +23,14 @@ func (s *State) Verify() error {
 	if err := s.commitLocked(); err != nil {
 		return err
 	}
+	if err := s.verifyMemoryLocked(); err != nil {
+		return err
+	}
+	return s.db.View(s.verifyFileTx)
+}
+
+// verifyMemoryLocked checks the leases and the counters held in memory.
+func (s *State) verifyMemoryLocked() error {
 	pageLeases := 0
 	for _, l := range s.leases {
 		if s.hosts[l.Host] == nil {
@@ -41,76 +49,102 @@ func (s *State) Verify() error {
 	if uint64(s.doneN) != s.count[cDone] {
 		return fmt.Errorf("%w: hosts count %d done, counter %d", ErrCorrupt, s.doneN, s.count[cDone])
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		perHost := map[string]uint64{}
-		headSeq := func(host string) uint64 {
-			if h := s.hosts[host]; h != nil {
-				return h.rec.HeadSeq
-			}
-			return 0
+	return nil
+}
+
+// verifyFileTx checks the file's queue, inbox, leases and done records
+// against memory and the filter.
+func (s *State) verifyFileTx(tx *bolt.Tx) error {
+	perHost, err := s.verifyQueueTx(tx)
+	if err != nil {
+		return err
+	}
+	perHostInbox, err := s.verifyInboxTx(tx, perHost)
+	if err != nil {
+		return err
+	}
+	for name, h := range s.hosts {
+		if perHostInbox[name] != len(h.inbox) {
+			return fmt.Errorf("%w: host %s has %d inbox keys in memory, %d in the file", ErrCorrupt, name, len(h.inbox), perHostInbox[name])
 		}
-		err := forEachQueuedAll(queueBucketsOf(tx), headSeq, func(host string, r urlRecord) error {
-			if !s.filter.Test([]byte(r.URL)) {
-				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
-			}
-			perHost[host]++
-			return nil
-		})
+		if perHost[name] != h.rec.Queued {
+			return fmt.Errorf("%w: host %s counts %d queued, queue holds %d", ErrCorrupt, name, h.rec.Queued, perHost[name])
+		}
+	}
+	if n := tx.Bucket(bucketLeases).Stats().KeyN; n != len(s.leases) {
+		return fmt.Errorf("%w: %d leases in memory, %d in the file", ErrCorrupt, len(s.leases), n)
+	}
+	return s.verifyDoneTx(tx)
+}
+
+// verifyQueueTx checks every queued URL in `returned` and `segments` and
+// counts them per host.
+func (s *State) verifyQueueTx(tx *bolt.Tx) (perHost map[string]uint64, err error) {
+	perHost = map[string]uint64{}
+	headSeq := func(host string) uint64 {
+		if h := s.hosts[host]; h != nil {
+			return h.rec.HeadSeq
+		}
+		return 0
+	}
+	err = forEachQueuedAll(queueBucketsOf(tx), headSeq, func(host string, r urlRecord) error {
+		if !s.filter.Test([]byte(r.URL)) {
+			return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
+		}
+		perHost[host]++
+		return nil
+	})
+	return perHost, err
+}
+
+// verifyInboxTx checks every inbox record against its host's inbox in
+// memory, adds it to perHost and counts the records per host.
+func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostInbox map[string]int, err error) {
+	perHostInbox = map[string]int{}
+	var inboxN int64
+	err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
+		r, err := decodeInbox(v)
 		if err != nil {
 			return err
 		}
-		perHostInbox := map[string]int{}
-		var inboxN int64
-		err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
-			r, err := decodeInbox(v)
-			if err != nil {
-				return err
-			}
-			h := s.hosts[r.Host]
-			if h == nil {
-				return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
-			}
-			if r.Seq < h.rec.CompactedSeq {
-				return nil // moved, not yet deleted
-			}
-			i := perHostInbox[r.Host]
-			if i >= len(h.inbox) || h.inbox[i] != binary.BigEndian.Uint64(k) {
-				return fmt.Errorf("%w: inbox record %x of %s not where memory has it", ErrCorrupt, k, r.Host)
-			}
-			if !s.filter.Test([]byte(r.URL)) {
-				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
-			}
-			perHostInbox[r.Host]++
-			perHost[r.Host]++
-			inboxN++
-			return nil
-		})
-		if err != nil {
-			return err
+		h := s.hosts[r.Host]
+		if h == nil {
+			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
 		}
-		if inboxN != s.inboxN {
-			return fmt.Errorf("%w: inbox holds %d records, memory counts %d", ErrCorrupt, inboxN, s.inboxN)
+		if r.Seq < h.rec.CompactedSeq {
+			return nil // moved, not yet deleted
 		}
-		for name, h := range s.hosts {
-			if perHostInbox[name] != len(h.inbox) {
-				return fmt.Errorf("%w: host %s has %d inbox keys in memory, %d in the file", ErrCorrupt, name, len(h.inbox), perHostInbox[name])
-			}
-			if perHost[name] != h.rec.Queued {
-				return fmt.Errorf("%w: host %s counts %d queued, queue holds %d", ErrCorrupt, name, h.rec.Queued, perHost[name])
-			}
+		i := perHostInbox[r.Host]
+		if i >= len(h.inbox) || h.inbox[i] != binary.BigEndian.Uint64(k) {
+			return fmt.Errorf("%w: inbox record %x of %s not where memory has it", ErrCorrupt, k, r.Host)
 		}
-		if n := tx.Bucket(bucketLeases).Stats().KeyN; n != len(s.leases) {
-			return fmt.Errorf("%w: %d leases in memory, %d in the file", ErrCorrupt, len(s.leases), n)
+		if !s.filter.Test([]byte(r.URL)) {
+			return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
 		}
-		return tx.Bucket(bucketDone).ForEach(func(k, v []byte) error {
-			if len(k) != 8 {
-				return fmt.Errorf("%w: done key %q", ErrCorrupt, k)
-			}
-			if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
-				return fmt.Errorf("%w: done URL %x not in the filter", ErrCorrupt, k)
-			}
-			_, err := decodeDone(v)
-			return err
-		})
+		perHostInbox[r.Host]++
+		perHost[r.Host]++
+		inboxN++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if inboxN != s.inboxN {
+		return nil, fmt.Errorf("%w: inbox holds %d records, memory counts %d", ErrCorrupt, inboxN, s.inboxN)
+	}
+	return perHostInbox, nil
+}
+
+// verifyDoneTx checks every done record is well formed and in the filter.
+func (s *State) verifyDoneTx(tx *bolt.Tx) error {
+	return tx.Bucket(bucketDone).ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: done key %q", ErrCorrupt, k)
+		}
+		if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
+			return fmt.Errorf("%w: done URL %x not in the filter", ErrCorrupt, k)
+		}
+		_, err := decodeDone(v)
+		return err
 	})
 }

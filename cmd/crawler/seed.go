@@ -54,13 +54,7 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitUsage
 	}
-	var bad []string
-	for _, u := range seeds {
-		if err := config.CheckSeed(u, cfg.Scope.MaxURLLength); err != nil {
-			bad = append(bad, err.Error())
-		}
-	}
-	if len(bad) > 0 { // refused before anything is published
+	if bad := uncrawlableSeeds(seeds, cfg.Scope.MaxURLLength); len(bad) > 0 { // refused before anything is published
 		fmt.Fprintf(stderr, "crawler seed: seeds cannot be crawled:\n  %s\n", strings.Join(bad, "\n  "))
 		return cli.ExitUsage
 	}
@@ -68,7 +62,24 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return cli.ExitUsage
 	}
+	return publishSeeds(cfg, seeds, *shards, *ask, stdout, stderr)
+}
 
+// uncrawlableSeeds says why each seed that cannot be crawled cannot.
+func uncrawlableSeeds(seeds []string, maxURLLength int) []string {
+	var bad []string
+	for _, u := range seeds {
+		if err := config.CheckSeed(u, maxURLLength); err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	return bad
+}
+
+// publishSeeds publishes seeds to their shards of a running crawl and
+// returns the exit code. With shards 0 it asks the running frontiers how
+// many there are, waiting up to ask.
+func publishSeeds(cfg config.Config, seeds []string, shards int, ask time.Duration, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	nc, err := bus.Connect(ctx, cfg.NATS, "crawler-seed", nil)
@@ -78,10 +89,10 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer nc.Close()
 	subj := msg.NewSubjects(cfg.NATS.Prefix)
-	n := *shards
+	n := shards
 	if n == 0 {
 		// The shard count is fixed in the frontiers' state: ask them.
-		gctx, gcancel := context.WithTimeout(ctx, *ask)
+		gctx, gcancel := context.WithTimeout(ctx, ask)
 		n, err = monitor.ShardCount(gctx, nc, subj)
 		gcancel()
 		if err != nil {

@@ -98,12 +98,23 @@ func (v *validator) addr(s, path string) {
 // natsToken matches a NATS subject token or stream name.
 var natsToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// validate checks every section in order, so errors come out in the order
+// the keys appear in the config file.
 func (c *Config) validate(v *validator) {
 	v.check(c.DataDir != "", "data_dir", "must not be empty")
 	v.oneOf(c.Log.Level, "log.level", "debug", "info", "warn", "error")
 	v.oneOf(c.Log.Format, "log.format", "text", "json")
+	v.nats(c.NATS)
+	v.frontier(c.Frontier)
+	v.politeness(c.Politeness)
+	v.positive(c.Robots.TTL, "robots.ttl")
+	v.scope(c.Scope)
+	v.check(c.Audit.Fraction > 0 && c.Audit.Fraction <= 1, "audit.fraction", "must be in (0, 1], got %v", c.Audit.Fraction)
+	v.crawler(c.Crawler)
+	v.crawl(c.Crawl, c.Scope.MaxURLLength)
+}
 
-	n := c.NATS
+func (v *validator) nats(n NATS) {
 	v.check(natsToken.MatchString(n.Stream), "nats.stream", "must be letters, digits, '-' or '_', got %q", n.Stream)
 	v.check(natsToken.MatchString(n.Prefix), "nats.prefix", "must be one subject token (letters, digits, '-' or '_'), got %q", n.Prefix)
 	v.between(int64(n.Replicas), 1, 5, "nats.replicas")
@@ -119,38 +130,44 @@ func (c *Config) validate(v *validator) {
 			v.add("nats.url", "must be nats://host:port[,...], got %q", u)
 		}
 	}
+}
 
-	f := c.Frontier
+func (v *validator) frontier(f Frontier) {
 	v.between(int64(f.Shards), 1, 1024, "frontier.shards")
 	v.check(f.Shard >= 0 && f.Shard < max(f.Shards, 1), "frontier.shard", "must be in [0, shards=%d), got %d", f.Shards, f.Shard)
-	v.check(f.Filter.Capacity > 0, "frontier.filter.capacity", "must be at least 1")
-	v.check(f.Filter.FP > 0 && f.Filter.FP < 1, "frontier.filter.fp", "must be in (0, 1), got %v", f.Filter.FP)
-	if _, err := dedup.ParseLayout(f.Filter.Layout); err != nil {
-		v.add("frontier.filter.layout", "%v", err)
-	}
-	if _, err := dedup.ParseMode(f.Filter.Mode); err != nil {
-		v.add("frontier.filter.mode", "%v", err)
-	}
-	v.check(f.Filter.Initial > 0, "frontier.filter.initial", "must be at least 1")
-	v.check(f.Filter.MaxMemory >= 0, "frontier.filter.max_memory", "must not be negative")
-	// dedup's own check, one setting at a time so the error names it (a
-	// zero there would mean "dedup's default", so it is refused here).
-	v.check(f.Filter.Growth != 0, "frontier.filter.growth", "must be set")
-	if err := (dedup.ChainConfig{Growth: f.Filter.Growth}).Validate(); err != nil {
-		v.add("frontier.filter.growth", "%v", err)
-	}
-	v.check(f.Filter.Tightening != 0, "frontier.filter.tightening", "must be set")
-	if err := (dedup.ChainConfig{Tightening: f.Filter.Tightening}).Validate(); err != nil {
-		v.add("frontier.filter.tightening", "%v", err)
-	}
+	v.filter(f.Filter)
 	v.positive(f.CheckpointInterval, "frontier.checkpoint_interval")
 	v.check(f.LeaseTimeout >= time.Second, "frontier.lease_timeout", "must be at least 1s, got %v", f.LeaseTimeout)
 	v.between(int64(f.MaxInflightPerHost), 1, 1000, "frontier.max_inflight_per_host")
 	v.between(int64(f.MaxLeasesPerReply), 1, 10_000, "frontier.max_leases_per_reply")
 	v.check(f.CommitInterval > 0 && f.CommitInterval <= 10*time.Second, "frontier.commit_interval", "must be in (0, 10s], got %v", f.CommitInterval)
 	v.addr(f.MetricsAddr, "frontier.metrics_addr")
+}
 
-	p := c.Politeness
+func (v *validator) filter(f Filter) {
+	v.check(f.Capacity > 0, "frontier.filter.capacity", "must be at least 1")
+	v.check(f.FP > 0 && f.FP < 1, "frontier.filter.fp", "must be in (0, 1), got %v", f.FP)
+	if _, err := dedup.ParseLayout(f.Layout); err != nil {
+		v.add("frontier.filter.layout", "%v", err)
+	}
+	if _, err := dedup.ParseMode(f.Mode); err != nil {
+		v.add("frontier.filter.mode", "%v", err)
+	}
+	v.check(f.Initial > 0, "frontier.filter.initial", "must be at least 1")
+	v.check(f.MaxMemory >= 0, "frontier.filter.max_memory", "must not be negative")
+	// dedup's own check, one setting at a time so the error names it (a
+	// zero there would mean "dedup's default", so it is refused here).
+	v.check(f.Growth != 0, "frontier.filter.growth", "must be set")
+	if err := (dedup.ChainConfig{Growth: f.Growth}).Validate(); err != nil {
+		v.add("frontier.filter.growth", "%v", err)
+	}
+	v.check(f.Tightening != 0, "frontier.filter.tightening", "must be set")
+	if err := (dedup.ChainConfig{Tightening: f.Tightening}).Validate(); err != nil {
+		v.add("frontier.filter.tightening", "%v", err)
+	}
+}
+
+func (v *validator) politeness(p Politeness) {
 	v.nonNegative(p.MinDelay, "politeness.min_delay")
 	v.nonNegative(p.MaxCrawlDelay, "politeness.max_crawl_delay")
 	v.check(p.DelayFactor >= 0 && p.DelayFactor <= 1000, "politeness.delay_factor", "must be in [0, 1000], got %v", p.DelayFactor)
@@ -160,39 +177,39 @@ func (c *Config) validate(v *validator) {
 	v.nonNegative(p.ErrorPause, "politeness.error_pause")
 	v.between(int64(p.MaxRetries), 0, 100, "politeness.max_retries")
 	v.between(int64(p.HostGiveUp), 0, 64, "politeness.host_give_up")
+}
 
-	v.positive(c.Robots.TTL, "robots.ttl")
-
-	s := c.Scope
+func (v *validator) scope(s Scope) {
 	if _, err := parser.ParseRules(s.Canonical); err != nil {
 		v.add("scope.canonical", "%v", err)
 	}
-	for i, d := range s.AllowedDomains {
-		v.check(validDomain(d), "scope.allowed_domains", "entry %d: %q is not a host name or suffix", i, d)
-	}
-	for i, d := range s.BlockedDomains {
-		v.check(validDomain(d), "scope.blocked_domains", "entry %d: %q is not a host name or suffix", i, d)
-	}
-	for i, re := range s.Include {
-		if _, err := regexp.Compile(re); err != nil {
-			v.add("scope.include", "entry %d: %v", i, err)
-		}
-	}
-	for i, re := range s.Exclude {
-		if _, err := regexp.Compile(re); err != nil {
-			v.add("scope.exclude", "entry %d: %v", i, err)
-		}
-	}
+	v.domains(s.AllowedDomains, "scope.allowed_domains")
+	v.domains(s.BlockedDomains, "scope.blocked_domains")
+	v.regexps(s.Include, "scope.include")
+	v.regexps(s.Exclude, "scope.exclude")
 	v.between(int64(s.MaxDepth), 0, 1_000_000, "scope.max_depth")
 	v.between(int64(s.MaxRedirects), 0, 1000, "scope.max_redirects")
 	v.check(s.MaxPagesPerHost >= 0, "scope.max_pages_per_host", "must not be negative")
 	v.between(int64(s.MaxURLLength), 16, 64<<10, "scope.max_url_length")
 	v.between(int64(s.MaxRepeatedSegments), 0, 1000, "scope.max_repeated_segments")
 	v.between(int64(s.MaxLinksPerPage), 1, 100_000, "scope.max_links_per_page")
+}
 
-	v.check(c.Audit.Fraction > 0 && c.Audit.Fraction <= 1, "audit.fraction", "must be in (0, 1], got %v", c.Audit.Fraction)
+func (v *validator) domains(ds []string, path string) {
+	for i, d := range ds {
+		v.check(validDomain(d), path, "entry %d: %q is not a host name or suffix", i, d)
+	}
+}
 
-	w := c.Crawler
+func (v *validator) regexps(res []string, path string) {
+	for i, re := range res {
+		if _, err := regexp.Compile(re); err != nil {
+			v.add(path, "entry %d: %v", i, err)
+		}
+	}
+}
+
+func (v *validator) crawler(w Crawler) {
 	v.between(int64(w.Workers), 1, 100_000, "crawler.workers")
 	v.between(int64(w.LeaseBatch), 1, 10_000, "crawler.lease_batch")
 	v.check(strings.TrimSpace(w.UserAgent) != "", "crawler.user_agent", "must not be empty")
@@ -204,7 +221,15 @@ func (c *Config) validate(v *validator) {
 	v.check(w.IdlePerHost >= 0, "crawler.idle_per_host", "must not be negative")
 	v.check(w.IdleTotal >= 0, "crawler.idle_total", "must not be negative")
 	v.nonNegative(w.DNSCacheTTL, "crawler.dns_cache_ttl")
-	for from, to := range w.Resolve {
+	v.resolve(w.Resolve)
+	v.check(w.WARCMaxSize >= 1<<20, "crawler.warc_max_size", "must be at least 1MiB, got %v", w.WARCMaxSize)
+	v.oneOf(w.ArchiveSync, "crawler.archive_sync", ArchiveSyncNone, ArchiveSyncInterval, ArchiveSyncAlways)
+	v.nonNegative(w.ShutdownGrace, "crawler.shutdown_grace")
+	v.addr(w.MetricsAddr, "crawler.metrics_addr")
+}
+
+func (v *validator) resolve(m map[string]string) {
+	for from, to := range m {
 		if _, _, err := net.SplitHostPort(from); err != nil {
 			v.add("crawler.resolve", "key %q must be host:port", from)
 		}
@@ -212,14 +237,11 @@ func (c *Config) validate(v *validator) {
 			v.add("crawler.resolve", "value for %q must be ip:port, got %q", from, to)
 		}
 	}
-	v.check(w.WARCMaxSize >= 1<<20, "crawler.warc_max_size", "must be at least 1MiB, got %v", w.WARCMaxSize)
-	v.oneOf(w.ArchiveSync, "crawler.archive_sync", ArchiveSyncNone, ArchiveSyncInterval, ArchiveSyncAlways)
-	v.nonNegative(w.ShutdownGrace, "crawler.shutdown_grace")
-	v.addr(w.MetricsAddr, "crawler.metrics_addr")
+}
 
-	cr := c.Crawl
+func (v *validator) crawl(cr Crawl, maxURLLength int) {
 	for i, s := range cr.Seeds {
-		if err := CheckSeed(s, c.Scope.MaxURLLength); err != nil {
+		if err := CheckSeed(s, maxURLLength); err != nil {
 			v.add("crawl.seeds", "entry %d: %v", i, err)
 		}
 	}
