@@ -190,6 +190,7 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 			if err != nil {
 				return err
 			}
+			segs.FillPercent = segmentFill
 			var run []inboxRecord
 			flush := func() error {
 				added, err := appendSegments(segs, run[0].Host, 0, run)

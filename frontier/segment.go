@@ -36,6 +36,13 @@ import (
 // sequence number, bbolt's element header) is spread over dozens of URLs.
 const segmentBytes = 1536
 
+// segmentFill is the bbolt FillPercent of `segments` when Compact writes
+// it. A host's new segments go after its last one, so pages split by an
+// append are rarely written into again before the next compaction: filling
+// them to 90% instead of bbolt's 50% saves about a third of the bucket's
+// pages (measured with the scale benchmark).
+const segmentFill = 0.9
+
 // segment is a decoded queue segment.
 type segment struct {
 	first   uint64 // seq of entries[0]

@@ -153,6 +153,7 @@ func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved,
 	err = s.updateLocked(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketInbox)
 		segs := tx.Bucket(bucketSegments)
+		segs.FillPercent = segmentFill
 		for ; i < len(names) && moved < compactChunk; i++ {
 			h := s.hosts[names[i]]
 			m := 0
