@@ -65,7 +65,10 @@ func killConfig(natsURL, file string) config.Config {
 	cfg.Frontier.Filter.FP = 1e-6
 	cfg.Frontier.Filter.Capacity = 200_000
 	cfg.Frontier.CommitInterval = 5 * time.Millisecond
-	cfg.Frontier.CheckpointInterval = 150 * time.Millisecond // kills land in checkpoints too
+	// Kills land in checkpoints too, and so in compactions: segment
+	// appends, the moved records' deletion from the inbox, and leases
+	// that advance a host's HeadSeq or delete its first segment.
+	cfg.Frontier.CheckpointInterval = 150 * time.Millisecond
 	// Outcomes a killed child held come back after killAckWait plus a
 	// restart: the lease must outlive that, or every outcome is stale.
 	cfg.Frontier.LeaseTimeout = 3 * time.Second
