@@ -9,6 +9,9 @@ var (
 	// schema version, shard, shard count or filter sizing. The file is left
 	// untouched.
 	ErrMismatch = errors.New("frontier: state file does not match")
+	// ErrNeedsMigration reports a state file of an older schema that
+	// Migrate converts (it also wraps ErrMismatch).
+	ErrNeedsMigration = errors.New("frontier: state file needs `frontier migrate`")
 	// ErrCorrupt reports a state file whose records are truncated or garbled.
 	ErrCorrupt = errors.New("frontier: state file is corrupt")
 	// ErrClosed reports a call on a closed State.

@@ -1,7 +1,7 @@
 package frontier
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"github.com/trawlhq/trawl/dedup"
 	"sort"
@@ -187,20 +187,23 @@ func explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	return explainQueuedTx(tx, e, h)
 }
 
-// explainQueuedTx marks e queued when h's queue or inbox holds its key.
+// explainQueuedTx marks e queued when h's queue (returned, segments, inbox)
+// holds its key.
 func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
-	prefix := queuePrefix(e.Host)
-	c := tx.Bucket(bucketQueue).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		r, err := decodeURL(v)
-		if err != nil {
-			return err
-		}
+	errFound := errors.New("found")
+	err := forEachQueued(queueBucketsOf(tx), h, func(_ uint64, r urlRecord) error {
 		if r.URL == key {
 			e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
-			return nil
+			return errFound
 		}
+		return nil
+	})
+	if err == errFound {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	ib := tx.Bucket(bucketInbox)
 	for _, id := range h.inbox {

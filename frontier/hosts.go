@@ -18,6 +18,7 @@ type host struct {
 	rules          *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
 	inbox          []uint64       // keys of its inbox records, oldest first
 	dirty          bool           // rec changed in the current transaction
+	applyGen       uint64         // the last Apply that admitted a URL of the host (State.applyGen)
 	idx            int            // position in the ready heap, -1 when absent
 }
 

@@ -13,10 +13,12 @@ import (
 )
 
 // SchemaVersion is the version of the bbolt layout below. A file written
-// under another version is refused (ErrMismatch).
-const SchemaVersion = 1
+// under schema 1 (one `queue` key per queued URL) is refused with
+// ErrNeedsMigration, naming `frontier migrate`, which converts it
+// (Migrate); any other version is refused (ErrMismatch).
+const SchemaVersion = 2
 
-// The frontier's state in one bbolt file per shard, schema version 1.
+// The frontier's state in one bbolt file per shard, schema version 2.
 // Besides dedup's own buckets (bloom_meta, bloom, journal: written only
 // through dedup's API) the file holds:
 //
@@ -29,17 +31,21 @@ const SchemaVersion = 1
 //	inbox    u64 BE (the bucket's NextSequence) -> inbox record: URLs
 //	         admitted since the last compaction, in admission order
 //	         (see state_inbox.go).
-//	queue    host + 0x00 + seq (u64 BE) -> URL record. FIFO per host: a
-//	         host's head is the first key with its prefix, else its oldest
-//	         inbox record.
+//	segments host + 0x00 + seq (u64 BE) -> segment record: a block of a
+//	         host's queued URLs with consecutive seqs, front-coded; the key
+//	         is the seq of its first URL when it was written (segment.go).
+//	returned host + 0x00 + seq (u64 BE) -> URL record: a URL that was
+//	         leased and came back (expiry, release, retry) under its
+//	         original seq, ahead of the host's segments (queue.go).
 //	hosts    host -> host record
 //	robots   host -> the robots.txt body last fetched with a 2xx (at most
 //	         robots.MaxBytes). Kept apart from the host record so that the
 //	         record, rewritten on every lease and outcome, stays small.
-//	leases   lease ID (u64 BE) -> lease record. Leasing moves a URL record
-//	         from queue to leases in one transaction; an outcome moves it to
-//	         done (or back to queue); expiry moves it back to queue under
-//	         its original key, so it keeps its place at the head.
+//	leases   lease ID (u64 BE) -> lease record. Leasing moves a URL from
+//	         its host's head (returned, segments or inbox) to leases in one
+//	         transaction; an outcome moves it to done (or to returned);
+//	         expiry moves it to returned under its original seq, so it
+//	         keeps its place at the head.
 //	done     dedup.Hash(canonical URL) (u64 BE) -> done record
 //	truth    canonical URL -> empty: the exact audit sample
 //
@@ -65,10 +71,14 @@ const SchemaVersion = 1
 // Inbox record: version, host, host seq, URL, depth, attempts, enqueued
 // at; version 2 adds hops, as the URL record.
 //
+// Segment record: see segment.go (FuzzSegment).
+//
 // Host record: version, next seq, queued, admitted, done, flags (bit 0
 // seed), next fetch, backoff level, error streak, paused until, last
 // response time (ns), robots status (0 unknown, 1 ok, 2 allow-all after a
-// 4xx, 3 unavailable), robots HTTP status, robots fetched at.
+// 4xx, 3 unavailable), robots HTTP status, robots fetched at; version 2
+// (written by schema 2) adds head seq (segment URLs below it are leased)
+// and compacted seq (inbox records below it are already in segments).
 //
 // Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
 // deadline, attempts, enqueued at; version 2 adds hops, as the URL record.
@@ -83,14 +93,15 @@ const recordVersion = 1
 
 // Bucket and key names.
 var (
-	bucketMeta   = []byte("meta")
-	bucketQueue  = []byte("queue")
-	bucketInbox  = []byte("inbox")
-	bucketHosts  = []byte("hosts")
-	bucketRobots = []byte("robots")
-	bucketLeases = []byte("leases")
-	bucketDone   = []byte("done")
-	bucketTruth  = []byte("truth")
+	bucketMeta     = []byte("meta")
+	bucketSegments = []byte("segments")
+	bucketReturned = []byte("returned")
+	bucketInbox    = []byte("inbox")
+	bucketHosts    = []byte("hosts")
+	bucketRobots   = []byte("robots")
+	bucketLeases   = []byte("leases")
+	bucketDone     = []byte("done")
+	bucketTruth    = []byte("truth")
 
 	keySchema   = []byte("schema")
 	keyCounters = []byte("counters")
@@ -98,7 +109,7 @@ var (
 	keyCrawlID  = []byte("crawl_id")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketQueue, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
+var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketSegments, bucketReturned, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
 
 // enc appends record fields.
 type enc []byte
@@ -311,22 +322,33 @@ type hostRecord struct {
 	RobotsStatus  uint8
 	RobotsHTTP    uint32
 	RobotsFetched time.Time
+	// HeadSeq: the host's segment URLs with a smaller seq are leased
+	// (its first segment is deleted once all of its URLs are).
+	HeadSeq uint64
+	// CompactedSeq: the host's inbox records with a smaller seq are in
+	// its segments (Compact removes them from the inbox after moving them).
+	CompactedSeq uint64
 }
+
+// hostSegmentsVersion is the version of a host record that carries
+// HeadSeq and CompactedSeq (schema 2).
+const hostSegmentsVersion = 2
 
 func (r *hostRecord) encode() []byte {
 	var flags uint64
 	if r.Seed {
 		flags |= 1
 	}
-	e := make(enc, 0, 64).u(recordVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
+	e := make(enc, 0, 64).u(hostSegmentsVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
 		t(r.NextFetch).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).t(r.PausedUntil).
-		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched)
+		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched).
+		u(r.HeadSeq).u(r.CompactedSeq)
 	return e
 }
 
 func decodeHost(b []byte) (hostRecord, error) {
 	d := dec{b: b}
-	d.version("host record")
+	v := d.versionUpTo("host record", hostSegmentsVersion)
 	var r hostRecord
 	r.NextSeq = d.u("host next seq")
 	r.Queued = d.u("host queued")
@@ -342,6 +364,10 @@ func decodeHost(b []byte) (hostRecord, error) {
 	r.RobotsStatus = uint8(d.small("host robots status", robotsUnavailable))
 	r.RobotsHTTP = uint32(d.small("host robots http status", 999))
 	r.RobotsFetched = d.t("host robots fetched at")
+	if v >= hostSegmentsVersion {
+		r.HeadSeq = d.u("host head seq")
+		r.CompactedSeq = d.u("host compacted seq")
+	}
 	return r, d.end("host record")
 }
 

@@ -57,13 +57,13 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 	var out []msg.Lease
 	var touched []*host
 	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
-		q := tx.Bucket(bucketQueue)
+		qb := queueBucketsOf(tx)
 		lb := tx.Bucket(bucketLeases)
 		db := tx.Bucket(bucketDone)
 		for len(out) < max && len(s.ready) > 0 && !s.ready[0].eligibleAt().After(now) {
 			h := heap.Pop(&s.ready).(*host)
 			touched = append(touched, h)
-			l, err := s.leaseHostLocked(tx, q, lb, db, h, now)
+			l, err := s.leaseHostLocked(qb, lb, db, h, now)
 			if err != nil {
 				return err
 			}
@@ -84,10 +84,9 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 
 // leaseHostLocked makes one lease for h, or none when its queue held only
 // URLs robots.txt disallows (up to maxRobotsSkips of them).
-func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, now time.Time) (*leaseRecord, error) {
-	ib := tx.Bucket(bucketInbox)
+func (s *State) leaseHostLocked(qb queueBuckets, lb, db *bolt.Bucket, h *host, now time.Time) (*leaseRecord, error) {
 	deadline := now.Add(s.cfg.Frontier.LeaseTimeout)
-	hd, ok, err := s.peekLocked(q, ib, h)
+	hd, ok, err := s.peekLocked(qb, h)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +121,7 @@ func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, no
 		if skips >= maxRobotsSkips {
 			return nil, nil
 		}
-		if err := s.popLocked(q, ib, h, hd); err != nil {
+		if err := s.popLocked(qb, h, hd); err != nil {
 			return nil, err
 		}
 		rec := hd.rec
@@ -131,7 +130,7 @@ func (s *State) leaseHostLocked(tx *bolt.Tx, q, lb, db *bolt.Bucket, h *host, no
 				return nil, err
 			}
 			s.count[cRobotsDenied]++
-			if hd, ok, err = s.peekLocked(q, ib, h); err != nil {
+			if hd, ok, err = s.peekLocked(qb, h); err != nil {
 				return nil, err
 			}
 			continue
@@ -180,20 +179,6 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 	return nil
 }
 
-// requeueLocked puts a leased URL back at its original place in its host's
-// queue: under its seq in `queue`, even when it came from the inbox, since
-// it is older than every inbox record of its host.
-func (s *State) requeueLocked(q *bolt.Bucket, h *host, l *leaseRecord, attempts uint32) error {
-	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt, Hops: l.Hops}
-	if err := q.Put(queueKey(h.name, l.Seq), rec.encode()); err != nil {
-		return fmt.Errorf("requeue: %w", err)
-	}
-	h.rec.Queued++
-	s.queued++
-	h.dirty = true
-	return nil
-}
-
 // dropLeaseLocked forgets lease l in memory and in the file.
 func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *leaseRecord) error {
 	if err := lb.Delete(u64key(l.ID)); err != nil {
@@ -233,7 +218,7 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	n := 0
 	var touched []*host
 	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
-		q := tx.Bucket(bucketQueue)
+		ret := tx.Bucket(bucketReturned)
 		lb := tx.Bucket(bucketLeases)
 		for len(s.deadlines) > 0 && !s.deadlines[0].Deadline.After(cutoff) {
 			l := heap.Pop(&s.deadlines).(*leaseRecord)
@@ -246,7 +231,7 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 				return err
 			}
 			if !l.Robots {
-				if err := s.requeueLocked(q, h, l, l.Attempts); err != nil {
+				if err := s.requeueLocked(ret, h, l, l.Attempts); err != nil {
 					return err
 				}
 			}

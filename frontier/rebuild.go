@@ -151,10 +151,9 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 		return err
 	})
 	if err == nil {
-		err = tx.Bucket(bucketQueue).ForEach(func(_, v []byte) error {
-			r, err := decodeURL(v)
+		err = forEachQueuedAll(queueBucketsOf(tx), nil, func(_ string, r urlRecord) error {
 			add(r.URL)
-			return err
+			return nil
 		})
 	}
 	if err == nil {

@@ -79,14 +79,18 @@ type State struct {
 	nextLease uint64
 	// tx is the write transaction Lease and ExpireLeases leave open (see
 	// updateLocked); nil when everything is committed.
-	tx        *bolt.Tx
-	count     counters
-	queued    int64
-	inboxN    int64 // records in the inbox
-	doneN     int64
-	lastCP    msg.CheckpointStatus
-	journaled int64     // keys journaled since the last checkpoint
-	cpBase    time.Time // the last checkpoint, or Open: the journal's age starts here
+	tx     *bolt.Tx
+	count  counters
+	queued int64
+	inboxN int64 // records in the inbox
+	// inboxStaleMax is the last key of the inbox records Open skipped as
+	// already moved (0: none); Compact deletes them.
+	inboxStaleMax uint64
+	applyGen      uint64 // Apply calls so far (host.applyGen)
+	doneN         int64
+	lastCP        msg.CheckpointStatus
+	journaled     int64     // keys journaled since the last checkpoint
+	cpBase        time.Time // the last checkpoint, or Open: the journal's age starts here
 }
 
 // StatePath is where the state file of cfg's shard lives when
@@ -218,6 +222,9 @@ func (s *State) openFile() error {
 			}
 			return s.db.Close()
 		})
+		if errors.Is(err, ErrNeedsMigration) {
+			return fmt.Errorf("%w; convert it with `frontier migrate --data-file %s` (the old file stays until the new one is complete)", err, s.path)
+		}
 		return fmt.Errorf("%w (file %s)", err, s.path)
 	}
 	return nil
@@ -339,6 +346,8 @@ func checkSchema(b []byte, want schemaRecord) error {
 		return err
 	}
 	switch {
+	case got.Version == 1 && want.Version == 2:
+		return fmt.Errorf("%w: %w: schema version 1 (one bbolt key per queued URL), this code reads 2 (per-host queue segments)", ErrMismatch, ErrNeedsMigration)
 	case got.Version != want.Version:
 		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
 	case got.Shards != want.Shards:
@@ -422,7 +431,10 @@ func (s *State) loadHostsTx(tx *bolt.Tx) error {
 	})
 }
 
-// loadInboxTx gives each host the keys of its inbox records, in order.
+// loadInboxTx gives each host the keys of its inbox records, in order,
+// skips the records Compact moved before a crash, and counts the
+// admissions a host's record does not reflect yet (Apply does not rewrite
+// it for an admission alone).
 func (s *State) loadInboxTx(tx *bolt.Tx) error {
 	return tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
@@ -432,9 +444,18 @@ func (s *State) loadInboxTx(tx *bolt.Tx) error {
 		if err != nil {
 			return err
 		}
-		h := s.hosts[r.Host]
-		if h == nil {
-			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
+		h := s.getHostLocked(r.Host) // new since its record was last written: no record yet
+		if r.Seq < h.rec.CompactedSeq {
+			// Moved to its segments before a crash; Compact deletes it.
+			s.inboxStaleMax = max(s.inboxStaleMax, binary.BigEndian.Uint64(k))
+			return nil
+		}
+		if r.Seq >= h.rec.NextSeq {
+			// Admitted after the host record was last written.
+			h.rec.NextSeq = r.Seq + 1
+			h.rec.Queued++
+			h.rec.Admitted++
+			s.queued++
 		}
 		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
 		s.inboxN++

@@ -51,6 +51,7 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 	}
 	now := s.now()
 	var touched []*host
+	s.applyGen++
 	err := s.updateLocked(func(tx *bolt.Tx) error {
 		var err error
 		if touched, err = s.applyLinksLocked(tx, links, now, &res); err != nil {
@@ -113,7 +114,8 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 			res.Rejected[ReasonMaxPagesPerHost]++
 			continue
 		}
-		if !h.dirty {
+		if h.applyGen != s.applyGen {
+			h.applyGen = s.applyGen
 			touched = append(touched, h)
 		}
 		if err := s.enqueueLocked(ib, h, pl.Key, c.depth, pl.Hops, now); err != nil {
@@ -245,7 +247,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 	if l.Robots {
 		return h, s.applyRobotsLocked(tx, h, o, now)
 	}
-	q := tx.Bucket(bucketQueue)
+	ret := tx.Bucket(bucketReturned)
 	db := tx.Bucket(bucketDone)
 	p := s.cfg.Politeness
 	st := o.Status
@@ -272,7 +274,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 			return h, s.finishLocked(db, h, l.URL, st, reason, now)
 		}
 		s.count[cRetries]++
-		return h, s.requeueLocked(q, h, l, attempts)
+		return h, s.requeueLocked(ret, h, l, attempts)
 	case st == 0 || st >= 500:
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.hostFailed(h, now)
@@ -282,7 +284,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 			return h, s.finishLocked(db, h, l.URL, st, doneFailed, now)
 		}
 		s.count[cRetries]++
-		return h, s.requeueLocked(q, h, l, attempts)
+		return h, s.requeueLocked(ret, h, l, attempts)
 	default:
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.hostSucceeded(h)
@@ -302,7 +304,7 @@ func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *msg.Outco
 	if l.Robots {
 		return nil
 	}
-	return s.requeueLocked(tx.Bucket(bucketQueue), h, l, l.Attempts)
+	return s.requeueLocked(tx.Bucket(bucketReturned), h, l, l.Attempts)
 }
 
 // applyRobotsLocked stores the result of a robots.txt lease: RFC 9309 2xx
@@ -360,10 +362,10 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 //     503 in a row, with no other response between, each after the wait
 //     it asked for (or the back-off).
 func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now time.Time) error {
-	q, ib, db := tx.Bucket(bucketQueue), tx.Bucket(bucketInbox), tx.Bucket(bucketDone)
+	qb, db := queueBucketsOf(tx), tx.Bucket(bucketDone)
 	n := 0
 	for {
-		hd, ok, err := s.peekLocked(q, ib, h)
+		hd, ok, err := s.peekLocked(qb, h)
 		if err != nil || !ok {
 			if err == nil && reason == doneRobotsUnavailable && n > 0 {
 				s.log.Warn("frontier: robots.txt unavailable; gave up the host's queued URLs",
@@ -377,7 +379,7 @@ func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now ti
 			h.dirty = true
 			return err
 		}
-		if err := s.popLocked(q, ib, h, hd); err != nil {
+		if err := s.popLocked(qb, h, hd); err != nil {
 			return err
 		}
 		if err := s.finishLocked(db, h, hd.rec.URL, 0, reason, now); err != nil {

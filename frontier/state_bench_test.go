@@ -158,14 +158,14 @@ func BenchmarkRawBoltPuts(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketQueue); return err })
+	db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("queue")); return err })
 	g := &benchdata.LinkGen{}
 	seqs := map[string]uint64{}
 	now := time.Now()
 	b.ResetTimer()
 	for range b.N {
 		err := db.Update(func(tx *bolt.Tx) error {
-			q := tx.Bucket(bucketQueue)
+			q := tx.Bucket([]byte("queue"))
 			for range 2000 {
 				u := g.URL(g.Next)
 				g.Next++

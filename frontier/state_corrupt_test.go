@@ -274,7 +274,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketQueue).Cursor()
+		c := tx.Bucket(bucketSegments).Cursor()
 		k, _ := c.First()
 		return c.Bucket().Delete(k)
 	})

@@ -12,20 +12,18 @@ import (
 
 // The inbox.
 //
-// Apply does not put a new URL under its host's key in `queue`: new links
-// spread over many hosts would each land on a different leaf page of the
-// B+tree, so a transaction would rewrite one 4 KiB page per new URL (and
-// the rate falls as the queue grows). Apply appends it instead to `inbox`,
+// Apply does not put a new URL into its host's queue segments: new links
+// spread over many hosts would each rewrite a different host's last
+// segment, a 4 KiB page per new URL. Apply appends it instead to `inbox`,
 // keyed by the bucket's own sequence, a handful of pages per transaction.
-// Compact moves the oldest inbox records into `queue` in (host, seq)
-// order, so a host's URLs of the whole interval share pages; Checkpoint
-// runs it. Every URL carries its host sequence number from admission, and
-// Compact moves the oldest records first, so for every host all its
-// `queue` entries precede (have smaller seqs than) its inbox entries: the
-// host's head is the first `queue` key under its prefix, else its oldest
-// inbox record. Memory keeps, per host, the inbox keys in order (8 bytes
-// per URL admitted since the last compaction), rebuilt on Open by scanning
-// the inbox.
+// Compact moves the oldest inbox records into the hosts' segments
+// (segment.go), host by host, so a host's URLs of the whole interval cost
+// one segment write; Checkpoint runs it. Every URL carries its host
+// sequence number from admission, and Compact moves the oldest records
+// first, so for every host its segments precede (have smaller seqs than)
+// its inbox entries (queue.go has the whole order). Memory keeps, per
+// host, the inbox keys in order (8 bytes per URL admitted since the last
+// compaction), rebuilt on Open by scanning the inbox.
 
 // compactChunk is how many inbox records one Compact transaction moves
 // (a variable for tests).
@@ -72,167 +70,172 @@ func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth, hops 
 	h.rec.NextSeq++
 	h.rec.Queued++
 	h.rec.Admitted++
-	h.dirty = true
+	// Not h.dirty: an admission alone does not rewrite the host record
+	// (a random page per host per Apply); Open replays the inbox records
+	// the record does not reflect (seq >= its NextSeq) into its counts.
 	s.queued++
 	return nil
 }
 
-// headOf is the URL at the head of a host's queue and where it is stored.
-type headOf struct {
-	rec      urlRecord
-	seq      uint64
-	queueKey []byte // set when it is in `queue`
-	inboxKey []byte // set when it is in `inbox`
-}
-
-// peekLocked returns h's head, or ok false when it has nothing queued.
-func (s *State) peekLocked(q, ib *bolt.Bucket, h *host) (hd headOf, ok bool, err error) {
-	prefix := queuePrefix(h.name)
-	if k, v := q.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
-		rec, err := decodeURL(v)
-		if err != nil {
-			return hd, false, fmt.Errorf("queue entry of %s: %w", h.name, err)
-		}
-		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), queueKey: bytes.Clone(k)}, true, nil
-	}
-	if len(h.inbox) == 0 {
-		return hd, false, nil
-	}
-	key := u64key(h.inbox[0])
-	v := ib.Get(key)
-	if v == nil {
-		return hd, false, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, h.inbox[0], h.name)
-	}
-	rec, err := decodeInbox(v)
-	if err != nil {
-		return hd, false, fmt.Errorf("inbox record of %s: %w", h.name, err)
-	}
-	return headOf{rec: rec.urlRecord, seq: rec.Seq, inboxKey: key}, true, nil
-}
-
-// popLocked removes the head peekLocked returned.
-func (s *State) popLocked(q, ib *bolt.Bucket, h *host, hd headOf) error {
-	var err error
-	if hd.queueKey != nil {
-		err = q.Delete(hd.queueKey)
-	} else {
-		err = ib.Delete(hd.inboxKey)
-		h.inbox = h.inbox[1:]
-		s.inboxN--
-	}
-	if err != nil {
-		return fmt.Errorf("dequeue: %w", err)
-	}
-	h.rec.Queued--
-	s.queued--
-	h.dirty = true
-	return nil
-}
-
-// Compact moves every inbox record into `queue`, oldest first, in
-// transactions of up to 100,000 records, and reports how many it moved.
-// It releases the lock between transactions, so Apply and Lease go on
-// meanwhile. Checkpoint calls it; calling it more often trades write
-// batching for a smaller inbox.
+// Compact moves every inbox record into its host's queue segments and
+// reports how many it moved. It works host by host, in sorted order, so
+// that each host it touches costs one segment append however many of its
+// URLs wait in the inbox: transactions of up to 100,000 URLs, each moving
+// whole hosts and advancing their CompactedSeq. Then it deletes the moved
+// records from the inbox, oldest first (a sequential walk), or drops the
+// bucket when nothing else waits there. A crash between the two leaves
+// moved records in the inbox, which Open skips (their seq is below their
+// host's CompactedSeq) and the next Compact deletes. It releases the lock
+// between transactions, so Apply and Lease go on meanwhile. Checkpoint
+// calls it; calling it more often trades write batching for a smaller
+// inbox.
 func (s *State) Compact() (int, error) {
-	total := 0
-	for {
-		s.mu.Lock()
-		if err := s.checkLocked(); err != nil {
-			s.mu.Unlock()
-			return total, err
-		}
-		if s.inboxN == 0 {
-			s.mu.Unlock()
-			return total, nil
-		}
-		n, err := s.compactChunkLocked()
-		s.mu.Unlock()
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("frontier: %w", err)
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkLocked(); err != nil {
+		return 0, err
 	}
+	n, err := s.compactWith(func() error {
+		s.mu.Unlock()
+		s.mu.Lock()
+		return s.checkLocked()
+	})
+	if err != nil {
+		return n, fmt.Errorf("frontier: %w", err)
+	}
+	return n, nil
 }
 
 // compactLocked moves the whole inbox without releasing the lock.
-func (s *State) compactLocked() (int, error) {
+func (s *State) compactLocked() (int, error) { return s.compactWith(func() error { return nil }) }
+
+// compactWith is Compact with the lock held; between transactions it calls
+// yield, which may release and retake the lock (and then checks the state).
+func (s *State) compactWith(yield func() error) (int, error) {
+	if s.inboxN == 0 && s.inboxStaleMax == 0 {
+		return 0, nil
+	}
+	// What is in the inbox now: records up to cutoff, of these hosts.
+	cutoff := s.inboxStaleMax
+	var names []string
+	for name, h := range s.hosts {
+		if n := len(h.inbox); n > 0 {
+			names = append(names, name)
+			cutoff = max(cutoff, h.inbox[n-1])
+		}
+	}
+	slices.Sort(names)
 	total := 0
-	for s.inboxN > 0 {
-		n, err := s.compactChunkLocked()
+	for i := 0; i < len(names); {
+		n, next, err := s.compactHostsLocked(names, i, cutoff)
 		total += n
 		if err != nil {
+			return total, fmt.Errorf("compact: %w", err)
+		}
+		i = next
+		if err := yield(); err != nil {
 			return total, err
 		}
 	}
+	if err := s.dropInboxLocked(cutoff, yield); err != nil {
+		return total, fmt.Errorf("compact: %w", err)
+	}
+	s.inboxStaleMax = 0
 	return total, nil
 }
 
-// compactChunkLocked moves the oldest compactChunk inbox records.
-func (s *State) compactChunkLocked() (int, error) {
-	n := 0
-	moved := map[*host]int{}
-	err := s.updateLocked(func(tx *bolt.Tx) error {
+// compactHostsLocked moves the inbox records up to cutoff of names[i:],
+// whole hosts at a time, up to about compactChunk records, in one
+// transaction, and returns how many it moved and the next host's index.
+func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved, next int, err error) {
+	var touched []*host
+	var counts []int
+	err = s.updateLocked(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketInbox)
-		q := tx.Bucket(bucketQueue)
-		type item struct {
-			key []byte
-			val []byte
+		segs := tx.Bucket(bucketSegments)
+		segs.FillPercent = segmentFill
+		for ; i < len(names) && moved < compactChunk; i++ {
+			h := s.hosts[names[i]]
+			m := 0
+			for m < len(h.inbox) && h.inbox[m] <= cutoff {
+				m++
+			}
+			if m == 0 {
+				continue
+			}
+			recs := make([]inboxRecord, m)
+			for j, id := range h.inbox[:m] {
+				v := ib.Get(u64key(id))
+				if v == nil {
+					return fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, id, h.name)
+				}
+				if recs[j], err = decodeInbox(v); err != nil {
+					return fmt.Errorf("inbox record of %s: %w", h.name, err)
+				}
+			}
+			if _, err := appendSegments(segs, h.name, h.rec.HeadSeq, recs); err != nil {
+				return err
+			}
+			h.rec.CompactedSeq = recs[m-1].Seq + 1
+			h.dirty = true
+			touched = append(touched, h)
+			counts = append(counts, m)
+			moved += m
 		}
-		var items []item
-		var keys [][]byte
-		c := ib.Cursor()
-		for k, v := c.First(); k != nil && len(items) < compactChunk; k, v = c.Next() {
-			rec, err := decodeInbox(v)
-			if err != nil {
-				return fmt.Errorf("compact: %w", err)
-			}
-			h := s.hosts[rec.Host]
-			if h == nil {
-				return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, rec.Host)
-			}
-			moved[h]++
-			items = append(items, item{queueKey(rec.Host, rec.Seq), rec.urlRecord.encode()})
-			keys = append(keys, bytes.Clone(k))
-		}
-		slices.SortFunc(items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
-		for _, it := range items {
-			if err := q.Put(it.key, it.val); err != nil {
-				return fmt.Errorf("compact: %w", err)
-			}
-		}
-		n = len(items)
-		if int64(n) == s.inboxN {
-			// Everything moved: drop the bucket (freeing its pages
-			// wholesale) and recreate it with its sequence.
-			seq := ib.Sequence()
-			if err := tx.DeleteBucket(bucketInbox); err != nil {
-				return fmt.Errorf("compact: %w", err)
-			}
-			nb, err := tx.CreateBucket(bucketInbox)
-			if err != nil {
-				return fmt.Errorf("compact: %w", err)
-			}
-			return nb.SetSequence(seq)
-		}
-		// Delete the moved records by key (a cursor's First after
-		// deletes walks the emptied pages again: quadratic).
-		for _, k := range keys {
-			if err := ib.Delete(k); err != nil {
-				return fmt.Errorf("compact: %w", err)
-			}
-		}
-		return nil
+		return s.putMetaLocked(tx, touched)
 	})
 	if err != nil {
-		return 0, err
+		return 0, i, err
 	}
-	for h, m := range moved {
-		h.inbox = h.inbox[m:]
-		if len(h.inbox) == 0 {
+	for j, h := range touched {
+		if h.inbox = h.inbox[counts[j]:]; len(h.inbox) == 0 {
 			h.inbox = nil
 		}
 	}
-	s.inboxN -= int64(n)
-	return n, nil
+	s.inboxN -= int64(moved)
+	return moved, i, nil
+}
+
+// dropInboxLocked deletes the inbox records up to cutoff (all moved by
+// compactHostsLocked, or skipped by Open as moved before a crash), in
+// transactions of compactChunk, oldest first; when the inbox holds nothing
+// else it drops the bucket instead (freeing its pages wholesale) and
+// recreates it with its sequence.
+func (s *State) dropInboxLocked(cutoff uint64, yield func() error) error {
+	for {
+		done := false
+		err := s.updateLocked(func(tx *bolt.Tx) error {
+			ib := tx.Bucket(bucketInbox)
+			if s.inboxN == 0 {
+				done = true
+				seq := ib.Sequence()
+				if err := tx.DeleteBucket(bucketInbox); err != nil {
+					return err
+				}
+				nb, err := tx.CreateBucket(bucketInbox)
+				if err != nil {
+					return err
+				}
+				return nb.SetSequence(seq)
+			}
+			var keys [][]byte
+			c := ib.Cursor()
+			for k, _ := c.First(); k != nil && beUint64(k) <= cutoff && len(keys) < compactChunk; k, _ = c.Next() {
+				keys = append(keys, bytes.Clone(k))
+			}
+			done = len(keys) < compactChunk
+			for _, k := range keys {
+				if err := ib.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+		if err := yield(); err != nil {
+			return err
+		}
+	}
 }

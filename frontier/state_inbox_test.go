@@ -2,8 +2,14 @@ package frontier
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawlhq/trawl/internal/msg"
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestInboxFIFO leases a host's URLs across inbox, compaction, new
@@ -71,4 +77,133 @@ func TestInboxFIFO(t *testing.T) {
 	if st := h.s.Status(); st.Queued != 0 || st.Done != 6 {
 		t.Fatalf("queued %d done %d, want 0 6", st.Queued, st.Done)
 	}
+}
+
+// A crash after Compact moved a host's inbox records into its segments
+// and before it deleted them from the inbox: the file then holds them
+// twice. Open must skip the moved ones (seq below the host's
+// CompactedSeq), so that every URL is leased once and in order, and the
+// next Compact deletes them.
+func TestCompactCrashBeforeInboxDelete(t *testing.T) {
+	defer func(n int) { compactChunk = n }(compactChunk)
+	compactChunk = 7 // several transactions, hosts kept whole
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 30 {
+		want = append(want, fmt.Sprintf("http://h%d.example/page/%02d", i%3, i))
+	}
+	h.seed(want...)
+	// Compact's first half only, as a crash would leave it.
+	s := h.s
+	s.mu.Lock()
+	names := []string{"h0.example", "h1.example", "h2.example"}
+	cutoff := uint64(0)
+	for _, n := range names {
+		cutoff = max(cutoff, s.hosts[n].inbox[len(s.hosts[n].inbox)-1])
+	}
+	for i := 0; i < len(names); {
+		_, next, err := s.compactHostsLocked(names, i, cutoff)
+		if err != nil {
+			s.mu.Unlock()
+			t.Fatal(err)
+		}
+		i = next
+	}
+	s.mu.Unlock()
+	h.crash()
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.s.Status(); st.Queued != 30 || h.s.inboxN != 0 {
+		t.Fatalf("after the crash: queued %d, inbox %d; want 30, 0", st.Queued, h.s.inboxN)
+	}
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(bucketInbox).Stats().KeyN; n != 0 {
+			return fmt.Errorf("%d moved records still in the inbox", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.leaseAllInOrder(want, 3)
+}
+
+// crash reopens the state from a copy of its file taken now, as a kill -9
+// would leave it (every Apply and Compact commits before it returns).
+func (h *harness) crash() {
+	h.t.Helper()
+	crashed := filepath.Join(h.t.TempDir(), "crashed.db")
+	b, err := os.ReadFile(h.path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(crashed, b, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	h.s.Close()
+	h.path = crashed
+	h.open()
+}
+
+// leaseAllInOrder leases and finishes everything queued and wants want,
+// URLs of hosts h0.example .. h<hosts-1>.example in round-robin order,
+// each once and in order per host.
+func (h *harness) leaseAllInOrder(want []string, hosts int) {
+	h.t.Helper()
+	got := map[string][]string{}
+	for range len(want) + 10 {
+		for _, l := range h.lease(10) {
+			host := strings.Split(l.URL, "/")[2]
+			got[host] = append(got[host], l.URL)
+			h.apply(nil, outcome(l, 200))
+		}
+		h.clock.Advance(time.Minute)
+	}
+	for i, u := range want {
+		host := fmt.Sprintf("h%d.example", i%hosts)
+		if len(got[host]) == 0 || got[host][0] != u {
+			h.t.Fatalf("lease order of %s: %v; want %s next", host, got[host], u)
+		}
+		got[host] = got[host][1:]
+	}
+	for host, rest := range got {
+		if len(rest) > 0 {
+			h.t.Fatalf("%s leased again: %v", host, rest)
+		}
+	}
+}
+
+// Apply does not rewrite the record of a host it only admitted URLs for:
+// after a crash, Open rebuilds the host's counts (and hosts first seen in
+// the inbox) from the inbox records past its record's NextSeq.
+func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprintf("http://h%d.example/a/%02d", i%4, i))
+	}
+	h.seed(want[:8]...) // seeds: host records written
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	lb := links("http://h0.example/a/00", 1, want[8:]...)
+	h.apply([]*msg.LinkBatch{lb})
+	before := h.s.Status()
+	h.crash()
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	st := h.s.Status()
+	if st.Queued != 20 || st.Queued != before.Queued || len(st.TopHosts) != len(before.TopHosts) {
+		t.Fatalf("after the crash: %+v; before %+v", st, before)
+	}
+	for i, hs := range st.TopHosts {
+		if hs != before.TopHosts[i] {
+			t.Fatalf("host %d after the crash %+v, before %+v", i, hs, before.TopHosts[i])
+		}
+	}
+	h.leaseAllInOrder(want, 4)
 }

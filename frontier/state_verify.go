@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -78,22 +77,21 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	return s.verifyDoneTx(tx)
 }
 
-// verifyQueueTx checks every queue record and counts them per host.
+// verifyQueueTx checks every queued URL in `returned` and `segments` and
+// counts them per host.
 func (s *State) verifyQueueTx(tx *bolt.Tx) (perHost map[string]uint64, err error) {
 	perHost = map[string]uint64{}
-	err = tx.Bucket(bucketQueue).ForEach(func(k, v []byte) error {
-		i := bytes.IndexByte(k, 0)
-		if i < 0 || len(k)-i != 9 {
-			return fmt.Errorf("%w: queue key %q", ErrCorrupt, k)
+	headSeq := func(host string) uint64 {
+		if h := s.hosts[host]; h != nil {
+			return h.rec.HeadSeq
 		}
-		r, err := decodeURL(v)
-		if err != nil {
-			return err
-		}
+		return 0
+	}
+	err = forEachQueuedAll(queueBucketsOf(tx), headSeq, func(host string, r urlRecord) error {
 		if !s.filter.Test([]byte(r.URL)) {
 			return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
 		}
-		perHost[string(k[:i])]++
+		perHost[host]++
 		return nil
 	})
 	return perHost, err
@@ -112,6 +110,9 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostIn
 		h := s.hosts[r.Host]
 		if h == nil {
 			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
+		}
+		if r.Seq < h.rec.CompactedSeq {
+			return nil // moved, not yet deleted
 		}
 		i := perHostInbox[r.Host]
 		if i >= len(h.inbox) || h.inbox[i] != binary.BigEndian.Uint64(k) {

@@ -65,7 +65,10 @@ func killConfig(natsURL, file string) config.Config {
 	cfg.Frontier.Filter.FP = 1e-6
 	cfg.Frontier.Filter.Capacity = 200_000
 	cfg.Frontier.CommitInterval = 5 * time.Millisecond
-	cfg.Frontier.CheckpointInterval = 150 * time.Millisecond // kills land in checkpoints too
+	// Kills land in checkpoints too, and so in compactions: segment
+	// appends, the moved records' deletion from the inbox, and leases
+	// that advance a host's HeadSeq or delete its first segment.
+	cfg.Frontier.CheckpointInterval = 150 * time.Millisecond
 	// Outcomes a killed child held come back after killAckWait plus a
 	// restart: the lease must outlive that, or every outcome is stale.
 	cfg.Frontier.LeaseTimeout = 3 * time.Second
@@ -372,6 +375,9 @@ func (l *killLoad) check(st *frontier.State, rounds int) {
 	t.Logf("crawler: %d leases, %d outcomes reported", l.leases.Load(), l.reported.Load())
 	t.Logf("%d kill rounds, %d distinct URLs acked: %v; status: admitted %d, duplicates %d, queued %d, leased %d, done %d, rejected %v, outcomes %v",
 		rounds, len(l.acked), states, s.Admitted, s.Duplicates, s.Queued, s.Leased, s.Done, s.Rejected, s.Outcomes)
+	for i, sf := range s.Filter.Subfilters {
+		t.Logf("sub-filter %d: %d of %d items, target fp %g, implied %g", i, sf.Items, sf.Capacity, sf.TargetFP, sf.ImpliedFP)
+	}
 	if n := len(s.Filter.Subfilters); n < 3 {
 		t.Errorf("the filter has %d sub-filters: the load did not exercise growth", n)
 	}

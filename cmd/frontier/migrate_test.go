@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trawlhq/trawl/internal/cli"
+)
+
+// TestMigrateCommand converts the schema 1 fixture: `frontier check`
+// refuses it before, naming the command, and passes after.
+func TestMigrateCommand(t *testing.T) {
+	f, err := os.Open("../../frontier/testdata/schema1.db.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "shard.db")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "trawl.yaml")
+	cfg := "frontier:\n  filter:\n    mode: fixed\n    capacity: 10000\n    fp: 0.01\nscope:\n  seed_hosts_only: false\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func() (int, string) {
+		var out, errb bytes.Buffer
+		code := checkCmd([]string{"--config", cfgPath, "--data-file", path}, &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	if code, out := check(); code == cli.ExitOK || !strings.Contains(out, "frontier migrate --data-file "+path) {
+		t.Fatalf("check of a schema 1 file: exit %d\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, cli.ExitUsage, "--data-file is required"},
+		{[]string{"--data-file", filepath.Join(t.TempDir(), "none.db")}, cli.ExitFailure, "no such state file"},
+		{[]string{"--data-file", path}, cli.ExitOK, "from schema 1 to 2"},
+		{[]string{"--data-file", path, "--json"}, cli.ExitOK, `"from_schema": 2`},
+	} {
+		var out, errb bytes.Buffer
+		code := migrateCmd(tc.args, &out, &errb)
+		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
+			t.Errorf("migrate %v: exit %d, output %q %q; want exit %d with %q", tc.args, code, out.String(), errb.String(), tc.code, tc.want)
+		}
+	}
+	if code, out := check(); code != cli.ExitOK {
+		t.Fatalf("check after migrate: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,243 @@
+package frontier
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/dedup"
+)
+
+// MigrateReport says what Migrate converted.
+type MigrateReport struct {
+	Path        string `json:"path"`
+	From        uint64 `json:"from_schema"`
+	To          uint64 `json:"to_schema"`
+	QueuedURLs  uint64 `json:"queued_urls"` // schema 1 `queue` records converted
+	Segments    uint64 `json:"segments"`    // segments written for them
+	BytesBefore int64  `json:"bytes_before"`
+	BytesAfter  int64  `json:"bytes_after"`
+	Duration    string `json:"duration"`
+}
+
+// migrateChunk is how many records one transaction of the new file takes.
+var migrateChunk = 200_000
+
+// migrateFailpoint, when set (tests), is called before the new file
+// replaces the old one.
+var migrateFailpoint func() error
+
+// Migrate converts the stopped shard's state file at path from schema 1
+// (one `queue` key per queued URL) to schema 2 (per-host queue segments).
+// It writes the new layout to path + ".migrate" beside it, syncs it, and
+// renames it over path: a crash or an error at any point before the
+// rename leaves the old file as it was (a leftover .migrate file is
+// removed by the next run). A file already at schema 2 is left alone. A
+// file another process holds is ErrInUse within a second.
+func Migrate(path string) (*MigrateReport, error) {
+	start := time.Now()
+	rep := &MigrateReport{Path: path, To: SchemaVersion}
+	info, err := checkFile(path)
+	if err != nil {
+		return rep, err
+	}
+	if info.Size == 0 {
+		return rep, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
+	}
+	rep.BytesBefore = info.Size
+	bo := *dedup.BoltOptions()
+	bo.Timeout = time.Second
+	bo.ReadOnly = true
+	var old *bolt.DB
+	err = guard(func() (err error) {
+		old, err = bolt.Open(path, 0o600, &bo)
+		return err
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return rep, fmt.Errorf("%w: %s: stop its frontier first (migrate works on a stopped shard)", ErrInUse, path)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("frontier: open %s: %w", path, err)
+	}
+	defer old.Close()
+	tmp := path + ".migrate"
+	err = guard(func() error {
+		return old.View(func(tx *bolt.Tx) error { return migrateTx(tx, tmp, rep) })
+	})
+	if err == nil && rep.From == SchemaVersion {
+		rep.Duration = time.Since(start).Round(time.Millisecond).String()
+		return rep, nil
+	}
+	if err == nil && migrateFailpoint != nil {
+		err = migrateFailpoint()
+	}
+	if err == nil {
+		err = replaceFile(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return rep, fmt.Errorf("frontier: migrate %s: %w", path, err)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		rep.BytesAfter = fi.Size()
+	}
+	rep.Duration = time.Since(start).Round(time.Millisecond).String()
+	return rep, nil
+}
+
+// migrateTx writes the schema 2 form of the file tx reads to tmp.
+func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
+	meta := src.Bucket(bucketMeta)
+	if meta == nil {
+		return fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
+	}
+	schema, err := decodeSchema(meta.Get(keySchema))
+	if err != nil {
+		return err
+	}
+	rep.From = schema.Version
+	switch schema.Version {
+	case SchemaVersion:
+		return nil
+	case 1:
+	default:
+		return fmt.Errorf("%w: schema version %d; migrate converts 1 to %d", ErrMismatch, schema.Version, SchemaVersion)
+	}
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	bo := *dedup.BoltOptions()
+	bo.NoSync = true // one Sync at the end
+	dst, err := bolt.Open(tmp, 0o600, &bo)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	err = src.ForEach(func(name []byte, b *bolt.Bucket) error {
+		if bytes.Equal(name, []byte("queue")) {
+			return migrateQueue(dst, b, rep)
+		}
+		return copyBucket(dst, name, b)
+	})
+	if err != nil {
+		return err
+	}
+	schema.Version = SchemaVersion
+	err = dst.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, schema.encode())
+	})
+	if err != nil {
+		return err
+	}
+	if err := dst.Sync(); err != nil {
+		return err
+	}
+	return dst.Close()
+}
+
+// copyBucket copies src's records to a bucket of the same name in dst, in
+// transactions of migrateChunk records.
+func copyBucket(dst *bolt.DB, name []byte, src *bolt.Bucket) error {
+	err := dst.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket(name)
+		if err != nil {
+			return err
+		}
+		return b.SetSequence(src.Sequence())
+	})
+	c := src.Cursor()
+	k, v := c.First()
+	for err == nil && k != nil {
+		err = dst.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(name)
+			for n := 0; k != nil && n < migrateChunk; n++ {
+				if v == nil {
+					return fmt.Errorf("%w: nested bucket %q in %q", ErrCorrupt, k, name)
+				}
+				if err := b.Put(k, v); err != nil {
+					return err
+				}
+				k, v = c.Next()
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("copy bucket %s: %w", name, err)
+	}
+	return nil
+}
+
+// migrateQueue writes schema 1's `queue` (host + 0x00 + seq -> URL
+// record, in host and seq order) as segments.
+func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
+	c := queue.Cursor()
+	k, v := c.First()
+	var err error
+	for err == nil && k != nil {
+		err = dst.Update(func(tx *bolt.Tx) error {
+			segs, err := tx.CreateBucketIfNotExists(bucketSegments)
+			if err != nil {
+				return err
+			}
+			segs.FillPercent = segmentFill
+			var run []inboxRecord
+			flush := func() error {
+				added, err := appendSegments(segs, run[0].Host, 0, run)
+				rep.Segments += uint64(added)
+				run = run[:0]
+				return err
+			}
+			for n := 0; k != nil && n < migrateChunk; n++ {
+				host, err := queueKeyHost(k)
+				if err != nil {
+					return err
+				}
+				r, err := decodeURL(v)
+				if err != nil {
+					return fmt.Errorf("queue record of %s: %w", host, err)
+				}
+				if len(run) > 0 && run[0].Host != host {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+				run = append(run, inboxRecord{Host: host, Seq: beUint64(k[len(host)+1:]), urlRecord: r})
+				rep.QueuedURLs++
+				k, v = c.Next()
+			}
+			if len(run) > 0 {
+				return flush()
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("convert queue: %w", err)
+	}
+	return nil
+}
+
+// replaceFile renames tmp over path and syncs the directory, so that the
+// new file is the one a crash leaves.
+func replaceFile(tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

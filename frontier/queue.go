@@ -1,0 +1,266 @@
+package frontier
+
+import (
+	"bytes"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// A host's queue, head first, is three runs of URLs in seq order:
+//
+//  1. returned: URLs that were leased and came back (expiry, a release, a
+//     retry), one record each under host + 0x00 + seq, at the head because
+//     leases are taken from the head, so they are older than every URL
+//     still queued. Few: at most the host's leases.
+//  2. segments: the compacted queue (segment.go), from the host record's
+//     HeadSeq: a lease moves HeadSeq past the URL rather than rewriting
+//     the segment, and deletes the segment with its last URL.
+//  3. the inbox: URLs admitted since the last compaction (state_inbox.go).
+
+// queueBuckets are the buckets a host queue lives in.
+type queueBuckets struct {
+	returned, segments, inbox *bolt.Bucket
+}
+
+func queueBucketsOf(tx *bolt.Tx) queueBuckets {
+	return queueBuckets{returned: tx.Bucket(bucketReturned), segments: tx.Bucket(bucketSegments), inbox: tx.Bucket(bucketInbox)}
+}
+
+// headOf is the URL at the head of a host's queue and where it is stored.
+type headOf struct {
+	rec         urlRecord
+	seq         uint64
+	returnedKey []byte // set when it is in `returned`
+	segmentKey  []byte // set when it is in the host's first segment
+	segmentEnd  uint64 // that segment's end seq
+	inboxKey    []byte // set when it is in `inbox`
+}
+
+// peekLocked returns h's head, or ok false when it has nothing queued.
+func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err error) {
+	prefix := queuePrefix(h.name)
+	if k, v := qb.returned.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+		rec, err := decodeURL(v)
+		if err != nil {
+			return hd, false, fmt.Errorf("returned URL of %s: %w", h.name, err)
+		}
+		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), returnedKey: bytes.Clone(k)}, true, nil
+	}
+	if k, v := qb.segments.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+		g, err := decodeSegment(v)
+		if err != nil {
+			return hd, false, fmt.Errorf("queue segment of %s: %w", h.name, err)
+		}
+		i := uint64(0)
+		if h.rec.HeadSeq > g.first {
+			i = h.rec.HeadSeq - g.first
+		}
+		if i >= uint64(len(g.entries)) {
+			return hd, false, fmt.Errorf("%w: first queue segment of %s ends at seq %d, its head seq is %d", ErrCorrupt, h.name, g.end(), h.rec.HeadSeq)
+		}
+		return headOf{rec: g.entries[i], seq: g.first + i, segmentKey: bytes.Clone(k), segmentEnd: g.end()}, true, nil
+	}
+	if len(h.inbox) == 0 {
+		return hd, false, nil
+	}
+	key := u64key(h.inbox[0])
+	v := qb.inbox.Get(key)
+	if v == nil {
+		return hd, false, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, h.inbox[0], h.name)
+	}
+	rec, err := decodeInbox(v)
+	if err != nil {
+		return hd, false, fmt.Errorf("inbox record of %s: %w", h.name, err)
+	}
+	return headOf{rec: rec.urlRecord, seq: rec.Seq, inboxKey: key}, true, nil
+}
+
+// popLocked removes the head peekLocked returned.
+func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
+	var err error
+	switch {
+	case hd.returnedKey != nil:
+		err = qb.returned.Delete(hd.returnedKey)
+	case hd.segmentKey != nil:
+		// The segment stays as written; the host record (rewritten with
+		// every lease anyway) moves its head past the URL.
+		h.rec.HeadSeq = hd.seq + 1
+		if h.rec.HeadSeq == hd.segmentEnd {
+			err = qb.segments.Delete(hd.segmentKey)
+		}
+	default:
+		err = qb.inbox.Delete(hd.inboxKey)
+		h.inbox = h.inbox[1:]
+		s.inboxN--
+	}
+	if err != nil {
+		return fmt.Errorf("dequeue: %w", err)
+	}
+	h.rec.Queued--
+	s.queued--
+	h.dirty = true
+	return nil
+}
+
+// requeueLocked puts a leased URL back at its original place in its host's
+// queue: under its seq in `returned`, even when it came from the inbox,
+// since it is older than every URL its host has queued.
+func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, attempts uint32) error {
+	rec := urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: l.EnqueuedAt, Hops: l.Hops}
+	if err := returned.Put(queueKey(h.name, l.Seq), rec.encode()); err != nil {
+		return fmt.Errorf("requeue: %w", err)
+	}
+	h.rec.Queued++
+	s.queued++
+	h.dirty = true
+	return nil
+}
+
+// appendSegments writes recs, URLs of host in seq order, after the host's
+// last segment: into it while it is under segmentBytes and the seqs run
+// on (dropping its URLs below headSeq, which are leased), then into new
+// segments. It reports how many segments it added.
+func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, recs []inboxRecord) (added int, err error) {
+	prefix := queuePrefix(host)
+	var cur segment
+	var curKey []byte
+	size := 0
+	// The last segment of host: the key before host + 0x01.
+	c := segs.Cursor()
+	k, v := c.Seek(append([]byte(host), 1))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	if k != nil && bytes.HasPrefix(k, prefix) && len(v) < segmentBytes {
+		g, err := decodeSegment(v)
+		if err != nil {
+			return 0, fmt.Errorf("queue segment of %s: %w", host, err)
+		}
+		if g.end() == recs[0].Seq {
+			if headSeq > g.first {
+				g.entries = g.entries[min(headSeq-g.first, uint64(len(g.entries))):]
+				g.first = headSeq
+			}
+			cur, curKey, size = g, bytes.Clone(k), segmentSize(g.entries)
+		}
+	}
+	prev := ""
+	if n := len(cur.entries); n > 0 {
+		prev = cur.entries[n-1].URL
+	}
+	flush := func() error {
+		if len(cur.entries) == 0 {
+			return nil
+		}
+		if curKey == nil {
+			curKey = queueKey(host, cur.first)
+			added++
+		}
+		err := segs.Put(curKey, cur.encode())
+		cur, curKey, size, prev = segment{}, nil, 0, ""
+		return err
+	}
+	for i := range recs {
+		r := &recs[i]
+		if len(cur.entries) > 0 && (size >= segmentBytes || cur.end() != r.Seq) {
+			if err := flush(); err != nil {
+				return added, err
+			}
+		}
+		if len(cur.entries) == 0 {
+			cur.first, size = r.Seq, 3
+		}
+		size += 10 + len(r.URL) - sharedPrefix(prev, r.URL)
+		cur.entries = append(cur.entries, r.urlRecord)
+		prev = r.URL
+	}
+	return added, flush()
+}
+
+// forEachQueued calls fn with every URL h has in `returned` and
+// `segments`, head first (its inbox URLs are not included: callers walk
+// the inbox on their own).
+func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) error) error {
+	host := h.name
+	prefix := queuePrefix(host)
+	c := qb.returned.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		r, err := decodeURL(v)
+		if err != nil {
+			return fmt.Errorf("returned URL of %s: %w", host, err)
+		}
+		if err := fn(beUint64(k[len(prefix):]), r); err != nil {
+			return err
+		}
+	}
+	c = qb.segments.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		g, err := decodeSegment(v)
+		if err != nil {
+			return fmt.Errorf("queue segment of %s: %w", host, err)
+		}
+		for i, r := range g.entries {
+			if seq := g.first + uint64(i); seq >= h.rec.HeadSeq {
+				if err := fn(seq, r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// forEachQueuedAll calls fn with every URL in `returned` and `segments`,
+// with its host. With headSeq, segment URLs below headSeq(host) (leased)
+// are skipped; without, they are included.
+func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func(host string, r urlRecord) error) error {
+	err := qb.returned.ForEach(func(k, v []byte) error {
+		host, err := queueKeyHost(k)
+		if err != nil {
+			return err
+		}
+		r, err := decodeURL(v)
+		if err != nil {
+			return fmt.Errorf("returned URL of %s: %w", host, err)
+		}
+		return fn(host, r)
+	})
+	if err != nil {
+		return err
+	}
+	return qb.segments.ForEach(func(k, v []byte) error {
+		host, err := queueKeyHost(k)
+		if err != nil {
+			return err
+		}
+		g, err := decodeSegment(v)
+		if err != nil {
+			return fmt.Errorf("queue segment of %s: %w", host, err)
+		}
+		var head uint64
+		if headSeq != nil {
+			head = headSeq(host)
+		}
+		for i, r := range g.entries {
+			if g.first+uint64(i) < head {
+				continue
+			}
+			if err := fn(host, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// queueKeyHost is the host of a `returned` or `segments` key.
+func queueKeyHost(k []byte) (string, error) {
+	i := bytes.IndexByte(k, 0)
+	if i < 0 || len(k)-i != 9 {
+		return "", fmt.Errorf("%w: queue key %q", ErrCorrupt, k)
+	}
+	return string(k[:i]), nil
+}

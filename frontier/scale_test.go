@@ -1,0 +1,238 @@
+//go:build scale
+
+package frontier
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The scale benchmark: one shard grown to -scale.urls admitted URLs over
+// -scale.hosts hosts with crawl-like batches (80% of a page's links on its
+// own host, 80% duplicates, 10,000 links per Apply), behind the `scale`
+// build tag so that CI stays fast:
+//
+//	go test -tags scale ./frontier -run '^$' -bench Scale -benchtime 1x -timeout 3h \
+//	    -scale.urls 20000000 -scale.hosts 100000 [-scale.dir /var/tmp]
+//
+// Every -scale.step new URLs it compacts the inbox and prints links/s and
+// new URLs/s over the step (Compact included), the state file's bytes per
+// URL with and without the filter's buckets, the Go heap, the memory the process
+// owns apart from the filter (anonymous resident memory, which holds the
+// filter and the heap, minus the filter) and the file-backed resident
+// memory (bbolt's map: the page cache's to evict). At the end it measures
+// the lease + outcome cycle at that depth and the time to reopen the shard.
+var (
+	scaleURLs  = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
+	scaleHosts = flag.Int("scale.hosts", 100_000, "hosts the URLs spread over")
+	scaleStep  = flag.Int("scale.step", 2_000_000, "new URLs between reports (and Compacts)")
+	scaleDir   = flag.String("scale.dir", "", "directory for the state file (default: a temporary one)")
+	scaleCap   = flag.Uint64("scale.filter", 1_000_000_000, "fixed filter capacity")
+	scaleLease = flag.Int("scale.leases", 200_000, "URLs leased and finished to measure the cycle")
+)
+
+func BenchmarkScale(b *testing.B) {
+	dir := *scaleDir
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("scale-%d.db", os.Getpid()))
+	defer os.Remove(path)
+	cfg := config.Default()
+	cfg.Frontier.Filter.Mode = "fixed"
+	cfg.Frontier.Filter.Capacity = *scaleCap
+	cfg.Frontier.MaxLeasesPerReply = 10_000
+	cfg.Scope.SeedHostsOnly = false
+	cfg.Scope.MaxRepeatedSegments = 0
+	cfg.Scope.MaxPagesPerHost = 0
+	cfg.Robots.Obey = false
+	cfg.Politeness.MinDelay = 0
+	cfg.Politeness.DelayFactor = 0
+	open := func() *State {
+		s, err := Open(Options{Config: cfg, Path: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	filterMem := int64(s.filter.Stats().Bits+7) / 8
+	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
+	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB")
+	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
+	admitted, links := 0, 0
+	for admitted < *scaleURLs {
+		start := time.Now()
+		stepLinks, stepNew := 0, 0
+		for stepNew < *scaleStep && admitted+stepNew < *scaleURLs {
+			var ps []Prepared
+			for _, lb := range g.batches(100, 100, 0.8, 0.8) {
+				ps = append(ps, s.Prepare(lb))
+			}
+			res, err := s.Apply(ps, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			stepLinks += res.Received
+			stepNew += res.Admitted
+		}
+		applied := time.Since(start)
+		cstart := time.Now()
+		if _, err := s.Compact(); err != nil {
+			b.Fatal(err)
+		}
+		compact := time.Since(cstart)
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		elapsed := applied + compact
+		admitted += stepNew
+		links += stepLinks
+		fileBytes := fileSize(b, path)
+		filterBytes := filterAlloc(b, s)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		anon, filemap := residentKiB()
+		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f", admitted,
+			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
+			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
+			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024)
+	}
+	if _, err := s.Checkpoint(); err != nil {
+		b.Fatal(err)
+	}
+	fileBytes := fileSize(b, path)
+	logf("after a checkpoint: file %.0f MiB, %.1f bytes per admitted URL without the filter's buckets", float64(fileBytes)/(1<<20), float64(fileBytes-filterAlloc(b, s))/float64(admitted))
+	bucketBytes(b, s)
+	cycle := leaseCycle(b, s, *scaleLease)
+	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	s = open()
+	reopen := time.Since(start)
+	logf("reopen: %v", reopen)
+	s.Close()
+	b.ReportMetric(cycle, "leases/s")
+	b.ReportMetric(reopen.Seconds(), "reopen-s")
+}
+
+// leaseCycle leases n URLs in replies of up to 10,000 and reports each as
+// fetched (200), one Apply per reply, and returns URLs per second.
+func leaseCycle(b *testing.B, s *State, n int) float64 {
+	start := time.Now()
+	done := 0
+	for done < n {
+		ls, err := s.Lease(10_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ls) == 0 {
+			b.Fatalf("nothing to lease after %d", done)
+		}
+		os := make([]*msg.Outcome, len(ls))
+		for i, l := range ls {
+			os[i] = &msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 200, FetchedAt: time.Now()}
+		}
+		if _, err := s.Apply(nil, os); err != nil {
+			b.Fatal(err)
+		}
+		done += len(ls)
+	}
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return float64(done) / time.Since(start).Seconds()
+}
+
+// bucketBytes logs each bucket's keys, pages in use and bytes per key.
+func bucketBytes(b *testing.B, s *State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+			st := bk.Stats()
+			alloc := st.BranchAlloc + st.LeafAlloc
+			inuse := st.BranchInuse + st.LeafInuse
+			per := 0.0
+			if st.KeyN > 0 {
+				per = float64(alloc) / float64(st.KeyN)
+			}
+			logf("bucket %-10s keys %12d alloc %8.1f MiB in use %8.1f MiB  %6.1f B/key", name, st.KeyN, float64(alloc)/(1<<20), float64(inuse)/(1<<20), per)
+			return nil
+		})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// filterAlloc is the bytes the filter's buckets (dedup's) take in the file.
+func filterAlloc(b *testing.B, s *State) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		for _, name := range []string{"bloom", "bloom_meta", "journal"} {
+			if bk := tx.Bucket([]byte(name)); bk != nil {
+				st := bk.Stats()
+				n += int64(st.BranchAlloc + st.LeafAlloc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// residentKiB reads RssAnon and RssFile from /proc/self/status (0 where
+// there is no /proc).
+func residentKiB() (anon, file int64) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
+		for _, want := range []struct {
+			key string
+			dst *int64
+		}{{"RssAnon:", &anon}, {"RssFile:", &file}} {
+			if rest, ok := bytes.CutPrefix(line, []byte(want.key)); ok {
+				fields := bytes.Fields(rest)
+				if len(fields) > 0 {
+					*want.dst, _ = strconv.ParseInt(string(fields[0]), 10, 64)
+				}
+			}
+		}
+	}
+	return anon, file
+}
+
+// logf prints a line at once (b.Logf holds lines to the end and truncates).
+func logf(format string, args ...any) { fmt.Printf(format+"\n", args...) }

@@ -1,0 +1,152 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func testEntries(host string, n int) []urlRecord {
+	at := time.Unix(1_700_000_000, 0).UTC()
+	out := make([]urlRecord, n)
+	for i := range out {
+		out[i] = urlRecord{
+			URL:        fmt.Sprintf("https://%s/docs/section-%d/article-%06d.html", host, i%7, i),
+			Depth:      uint32(i % 5),
+			Attempts:   uint32(i % 3),
+			EnqueuedAt: at.Add(time.Duration(i) * time.Millisecond),
+			Hops:       uint32(i % 2),
+		}
+	}
+	return out
+}
+
+func TestSegmentRoundTrip(t *testing.T) {
+	entries := testEntries("www.example.com", 40)
+	entries[3].EnqueuedAt = time.Time{} // the zero time survives mid-segment
+	g := segment{first: 1 << 40, entries: entries}
+	b := g.encode()
+	got, err := decodeSegment(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, g) {
+		t.Fatalf("round trip:\n%+v\nwant\n%+v", got, g)
+	}
+	text := 0
+	for _, e := range entries {
+		text += len(e.URL)
+	}
+	// Front coding: the segment is much smaller than its URLs' text.
+	if len(b) > text*6/10 {
+		t.Fatalf("segment of %d URLs (%d bytes of text) encodes to %d bytes", len(entries), text, len(b))
+	}
+	if n := segmentSize(entries); n < len(b) {
+		t.Fatalf("segmentSize %d under the encoded %d", n, len(b))
+	}
+	for _, bad := range [][]byte{nil, {1}, {1, 0, 0}, {2, 0, 1}, b[:len(b)-1], append(b[:len(b):len(b)], 0)} {
+		if _, err := decodeSegment(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decodeSegment(%x): %v, want ErrCorrupt", bad, err)
+		}
+	}
+}
+
+// appendSegments fills a host's last segment up to segmentBytes, starts
+// new ones past it or at a gap in the seqs, and leaves other hosts'
+// segments alone.
+func TestAppendSegments(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	recs := func(host string, first uint64, entries []urlRecord) []inboxRecord {
+		out := make([]inboxRecord, len(entries))
+		for i, e := range entries {
+			out[i] = inboxRecord{Host: host, Seq: first + uint64(i), urlRecord: e}
+		}
+		return out
+	}
+	a, ab := testEntries("a.example", 200), testEntries("ab.example", 3)
+	err = db.Update(func(tx *bolt.Tx) error {
+		segs, err := tx.CreateBucket(bucketSegments)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketReturned); err != nil {
+			return err
+		}
+		// Neighbours on both sides of host "a.example" in key order.
+		for _, h := range []string{"a.exampl", "ab.example"} {
+			if _, err := appendSegments(segs, h, 0, recs(h, 0, ab)); err != nil {
+				return err
+			}
+		}
+		if n, err := appendSegments(segs, "a.example", 0, recs("a.example", 0, a[:5])); err != nil || n != 1 {
+			return fmt.Errorf("first append: %d segments, %v", n, err)
+		}
+		// Runs on: into the same segment, then new ones past the size.
+		n, err := appendSegments(segs, "a.example", 0, recs("a.example", 5, a[5:150]))
+		if err != nil || n < 2 {
+			return fmt.Errorf("second append: %d new segments, %v", n, err)
+		}
+		// A gap in the seqs starts a new segment.
+		if n, err := appendSegments(segs, "a.example", 0, recs("a.example", 1000, a[150:])); err != nil || n < 1 {
+			return fmt.Errorf("append after a gap: %d new segments, %v", n, err)
+		}
+		var urls []string
+		var seqs []uint64
+		err = forEachQueued(queueBucketsOf(tx), &host{name: "a.example"}, func(seq uint64, r urlRecord) error {
+			urls, seqs = append(urls, r.URL), append(seqs, seq)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(urls) != len(a) {
+			return fmt.Errorf("%d URLs read back, want %d", len(urls), len(a))
+		}
+		for i := range a {
+			want := uint64(i)
+			if i >= 150 {
+				want = 1000 + uint64(i-150)
+			}
+			if urls[i] != a[i].URL || seqs[i] != want {
+				return fmt.Errorf("entry %d: %s seq %d, want %s seq %d", i, urls[i], seqs[i], a[i].URL, want)
+			}
+		}
+		return segs.ForEach(func(k, v []byte) error {
+			if len(v) > segmentBytes+200 {
+				return fmt.Errorf("segment %q of %d bytes", k, len(v))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzSegment(f *testing.F) {
+	f.Add((&segment{first: 7, entries: testEntries("h.example", 3)}).encode())
+	f.Add((&segment{first: 0, entries: []urlRecord{{URL: ""}}}).encode())
+	f.Add([]byte{1, 0, 1, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, err := decodeSegment(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		g2, err := decodeSegment(g.encode())
+		if err != nil || !reflect.DeepEqual(g2, g) {
+			t.Fatalf("round trip: %+v -> %+v %v", g, g2, err)
+		}
+	})
+}
