@@ -50,12 +50,8 @@ func testChain(subs []*Filter, hs []uint64, seen []bool) {
 		h2 := Mix64(h)
 		// Newest first: it holds the most keys.
 		for si := len(subs) - 1; si >= 0; si-- {
-			m := subs[si].sz.Bits
-			d := reduce(h2, m)
-			if d == 0 {
-				d = 1
-			}
-			ps = append(ps, probe{g: reduce(h, m), d: d, sub: uint8(si), key: uint8(i)})
+			f := subs[si]
+			ps = append(ps, probe{g: reduce(h, f.sz.Bits), d: f.step(h2), sub: uint8(si), key: uint8(i)})
 		}
 	}
 	for len(ps) > 0 {
