@@ -99,144 +99,204 @@ func ParseSitemap(r io.Reader, docURL string, opts SitemapOptions) (*Sitemap, er
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultSitemapMaxBytes
 	}
-	sm := &Sitemap{}
-	br := bufio.NewReader(r)
-	var in io.Reader = br
-	gzipped := false
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return sm, fmt.Errorf("parser: sitemap: gzip: %w", err)
-		}
-		zr.Multistream(false)
-		in, gzipped = zr, true
+	p := &sitemapReader{sm: &Sitemap{}, maxURLs: opts.MaxURLs, resolve: sitemapResolver(docURL)}
+	in, gzipped, err := sitemapInput(r)
+	if err != nil {
+		return p.sm, err
 	}
-	lim := &io.LimitedReader{R: in, N: opts.MaxBytes}
-	d := xml.NewDecoder(lim)
+	p.gzipped = gzipped
+	p.lim = &io.LimitedReader{R: in, N: opts.MaxBytes}
+	d := xml.NewDecoder(p.lim)
 	d.Strict = false
 	d.CharsetReader = charset.NewReaderLabel
-
-	var (
-		stack []string // local names of the open elements, lowercase
-		text  strings.Builder
-		inLoc bool // collecting the text of a <loc> or RSS <link>
-		long  bool // that text passed maxLocLen
-	)
-	// The resolver's fast path (as in Extract) when docURL is a valid
-	// http(s) URL; Resolve, which then needs absolute URLs, otherwise.
-	resolve := func(raw string) (string, error) { return Resolve(docURL, raw) }
-	if res, err := newLazyResolver(docURL, nil); err == nil {
-		resolve = res.resolve
-	}
-	add := func(raw string) {
-		raw = strings.TrimSpace(raw)
-		if raw == "" {
-			return
-		}
-		if len(raw) > maxLocLen {
-			sm.Invalid++
-			return
-		}
-		u, err := resolve(raw)
-		switch {
-		case err != nil:
-			sm.Invalid++
-		case len(sm.URLs) == opts.MaxURLs:
-			sm.Truncated = true
-		default:
-			sm.URLs = append(sm.URLs, u)
-		}
-	}
-	parent := func() string {
-		if len(stack) < 2 {
-			return ""
-		}
-		return stack[len(stack)-2]
-	}
-	for !sm.Truncated {
+	for !p.sm.Truncated {
 		tok, err := d.RawToken()
 		if err != nil {
-			if lim.N <= 0 {
-				sm.Truncated = true
-				return sm, nil
-			}
-			if !corruptGzip(err) && gzipped {
-				// A syntax error in gzipped XML may be deflate garbage:
-				// read on to the checksum to know.
-				if _, cerr := io.Copy(io.Discard, lim); corruptGzip(cerr) {
-					err = cerr
-				}
-			}
-			switch {
-			case corruptGzip(err):
-				// Deflate garbage decodes until the error is noticed: no
-				// URL read from this stream can be trusted.
-				sm.URLs, sm.Invalid = nil, 0
-				return sm, fmt.Errorf("parser: sitemap: corrupt gzip stream, its URLs dropped: %w", err)
-			case sm.Format == 0 && err == io.EOF:
-				return sm, fmt.Errorf("%w: no root element", ErrNotSitemap)
-			case sm.Format == 0:
-				return sm, fmt.Errorf("%w: %v", ErrNotSitemap, err)
-			case err == io.EOF && len(stack) > 0:
-				return sm, fmt.Errorf("parser: sitemap: %w before </%s>", io.ErrUnexpectedEOF, stack[0])
-			case err == io.EOF:
-				return sm, nil
-			}
-			return sm, fmt.Errorf("parser: sitemap: %w", err)
+			return p.sm, p.stop(err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			name := strings.ToLower(t.Name.Local)
-			stack = append(stack, name)
-			if sm.Format == 0 {
-				f, ok := sitemapRoots[name]
-				if !ok {
-					return sm, fmt.Errorf("%w: root element <%s>", ErrNotSitemap, t.Name.Local)
-				}
-				sm.Format = f
-				continue
-			}
-			switch {
-			case name == "loc" && (sm.Format == SitemapURLSet && parent() == "url" ||
-				sm.Format == SitemapIndex && parent() == "sitemap"),
-				name == "link" && sm.Format == SitemapRSS && parent() == "item":
-				inLoc, long = true, false
-				text.Reset()
-			case name == "link" && (sm.Format == SitemapURLSet && parent() == "url" ||
-				sm.Format == SitemapAtom && parent() == "entry"):
-				if href, ok := attr(t, "href"); ok && relAlternate(t) {
-					add(href)
-				}
-			}
-		case xml.CharData:
-			if inLoc && !long {
-				if text.Len()+len(t) > maxLocLen {
-					long = true
-				} else {
-					text.Write(t)
-				}
-			}
-		case xml.EndElement:
-			if inLoc {
-				if long {
-					sm.Invalid++
-				} else {
-					add(text.String())
-				}
-				inLoc = false
-			}
-			// Lenient: an end tag closes the innermost open element of
-			// its name, and any left open inside it.
-			name := strings.ToLower(t.Name.Local)
-			for i := len(stack) - 1; i >= 0; i-- {
-				if stack[i] == name {
-					stack = stack[:i]
-					break
-				}
-			}
+		if err := p.token(tok); err != nil {
+			return p.sm, err
 		}
 	}
-	return sm, nil
+	return p.sm, nil
+}
+
+// sitemapReader is ParseSitemap's state while it reads tokens.
+type sitemapReader struct {
+	sm      *Sitemap
+	maxURLs int
+	resolve func(raw string) (string, error)
+	lim     *io.LimitedReader // the uncompressed bytes, bounded by MaxBytes
+	gzipped bool
+
+	stack []string // local names of the open elements, lowercase
+	text  strings.Builder
+	inLoc bool // collecting the text of a <loc> or RSS <link>
+	long  bool // that text passed maxLocLen
+}
+
+// sitemapInput returns r's bytes, gunzipped when they start with the gzip
+// magic, and whether they were.
+func sitemapInput(r io.Reader) (io.Reader, bool, error) {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, false, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, false, fmt.Errorf("parser: sitemap: gzip: %w", err)
+	}
+	zr.Multistream(false)
+	return zr, true, nil
+}
+
+// sitemapResolver returns the resolver's fast path (as in Extract) when
+// docURL is a valid http(s) URL; Resolve, which then needs absolute URLs,
+// otherwise.
+func sitemapResolver(docURL string) func(raw string) (string, error) {
+	if res, err := newLazyResolver(docURL, nil); err == nil {
+		return res.resolve
+	}
+	return func(raw string) (string, error) { return Resolve(docURL, raw) }
+}
+
+// add resolves raw and keeps it, or counts it Invalid, or marks the
+// sitemap Truncated when MaxURLs are already kept.
+func (p *sitemapReader) add(raw string) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return
+	}
+	if len(raw) > maxLocLen {
+		p.sm.Invalid++
+		return
+	}
+	u, err := p.resolve(raw)
+	switch {
+	case err != nil:
+		p.sm.Invalid++
+	case len(p.sm.URLs) == p.maxURLs:
+		p.sm.Truncated = true
+	default:
+		p.sm.URLs = append(p.sm.URLs, u)
+	}
+}
+
+// parent returns the name of the element that holds the innermost open
+// one, or "".
+func (p *sitemapReader) parent() string {
+	if len(p.stack) < 2 {
+		return ""
+	}
+	return p.stack[len(p.stack)-2]
+}
+
+// stop turns the decoder's error err into ParseSitemap's: nil when the
+// document ended well or MaxBytes was reached.
+func (p *sitemapReader) stop(err error) error {
+	sm := p.sm
+	if p.lim.N <= 0 {
+		sm.Truncated = true
+		return nil
+	}
+	if !corruptGzip(err) && p.gzipped {
+		// A syntax error in gzipped XML may be deflate garbage: read on
+		// to the checksum to know.
+		if _, cerr := io.Copy(io.Discard, p.lim); corruptGzip(cerr) {
+			err = cerr
+		}
+	}
+	switch {
+	case corruptGzip(err):
+		// Deflate garbage decodes until the error is noticed: no URL
+		// read from this stream can be trusted.
+		sm.URLs, sm.Invalid = nil, 0
+		return fmt.Errorf("parser: sitemap: corrupt gzip stream, its URLs dropped: %w", err)
+	case sm.Format == 0 && err == io.EOF:
+		return fmt.Errorf("%w: no root element", ErrNotSitemap)
+	case sm.Format == 0:
+		return fmt.Errorf("%w: %v", ErrNotSitemap, err)
+	case err == io.EOF && len(p.stack) > 0:
+		return fmt.Errorf("parser: sitemap: %w before </%s>", io.ErrUnexpectedEOF, p.stack[0])
+	case err == io.EOF:
+		return nil
+	}
+	return fmt.Errorf("parser: sitemap: %w", err)
+}
+
+// token takes one token; its error is ErrNotSitemap for an unknown root.
+func (p *sitemapReader) token(tok xml.Token) error {
+	switch t := tok.(type) {
+	case xml.StartElement:
+		return p.start(t)
+	case xml.CharData:
+		p.charData(t)
+	case xml.EndElement:
+		p.end(t)
+	}
+	return nil
+}
+
+// start opens element t: the root sets the format; a <loc> (or RSS
+// <link>) starts collecting text; an alternate <link> adds its href.
+func (p *sitemapReader) start(t xml.StartElement) error {
+	name := strings.ToLower(t.Name.Local)
+	p.stack = append(p.stack, name)
+	if p.sm.Format == 0 {
+		root, ok := sitemapRoots[name]
+		if !ok {
+			return fmt.Errorf("%w: root element <%s>", ErrNotSitemap, t.Name.Local)
+		}
+		p.sm.Format = root
+		return nil
+	}
+	f := p.sm.Format
+	switch {
+	case name == "loc" && (f == SitemapURLSet && p.parent() == "url" ||
+		f == SitemapIndex && p.parent() == "sitemap"),
+		name == "link" && f == SitemapRSS && p.parent() == "item":
+		p.inLoc, p.long = true, false
+		p.text.Reset()
+	case name == "link" && (f == SitemapURLSet && p.parent() == "url" ||
+		f == SitemapAtom && p.parent() == "entry"):
+		if href, ok := attr(t, "href"); ok && relAlternate(t) {
+			p.add(href)
+		}
+	}
+	return nil
+}
+
+// charData collects t while inside a <loc>, up to maxLocLen bytes.
+func (p *sitemapReader) charData(t xml.CharData) {
+	if !p.inLoc || p.long {
+		return
+	}
+	if p.text.Len()+len(t) > maxLocLen {
+		p.long = true
+	} else {
+		p.text.Write(t)
+	}
+}
+
+// end closes element t, adding the text collected in a <loc>.
+func (p *sitemapReader) end(t xml.EndElement) {
+	if p.inLoc {
+		if p.long {
+			p.sm.Invalid++
+		} else {
+			p.add(p.text.String())
+		}
+		p.inLoc = false
+	}
+	// Lenient: an end tag closes the innermost open element of its name,
+	// and any left open inside it.
+	name := strings.ToLower(t.Name.Local)
+	for i := len(p.stack) - 1; i >= 0; i-- {
+		if p.stack[i] == name {
+			p.stack = p.stack[:i]
+			break
+		}
+	}
 }
 
 // corruptGzip reports whether err says a gzip stream's bytes are wrong

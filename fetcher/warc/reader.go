@@ -130,74 +130,134 @@ func (rd *Reader) short(err error, what string) error {
 
 // record reads one record from br.
 func (rd *Reader) record(br *bufio.Reader) (*Record, error) {
-	budget := MaxHeaderLen
-	line, err := rd.readLine(br, &budget)
+	rec, h, err := rd.header(br)
 	if err != nil {
 		return nil, err
 	}
+	if err := rd.checkHeader(rec, h.length); err != nil {
+		return nil, err
+	}
+	if rec.Block, err = rd.block(br, h.length); err != nil {
+		return nil, err
+	}
+	if err := checkDigest(rec.Block, h.digest); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// recordHeader holds the header fields record needs after the header.
+type recordHeader struct {
+	length int64  // Content-Length; -1 when absent
+	digest string // WARC-Block-Digest; "" when absent
+}
+
+// header reads a record's version line and header fields, up to the
+// empty line, within MaxHeaderLen bytes.
+func (rd *Reader) header(br *bufio.Reader) (*Record, recordHeader, error) {
+	h := recordHeader{length: -1}
+	budget := MaxHeaderLen
+	line, err := rd.readLine(br, &budget)
+	if err != nil {
+		return nil, h, err
+	}
 	if line != Version {
-		return nil, fmt.Errorf("%w: version line %q, want %q", ErrFormat, trim(line), Version)
+		return nil, h, fmt.Errorf("%w: version line %q, want %q", ErrFormat, trim(line), Version)
 	}
 	rec := &Record{}
-	length := int64(-1)
-	var digest string
 	for {
 		line, err := rd.readLine(br, &budget)
 		if err != nil {
-			return nil, err
+			return nil, h, err
 		}
 		if line == "" {
-			break
+			return rec, h, nil
 		}
-		name, value, ok := strings.Cut(line, ":")
-		if !ok || name == "" || !isToken(name) {
-			return nil, fmt.Errorf("%w: header line %q is not name: value", ErrFormat, trim(line))
+		name, value, err := splitField(line)
+		if err != nil {
+			return nil, h, err
 		}
-		value = strings.Trim(value, " \t")
-		switch {
-		case strings.EqualFold(name, "WARC-Type"):
-			rec.Type = value
-		case strings.EqualFold(name, "WARC-Record-ID"):
-			if !strings.HasPrefix(value, "<") || !strings.HasSuffix(value, ">") || len(value) < 3 || strings.ContainsAny(value, " \t") {
-				return nil, fmt.Errorf("%w: WARC-Record-ID %q is not <uri>", ErrFormat, trim(value))
-			}
-			if rd.seen[value] {
-				return nil, fmt.Errorf("%w: duplicate WARC-Record-ID %s", ErrFormat, trim(value))
-			}
-			rd.seen[value] = true
-			rec.ID = value
-		case strings.EqualFold(name, "WARC-Date"):
-			t, err := time.Parse(time.RFC3339Nano, value)
-			if err != nil || !strings.HasSuffix(value, "Z") {
-				return nil, fmt.Errorf("%w: WARC-Date %q is not UTC W3C-ISO8601", ErrFormat, trim(value))
-			}
-			rec.Date = t
-		case strings.EqualFold(name, "Content-Length"):
-			n, err := strconv.ParseInt(value, 10, 64)
-			if err != nil || n < 0 || value[0] == '+' {
-				return nil, fmt.Errorf("%w: Content-Length %q", ErrFormat, trim(value))
-			}
-			length = n
-		case strings.EqualFold(name, "WARC-Block-Digest"):
-			digest = value
+		if err := rd.setField(rec, &h, name, value); err != nil {
+			return nil, h, err
 		}
 		rec.Fields = append(rec.Fields, Field{name, value})
 	}
+}
+
+// splitField splits a header line into its name and trimmed value.
+func splitField(line string) (name, value string, err error) {
+	name, value, ok := strings.Cut(line, ":")
+	if !ok || name == "" || !isToken(name) {
+		return "", "", fmt.Errorf("%w: header line %q is not name: value", ErrFormat, trim(line))
+	}
+	return name, strings.Trim(value, " \t"), nil
+}
+
+// setField checks the header fields the reader understands and keeps
+// their values in rec or h; others are only kept in rec.Fields.
+func (rd *Reader) setField(rec *Record, h *recordHeader, name, value string) error {
+	switch {
+	case strings.EqualFold(name, "WARC-Type"):
+		rec.Type = value
+	case strings.EqualFold(name, "WARC-Record-ID"):
+		if err := rd.checkID(value); err != nil {
+			return err
+		}
+		rec.ID = value
+	case strings.EqualFold(name, "WARC-Date"):
+		t, err := time.Parse(time.RFC3339Nano, value)
+		if err != nil || !strings.HasSuffix(value, "Z") {
+			return fmt.Errorf("%w: WARC-Date %q is not UTC W3C-ISO8601", ErrFormat, trim(value))
+		}
+		rec.Date = t
+	case strings.EqualFold(name, "Content-Length"):
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 0 || value[0] == '+' {
+			return fmt.Errorf("%w: Content-Length %q", ErrFormat, trim(value))
+		}
+		h.length = n
+	case strings.EqualFold(name, "WARC-Block-Digest"):
+		h.digest = value
+	}
+	return nil
+}
+
+// checkID checks that id is a <uri> not seen before in this input, and
+// remembers it.
+func (rd *Reader) checkID(id string) error {
+	if !strings.HasPrefix(id, "<") || !strings.HasSuffix(id, ">") || len(id) < 3 || strings.ContainsAny(id, " \t") {
+		return fmt.Errorf("%w: WARC-Record-ID %q is not <uri>", ErrFormat, trim(id))
+	}
+	if rd.seen[id] {
+		return fmt.Errorf("%w: duplicate WARC-Record-ID %s", ErrFormat, trim(id))
+	}
+	rd.seen[id] = true
+	return nil
+}
+
+// checkHeader checks that the mandatory fields are present and the block
+// length is within the reader's limit.
+func (rd *Reader) checkHeader(rec *Record, length int64) error {
 	switch {
 	case rec.Type == "":
-		return nil, fmt.Errorf("%w: no WARC-Type", ErrFormat)
+		return fmt.Errorf("%w: no WARC-Type", ErrFormat)
 	case rec.ID == "":
-		return nil, fmt.Errorf("%w: no WARC-Record-ID", ErrFormat)
+		return fmt.Errorf("%w: no WARC-Record-ID", ErrFormat)
 	case rec.Date.IsZero():
-		return nil, fmt.Errorf("%w: no WARC-Date", ErrFormat)
+		return fmt.Errorf("%w: no WARC-Date", ErrFormat)
 	case length < 0:
-		return nil, fmt.Errorf("%w: no Content-Length", ErrFormat)
+		return fmt.Errorf("%w: no Content-Length", ErrFormat)
 	case length > rd.maxLen:
-		return nil, fmt.Errorf("%w: Content-Length %d over the limit %d", ErrFormat, length, rd.maxLen)
+		return fmt.Errorf("%w: Content-Length %d over the limit %d", ErrFormat, length, rd.maxLen)
 	}
 	if (rec.Type == TypeRequest || rec.Type == TypeResponse) && rec.Get("WARC-Target-URI") == "" {
-		return nil, fmt.Errorf("%w: %s record without WARC-Target-URI", ErrFormat, rec.Type)
+		return fmt.Errorf("%w: %s record without WARC-Target-URI", ErrFormat, rec.Type)
 	}
+	return nil
+}
+
+// block reads a record's length-byte block and the CRLF CRLF after it.
+func (rd *Reader) block(br *bufio.Reader, length int64) ([]byte, error) {
 	// Grow the buffer as bytes arrive, so a forged length cannot make the
 	// reader allocate more than the input holds.
 	var block bytes.Buffer
@@ -207,7 +267,6 @@ func (rd *Reader) record(br *bufio.Reader) (*Record, error) {
 		}
 		return nil, rd.short(err, fmt.Sprintf("block (%d of %d bytes)", n, length))
 	}
-	rec.Block = block.Bytes()
 	var tail [4]byte
 	if _, err := io.ReadFull(br, tail[:]); err != nil {
 		return nil, rd.short(err, "record's CRLF CRLF trailer")
@@ -215,12 +274,18 @@ func (rd *Reader) record(br *bufio.Reader) (*Record, error) {
 	if string(tail[:]) != "\r\n\r\n" {
 		return nil, fmt.Errorf("%w: record does not end with CRLF CRLF", ErrFormat)
 	}
-	if digest != "" && digest != Digest(rec.Block) {
+	return block.Bytes(), nil
+}
+
+// checkDigest checks block against a sha1 WARC-Block-Digest; digests in
+// other algorithms are not checked.
+func checkDigest(block []byte, digest string) error {
+	if digest != "" && digest != Digest(block) {
 		if strings.HasPrefix(strings.ToLower(digest), "sha1:") {
-			return nil, fmt.Errorf("%w: %s, block hashes to %s", ErrDigest, trim(digest), Digest(rec.Block))
+			return fmt.Errorf("%w: %s, block hashes to %s", ErrDigest, trim(digest), Digest(block))
 		}
 	}
-	return rec, nil
+	return nil
 }
 
 // readLine reads one CRLF-terminated line, charging it to budget.

@@ -116,6 +116,42 @@ func (c chart) SVG() template.HTML {
 		c.id, chartW, chartH, chartW, chartH, html.EscapeString(c.title))
 	fmt.Fprintf(&b, `<text x="%d" y="14" class="title">%s</text>`, padL, html.EscapeString(c.title))
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" class="plot"/>`, padL, padT, plotW, plotH)
+	p := c.scale()
+	p.axes(&b)
+	p.shade(&b)
+	for li, s := range c.lines {
+		p.line(&b, li, s)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// plot is a chart with its scales: the top of the y axis and the time
+// span of the x axis.
+type plot struct {
+	chart
+	ymax   float64
+	t0, t1 time.Time
+	span   float64 // seconds from t0 to t1, at least 1
+}
+
+// scale fits c's axes to its lines: y from 0 to a little over the
+// highest value, x over the history's times.
+func (c chart) scale() plot {
+	p := plot{chart: c, ymax: c.yMax() * 1.05}
+	if n := len(c.times); n > 0 {
+		p.t0, p.t1 = c.times[0], c.times[n-1]
+	}
+	p.span = p.t1.Sub(p.t0).Seconds()
+	if p.span <= 0 {
+		p.span = 1
+	}
+	return p
+}
+
+// yMax is the highest value of c's lines, at least twice the last value
+// of the first dashed line (the target), and never 0.
+func (c chart) yMax() float64 {
 	ymax := 0.0
 	for _, s := range c.lines {
 		ymax = math.Max(ymax, maxOf(s.values))
@@ -132,70 +168,83 @@ func (c chart) SVG() template.HTML {
 			ymax = 0.01
 		}
 	}
-	ymax *= 1.05
-	n := len(c.times)
-	var t0, t1 time.Time
+	return ymax
+}
+
+// label formats a value of c for an axis or legend.
+func (c chart) label(v float64) string {
+	if c.percent {
+		if v > 0 && v < 1e-5 {
+			return "<0.001%"
+		}
+		return fmt.Sprintf("%.3g%%", 100*v)
+	}
+	return compact(v)
+}
+
+// x is the horizontal position of the i'th time.
+func (p plot) x(i int) float64 {
+	return padL + float64(plotW)*p.times[i].Sub(p.t0).Seconds()/p.span
+}
+
+// y is the vertical position of v, clipped to the plot.
+func (p plot) y(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		v = 0
+	}
+	return padT + float64(plotH)*(1-math.Min(v, p.ymax)/p.ymax)
+}
+
+// axes labels the ends of the y axis and, when there are points, of the
+// time axis.
+func (p plot) axes(b *strings.Builder) {
+	fmt.Fprintf(b, `<text x="%d" y="%d" class="axis" text-anchor="end">%s</text>`, padL-4, padT+8, p.label(p.ymax))
+	fmt.Fprintf(b, `<text x="%d" y="%d" class="axis" text-anchor="end">%s</text>`, padL-4, padT+plotH, p.label(0))
+	if len(p.times) > 0 {
+		fmt.Fprintf(b, `<text x="%d" y="%d" class="axis">%s</text>`, padL, chartH-6, p.t0.UTC().Format("15:04:05"))
+		fmt.Fprintf(b, `<text x="%d" y="%d" class="axis" text-anchor="end">%s UTC</text>`, chartW-padR, chartH-6, p.t1.UTC().Format("15:04:05"))
+	}
+}
+
+// shade shades the chart's band, if it has one: along its highs, back
+// along its lows.
+func (p plot) shade(b *strings.Builder) {
+	n := len(p.times)
+	if p.chart.band == nil || n == 0 {
+		return
+	}
+	var pts []string
+	for i := 0; i < n; i++ {
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", p.x(i), p.y(p.chart.band.high[i])))
+	}
+	for i := n - 1; i >= 0; i-- {
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", p.x(i), p.y(p.chart.band.low[i])))
+	}
+	fmt.Fprintf(b, `<polygon class="band" data-series="%s" fill="%s" fill-opacity="0.5" points="%s"/>`,
+		html.EscapeString(p.chart.band.name), p.chart.band.color, strings.Join(pts, " "))
+}
+
+// line draws series s, the li'th line: its polyline, a dot on its last
+// point and its legend entry.
+func (p plot) line(b *strings.Builder, li int, s series) {
+	n := len(p.times)
+	pts := make([]string, n)
+	for i := range pts {
+		pts[i] = fmt.Sprintf("%.1f,%.1f", p.x(i), p.y(s.values[i]))
+	}
+	dash := ""
+	if s.dashed {
+		dash = ` stroke-dasharray="5,4"`
+	}
+	fmt.Fprintf(b, `<polyline class="series" data-series="%s" fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>`,
+		html.EscapeString(s.name), s.color, dash, strings.Join(pts, " "))
 	if n > 0 {
-		t0, t1 = c.times[0], c.times[n-1]
+		fmt.Fprintf(b, `<circle class="last" cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s %s</title></circle>`,
+			p.x(n-1), p.y(s.values[n-1]), s.color, html.EscapeString(s.name), p.label(s.values[n-1]))
 	}
-	span := t1.Sub(t0).Seconds()
-	if span <= 0 {
-		span = 1
-	}
-	x := func(i int) float64 { return padL + float64(plotW)*c.times[i].Sub(t0).Seconds()/span }
-	y := func(v float64) float64 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			v = 0
-		}
-		return padT + float64(plotH)*(1-math.Min(v, ymax)/ymax)
-	}
-	label := func(v float64) string {
-		if c.percent {
-			if v > 0 && v < 1e-5 {
-				return "<0.001%"
-			}
-			return fmt.Sprintf("%.3g%%", 100*v)
-		}
-		return compact(v)
-	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis" text-anchor="end">%s</text>`, padL-4, padT+8, label(ymax))
-	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis" text-anchor="end">%s</text>`, padL-4, padT+plotH, label(0))
-	if n > 0 {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis">%s</text>`, padL, chartH-6, t0.UTC().Format("15:04:05"))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis" text-anchor="end">%s UTC</text>`, chartW-padR, chartH-6, t1.UTC().Format("15:04:05"))
-	}
-	if c.band != nil && n > 0 {
-		var pts []string
-		for i := 0; i < n; i++ {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(c.band.high[i])))
-		}
-		for i := n - 1; i >= 0; i-- {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(c.band.low[i])))
-		}
-		fmt.Fprintf(&b, `<polygon class="band" data-series="%s" fill="%s" fill-opacity="0.5" points="%s"/>`,
-			html.EscapeString(c.band.name), c.band.color, strings.Join(pts, " "))
-	}
-	for li, s := range c.lines {
-		pts := make([]string, n)
-		for i := range pts {
-			pts[i] = fmt.Sprintf("%.1f,%.1f", x(i), y(s.values[i]))
-		}
-		dash := ""
-		if s.dashed {
-			dash = ` stroke-dasharray="5,4"`
-		}
-		fmt.Fprintf(&b, `<polyline class="series" data-series="%s" fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>`,
-			html.EscapeString(s.name), s.color, dash, strings.Join(pts, " "))
-		if n > 0 {
-			fmt.Fprintf(&b, `<circle class="last" cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s %s</title></circle>`,
-				x(n-1), y(s.values[n-1]), s.color, html.EscapeString(s.name), label(s.values[n-1]))
-		}
-		lx := padL + 4 + li*legendStep
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="legend" fill="%s">%s %s</text>`, lx, padT+12, s.color,
-			html.EscapeString(s.name), lastLabel(s.values, label))
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	lx := padL + 4 + li*legendStep
+	fmt.Fprintf(b, `<text x="%d" y="%d" class="legend" fill="%s">%s %s</text>`, lx, padT+12, s.color,
+		html.EscapeString(s.name), lastLabel(s.values, p.label))
 }
 
 func maxOf(v []float64) float64 {

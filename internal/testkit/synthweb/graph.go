@@ -227,33 +227,56 @@ func (g *graph) links(p page, buf []link) []link {
 			spell: uint8(g.pageHash(saltAbs, p, 0) % 2)})
 	}
 	switch p.kind {
-	case kindSitemapIndex:
-		return append(buf, link{to: page{host: p.host, kind: kindSitemap}, kind: Navigation})
-	case kindSitemap:
-		buf = append(buf, link{to: page{host: p.host, kind: kindPage}, kind: Navigation})
-		for n := range int64(g.cfg.SitemapPages) {
-			buf = append(buf, link{to: page{host: p.host, kind: kindOrphan, n: n}, kind: Navigation})
-		}
-		return buf
+	case kindSitemapIndex, kindSitemap:
+		return g.sitemapLinks(p, buf)
 	}
 	if !isHTML(p) {
 		return buf
 	}
+	first := len(buf) + 3 // the home link, the first navigation link, for duplicates
+	buf = g.fixedLinks(p, buf)
+	if p.kind == kindCal {
+		return buf
+	}
+	slots := g.cfg.OutDegree
+	if p.kind == kindPrivate {
+		slots = min(slots, 2)
+	}
+	for s := range slots {
+		buf = append(buf, g.slotLink(p, s, buf[first:]))
+	}
+	return g.brokenLink(p, buf)
+}
+
+// sitemapLinks appends the links of a sitemap index (its sitemap) or of
+// a sitemap (the home page and the orphans).
+func (g *graph) sitemapLinks(p page, buf []link) []link {
+	if p.kind == kindSitemapIndex {
+		return append(buf, link{to: page{host: p.host, kind: kindSitemap}, kind: Navigation})
+	}
+	buf = append(buf, link{to: page{host: p.host, kind: kindPage}, kind: Navigation})
+	for n := range int64(g.cfg.SitemapPages) {
+		buf = append(buf, link{to: page{host: p.host, kind: kindOrphan, n: n}, kind: Navigation})
+	}
+	return buf
+}
+
+// fixedLinks appends the links every HTML page p has, whatever the seed:
+// its canonical, its embeds, home, the next page of its kind and, from
+// the home page, the entries of the private pages and the trap.
+func (g *graph) fixedLinks(p page, buf []link) []link {
 	h := p.host
-	home := page{host: h, kind: kindPage}
 	buf = append(buf,
 		link{to: p, kind: Canonical, spell: spellPlain},
 		link{to: page{host: h, kind: kindStatic, n: 0}, kind: Embed},
 		link{to: page{host: h, kind: kindStatic, n: 1}, kind: Embed},
-		link{to: home, kind: Navigation, text: 1},
+		link{to: page{host: h, kind: kindPage}, kind: Navigation, text: 1},
 	)
-	first := len(buf) - 1 // first navigation link, for duplicates
 	switch p.kind {
 	case kindCal:
 		if p.n+1 < (maxCalYear+1)*12 {
 			buf = append(buf, link{to: page{host: h, kind: kindCal, n: p.n + 1}, kind: Navigation, text: 2})
 		}
-		return append(buf, link{to: page{host: h, kind: kindStatic, n: 2}, kind: Embed})
 	case kindPrivate:
 		if p.n+1 < int64(g.cfg.PrivatePages) {
 			buf = append(buf, link{to: page{host: h, kind: kindPrivate, n: p.n + 1}, kind: Navigation, text: 2})
@@ -262,61 +285,72 @@ func (g *graph) links(p page, buf []link) []link {
 		if p.n+1 < int64(g.cfg.PagesPerHost) {
 			buf = append(buf, link{to: page{host: h, kind: kindPage, n: p.n + 1}, kind: Navigation, text: 2})
 		}
-		if p.n == 0 {
-			if g.cfg.PrivatePages > 0 {
-				buf = append(buf, link{to: page{host: h, kind: kindPrivate}, kind: Navigation, text: 3})
-			}
-			if g.cfg.Trap {
-				buf = append(buf, link{to: page{host: h, kind: kindCal, n: trapStart}, kind: Navigation, text: 4})
-			}
+		if p.n == 0 && g.cfg.PrivatePages > 0 {
+			buf = append(buf, link{to: page{host: h, kind: kindPrivate}, kind: Navigation, text: 3})
+		}
+		if p.n == 0 && g.cfg.Trap {
+			buf = append(buf, link{to: page{host: h, kind: kindCal, n: trapStart}, kind: Navigation, text: 4})
 		}
 	}
-	buf = append(buf, link{to: page{host: h, kind: kindStatic, n: 2}, kind: Embed})
+	return append(buf, link{to: page{host: h, kind: kindStatic, n: 2}, kind: Embed})
+}
+
+// slotLink is the link in p's random slot s. A duplicate repeats one of
+// the navigation links in earlier, the page's links so far from home on.
+func (g *graph) slotLink(p page, s int, earlier []link) link {
+	r := frac(g.pageHash(saltSlot, p, uint64(s)))
+	t := g.pageHash(saltSlotTarget, p, uint64(s))
+	l := link{kind: Navigation, text: uint32(t>>40) | 8}
+	if r < g.cfg.DuplicateLinkFraction {
+		// Repeat an earlier navigation link, usually spelled differently.
+		var prev []int
+		for i, e := range earlier {
+			if e.kind == Navigation {
+				prev = append(prev, i)
+			}
+		}
+		l.to = earlier[prev[t%uint64(len(prev))]].to
+		l.spell = uint8(g.pageHash(saltSlotSpell, p, uint64(s)) % numSpellings)
+	} else {
+		l.to = g.slotTarget(p, s, r, t)
+	}
+	if l.to.host != p.host || l.to.ext {
+		// Another host: only absolute spellings apply.
+		switch l.spell {
+		case spellDot, spellPercent, spellDotDot, spellRelative:
+			l.spell = spellPlain
+		}
+	}
+	return l
+}
+
+// slotTarget is the page a slot s of p that is not a duplicate links to:
+// r, in [DuplicateLinkFraction, 1), picks external, cross-host, private
+// or same-host; t picks the page.
+func (g *graph) slotTarget(p page, s int, r float64, t uint64) page {
 	c := g.cfg
-	slots := c.OutDegree
-	if p.kind == kindPrivate {
-		slots = min(slots, 2)
-	}
-	for s := range slots {
-		r := frac(g.pageHash(saltSlot, p, uint64(s)))
-		t := g.pageHash(saltSlotTarget, p, uint64(s))
-		l := link{kind: Navigation, text: uint32(t>>40) | 8}
-		switch {
-		case r < c.DuplicateLinkFraction:
-			// Repeat an earlier navigation link, usually spelled differently.
-			var prev []int
-			for i := first; i < len(buf); i++ {
-				if buf[i].kind == Navigation {
-					prev = append(prev, i)
-				}
-			}
-			l.to = buf[prev[t%uint64(len(prev))]].to
-			l.spell = uint8(g.pageHash(saltSlotSpell, p, uint64(s)) % numSpellings)
-		case r < c.DuplicateLinkFraction+c.ExternalFraction:
-			l.to = page{host: int32(t % uint64(c.ExternalHosts)), ext: true, kind: kindPage, n: int64((t >> 20) % 1000)}
-		case r < c.DuplicateLinkFraction+c.ExternalFraction+c.CrossHostFraction && c.Hosts > 1:
-			oh := int32(g.pageHash(saltSlotHost, p, uint64(s)) % uint64(c.Hosts-1))
-			if oh >= h {
-				oh++
-			}
-			l.to = page{host: oh, kind: kindPage, n: int64(t % uint64(c.PagesPerHost))}
-		case r < c.DuplicateLinkFraction+c.ExternalFraction+c.CrossHostFraction+c.PrivateLinkFraction && c.PrivatePages > 0:
-			l.to = page{host: h, kind: kindPrivate, n: int64(t % uint64(c.PrivatePages))}
-		default:
-			l.to = page{host: h, kind: kindPage, n: int64(t % uint64(c.PagesPerHost))}
+	h := p.host
+	switch {
+	case r < c.DuplicateLinkFraction+c.ExternalFraction:
+		return page{host: int32(t % uint64(c.ExternalHosts)), ext: true, kind: kindPage, n: int64((t >> 20) % 1000)}
+	case r < c.DuplicateLinkFraction+c.ExternalFraction+c.CrossHostFraction && c.Hosts > 1:
+		oh := int32(g.pageHash(saltSlotHost, p, uint64(s)) % uint64(c.Hosts-1))
+		if oh >= h {
+			oh++
 		}
-		if l.to.host != h || l.to.ext {
-			// Another host: only absolute spellings apply.
-			switch l.spell {
-			case spellDot, spellPercent, spellDotDot, spellRelative:
-				l.spell = spellPlain
-			}
-		}
-		buf = append(buf, l)
+		return page{host: oh, kind: kindPage, n: int64(t % uint64(c.PagesPerHost))}
+	case r < c.DuplicateLinkFraction+c.ExternalFraction+c.CrossHostFraction+c.PrivateLinkFraction && c.PrivatePages > 0:
+		return page{host: h, kind: kindPrivate, n: int64(t % uint64(c.PrivatePages))}
 	}
-	if c.BrokenLinkFraction > 0 && p.kind == kindPage {
-		if b := g.pageHash(saltBroken, p, 0); frac(b) < c.BrokenLinkFraction {
-			buf = append(buf, link{to: page{host: h, kind: kindGone, n: int64(b>>20) % 1_000_000}, kind: Navigation, text: 5})
+	return page{host: h, kind: kindPage, n: int64(t % uint64(c.PagesPerHost))}
+}
+
+// brokenLink appends, to some of the plain pages, a link to a page that
+// is gone.
+func (g *graph) brokenLink(p page, buf []link) []link {
+	if g.cfg.BrokenLinkFraction > 0 && p.kind == kindPage {
+		if b := g.pageHash(saltBroken, p, 0); frac(b) < g.cfg.BrokenLinkFraction {
+			buf = append(buf, link{to: page{host: p.host, kind: kindGone, n: int64(b>>20) % 1_000_000}, kind: Navigation, text: 5})
 		}
 	}
 	return buf

@@ -2,6 +2,7 @@ package synthweb
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -111,20 +112,35 @@ type Report struct {
 func (w *Web) Report(opts ReportOptions) *Report {
 	log, total := w.rec.snapshot()
 	truth := w.Truth(opts.Truth)
-	g := w.g
 	r := &Report{Requests: int(total), Truncated: int64(len(log)) < total,
 		RobotsFetches: make(map[string]int), TrapDepth: -1, allowedInFlight: opts.MaxInFlight}
-
-	type urlStat struct {
-		completed, requests int
-	}
-	stats := make(map[string]*urlStat)
-	type hostStat struct {
-		rep  HostReport
-		last time.Time
-	}
-	hosts := make(map[string]*hostStat)
 	delay := max(opts.Delay, w.cfg.CrawlDelay) - opts.Tolerance
+	stats, hosts := r.tally(log, opts.IgnoreRobotsTxt, delay)
+	r.checkWanted(truth.Fetch(), stats)
+	offered := r.walk(w.g, stats, truthSet(truth), opts.Truth)
+	r.checkOffered(w.g, offered, stats, opts.Truth)
+	r.addHosts(w, hosts)
+	return r
+}
+
+// urlStat is what the log holds about one URL.
+type urlStat struct {
+	completed, requests int
+}
+
+// hostStat is what the log holds about one host: its report so far and
+// the start of its last request checked for politeness.
+type hostStat struct {
+	rep  HostReport
+	last time.Time
+}
+
+// tally goes through the log once, counting per URL and per host, and
+// the aborted and 5xx requests. Intervals shorter than delay are
+// violations; robots.txt requests are left out of them when ignoreRobots.
+func (r *Report) tally(log []Request, ignoreRobots bool, delay time.Duration) (map[string]*urlStat, map[string]*hostStat) {
+	stats := make(map[string]*urlStat)
+	hosts := make(map[string]*hostStat)
 	for _, q := range log {
 		s := stats[q.URL]
 		if s == nil {
@@ -145,33 +161,47 @@ func (w *Web) Report(opts ReportOptions) *Report {
 			h = &hostStat{rep: HostReport{Host: q.Host}}
 			hosts[q.Host] = h
 		}
-		h.rep.Requests++
-		isRobots := strings.HasSuffix(q.URL, "/robots.txt") && q.URL == "http://"+q.Host+"/robots.txt"
-		if isRobots {
-			h.rep.RobotsFetches++
-		}
-		if isRobots && opts.IgnoreRobotsTxt {
-			continue
-		}
-		if !h.last.IsZero() {
-			iv := q.Start.Sub(h.last)
-			if h.rep.MinInterval == 0 || iv < h.rep.MinInterval {
-				h.rep.MinInterval = iv
-			}
-			if iv < delay {
-				h.rep.Violations++
-			}
-		}
-		h.last = q.Start
+		h.observe(q, ignoreRobots, delay)
 	}
+	return stats, hosts
+}
 
+// observe counts request q to h and checks its interval from the last.
+func (h *hostStat) observe(q Request, ignoreRobots bool, delay time.Duration) {
+	h.rep.Requests++
+	isRobots := strings.HasSuffix(q.URL, "/robots.txt") && q.URL == "http://"+q.Host+"/robots.txt"
+	if isRobots {
+		h.rep.RobotsFetches++
+	}
+	if isRobots && ignoreRobots {
+		return
+	}
+	if !h.last.IsZero() {
+		iv := q.Start.Sub(h.last)
+		if h.rep.MinInterval == 0 || iv < h.rep.MinInterval {
+			h.rep.MinInterval = iv
+		}
+		if iv < delay {
+			h.rep.Violations++
+		}
+	}
+	h.last = q.Start
+}
+
+// truthSet is the set of URLs in any list of the truth.
+func truthSet(truth *Truth) map[string]bool {
 	inTruth := make(map[string]bool)
 	for _, list := range [][]string{truth.Pages, truth.Redirects, truth.Broken, truth.Disallowed, truth.TrapBeyond} {
 		for _, u := range list {
 			inTruth[u] = true
 		}
 	}
-	want := truth.Fetch()
+	return inTruth
+}
+
+// checkWanted counts the wanted URLs that completed and lists the others
+// as Missed.
+func (r *Report) checkWanted(want []string, stats map[string]*urlStat) {
 	r.Want = len(want)
 	for _, u := range want {
 		if s := stats[u]; s != nil && s.completed > 0 {
@@ -180,50 +210,30 @@ func (w *Web) Report(opts ReportOptions) *Report {
 			r.Missed = append(r.Missed, u)
 		}
 	}
+}
 
-	// Walk the distinct URLs requested, in a stable order.
-	urls := make([]string, 0, len(stats))
-	for u := range stats {
-		urls = append(urls, u)
-	}
-	slices.Sort(urls)
+// walk goes through the distinct URLs requested, in a stable order,
+// classifying each, and returns the pages offered: the hosts' roots and
+// the pages linked from (or redirected to by) the pages that completed.
+func (r *Report) walk(g *graph, stats map[string]*urlStat, inTruth map[string]bool, topts TruthOptions) map[page]struct{} {
 	offered := make(map[page]struct{})
 	for h := range g.cfg.Hosts {
 		offered[page{host: int32(h), kind: kindPage}] = struct{}{}
 	}
 	var buf []link
-	for _, u := range urls {
+	for _, u := range slices.Sorted(maps.Keys(stats)) {
 		s := stats[u]
 		t, err := parseTarget(u)
 		if err != nil {
 			continue
 		}
 		p, served := g.lookup(t)
-		if s.completed > 1 && (!served || (p.kind != kindRobots && p.kind != kindStatic)) {
-			r.Repeated = append(r.Repeated, URLCount{URL: u, Count: s.completed})
-		}
-		if !served {
-			r.OffSite += s.requests
-			continue
-		}
-		if g.disallowed(p) {
-			r.DisallowedFetches = append(r.DisallowedFetches, u)
-		}
-		switch {
-		case p.kind == kindRobots:
-		case p.kind == kindStatic:
-			r.EmbedFetches += s.requests
-		case p.kind == kindCal:
-			r.TrapPages++
-			r.TrapDepth = max(r.TrapDepth, int(p.n-trapStart))
-		case s.completed > 0 && !inTruth[u]:
-			r.Unexpected = append(r.Unexpected, u)
-		}
-		if s.completed == 0 || !g.exists(p) {
+		r.classify(g, u, s, p, served, inTruth)
+		if !served || s.completed == 0 || !g.exists(p) {
 			continue
 		}
 		buf = g.links(p, buf[:0])
-		if p.kind == kindRobots && opts.Truth.followsSitemaps(g.cfg) {
+		if p.kind == kindRobots && topts.followsSitemaps(g.cfg) {
 			buf = append(buf, link{to: sitemapIndex(p.host), kind: Navigation})
 		}
 		for _, l := range buf {
@@ -232,11 +242,42 @@ func (w *Web) Report(opts ReportOptions) *Report {
 			}
 		}
 	}
+	return offered
+}
+
+// classify counts URL u, page p when served, as repeated, off-site,
+// disallowed, a static resource, a calendar page or unexpected.
+func (r *Report) classify(g *graph, u string, s *urlStat, p page, served bool, inTruth map[string]bool) {
+	if s.completed > 1 && (!served || (p.kind != kindRobots && p.kind != kindStatic)) {
+		r.Repeated = append(r.Repeated, URLCount{URL: u, Count: s.completed})
+	}
+	if !served {
+		r.OffSite += s.requests
+		return
+	}
+	if g.disallowed(p) {
+		r.DisallowedFetches = append(r.DisallowedFetches, u)
+	}
+	switch {
+	case p.kind == kindRobots:
+	case p.kind == kindStatic:
+		r.EmbedFetches += s.requests
+	case p.kind == kindCal:
+		r.TrapPages++
+		r.TrapDepth = max(r.TrapDepth, int(p.n-trapStart))
+	case s.completed > 0 && !inTruth[u]:
+		r.Unexpected = append(r.Unexpected, u)
+	}
+}
+
+// checkOffered counts the offered pages a crawler should have requested
+// and lists those it never did as WronglySkipped.
+func (r *Report) checkOffered(g *graph, offered map[page]struct{}, stats map[string]*urlStat, topts TruthOptions) {
 	for p := range offered {
 		switch {
-		case p.ext, g.disallowed(p) && !opts.Truth.IgnoreRobots:
+		case p.ext, g.disallowed(p) && !topts.IgnoreRobots:
 			continue
-		case p.kind == kindCal && p.n-trapStart > int64(opts.Truth.MaxTrapDepth):
+		case p.kind == kindCal && p.n-trapStart > int64(topts.MaxTrapDepth):
 			continue
 		}
 		r.Offered++
@@ -246,15 +287,14 @@ func (w *Web) Report(opts ReportOptions) *Report {
 		}
 	}
 	slices.Sort(r.WronglySkipped)
+}
 
-	names := make([]string, 0, len(hosts))
-	for name := range hosts {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+// addHosts adds the host reports, by name, with their sums, and the
+// robots.txt counts of the served hosts.
+func (r *Report) addHosts(w *Web, hosts map[string]*hostStat) {
+	for _, name := range slices.Sorted(maps.Keys(hosts)) {
 		h := hosts[name].rep
-		hi := g.parseHost(name)
+		hi := w.g.parseHost(name)
 		if hi >= 0 {
 			h.MaxInFlight = w.maxInFlight(hi)
 			r.MaxInFlight = max(r.MaxInFlight, h.MaxInFlight)
@@ -275,7 +315,6 @@ func (w *Web) Report(opts ReportOptions) *Report {
 			r.RobotsMissing = append(r.RobotsMissing, name)
 		}
 	}
-	return r
 }
 
 // Problems lists, one line each, what a correct and polite crawl to
