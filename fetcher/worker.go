@@ -530,28 +530,13 @@ const publishSlotsPerWorker = 1
 // handle fetches one lease and publishes its links, then its outcome. It
 // calls handoff once the page is fetched and parsed, before publishing.
 func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Lease, handoff func()) error {
-	now := time.Now()
-	if !l.Deadline.IsZero() && now.After(l.Deadline) {
-		w.stats.expired.Add(1)
-		w.budget.giveBack(l)
-		w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
+	if w.dropExpired(l) {
 		return nil
 	}
 	if fetchCtx.Err() != nil || w.failure() != nil {
 		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
 	}
-	ctx := fetchCtx
-	if !l.Deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(fetchCtx, l.Deadline)
-		defer cancel()
-	}
-	var r *Response
-	if l.Robots {
-		r = w.client.FetchRobots(ctx, l.URL)
-	} else {
-		r = w.client.Fetch(ctx, l.URL)
-	}
+	r := w.fetch(fetchCtx, l)
 	switch {
 	case r.ArchiveErr != nil:
 		w.fail(fmt.Errorf("%w: %s: %w", ErrArchive, l.URL, r.ArchiveErr))
@@ -560,55 +545,98 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
 	}
 	out := w.outcome(shard, l, r)
+	links := w.links(l, r)
+	handoff()
+	kept, err := w.publishLinks(pubCtx, l, links)
+	if err != nil {
+		return err
+	}
+	out.LinksFound = uint32(kept)
+	return w.publishOutcome(pubCtx, l, r, out)
+}
 
-	var links []msg.Link
+// dropExpired reports whether lease l's deadline passed before its fetch;
+// such a lease is not fetched, and its page goes back to the max_pages
+// budget.
+func (w *Worker) dropExpired(l msg.Lease) bool {
+	if l.Deadline.IsZero() || !time.Now().After(l.Deadline) {
+		return false
+	}
+	w.stats.expired.Add(1)
+	w.budget.giveBack(l)
+	w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
+	return true
+}
+
+// fetch fetches lease l, by the lease's deadline when it has one.
+func (w *Worker) fetch(ctx context.Context, l msg.Lease) *Response {
+	if !l.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, l.Deadline)
+		defer cancel()
+	}
+	if l.Robots {
+		return w.client.FetchRobots(ctx, l.URL)
+	}
+	return w.client.Fetch(ctx, l.URL)
+}
+
+// links returns the links a fetched page gives the frontiers: a
+// robots.txt's sitemaps, a redirect's target, an HTML page's links or a
+// sitemap's URLs (sitemaps only with crawler.sitemaps).
+func (w *Worker) links(l msg.Lease, r *Response) []msg.Link {
 	switch {
 	case l.Robots:
-		out.Body = r.Body
 		if w.opts.Config.Sitemaps && r.Status >= 200 && r.Status <= 299 {
-			links = robotsSitemaps(r)
+			return robotsSitemaps(r)
 		}
 	case r.Status >= 300 && r.Status <= 399 && r.Redirect != "":
 		// The hop count travels with the link, is stored with the queued
 		// URL and comes back in its lease: the frontier caps the chain.
-		links = []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1}}
+		return []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1}}
 	case r.Status >= 200 && r.Status <= 299 && r.HTML:
-		links = w.extract(r, l)
+		return w.extract(r, l)
 	case r.Status >= 200 && r.Status <= 299 && r.XML && w.opts.Config.Sitemaps:
-		links = w.extractSitemap(r, l)
+		return w.extractSitemap(r, l)
 	}
-	handoff()
-	rt := route(l.URL, l.Depth, links, w.router())
-	out.LinksFound = uint32(rt.links)
-	w.stats.linksDropped.Add(uint64(rt.dropped))
+	return nil
+}
 
+// publishLinks routes the links of lease l's page to the shards that own
+// them and publishes them there in batches. It returns how many links it
+// kept (the rest did not canonicalize).
+func (w *Worker) publishLinks(pubCtx context.Context, l msg.Lease, links []msg.Link) (kept int, err error) {
+	rt := route(l.URL, l.Depth, links, w.router())
+	w.stats.linksDropped.Add(uint64(rt.dropped))
 	var msgs []*nats.Msg
 	for _, s := range rt.shards {
 		for _, b := range rt.batches[s] {
 			data, err := b.MarshalBinary()
 			if err != nil {
-				return fmt.Errorf("fetcher: encode link batch: %w", err)
+				return 0, fmt.Errorf("fetcher: encode link batch: %w", err)
 			}
 			msgs = append(msgs, w.pub.message(w.opts.Subjects.Links(s), data))
 		}
 	}
 	if err := w.pub.send(pubCtx, msgs...); err != nil {
-		return err
+		return 0, err
 	}
 	w.stats.batches.Add(uint64(len(msgs)))
 	w.stats.linksPublished.Add(uint64(rt.links))
+	return rt.links, nil
+}
 
+// publishOutcome writes the fetch log line of lease l, then publishes its
+// outcome. A log line that cannot be written stops the worker, and the
+// lease is given back.
+func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response, out *msg.Outcome) error {
 	// The log line is in its file before the outcome is published: a page
 	// the frontier records as done is in the log, kill -9 or not.
 	if err := w.logFetch(l, r, out); err != nil {
 		w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
-		return w.release(pubCtx, shard, l, msg.ReleaseArchive)
+		return w.release(pubCtx, out.Shard, l, msg.ReleaseArchive)
 	}
-	data, err := out.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("fetcher: encode outcome: %w", err)
-	}
-	if err := w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data)); err != nil {
+	if err := w.sendOutcome(pubCtx, out); err != nil {
 		return err
 	}
 	w.stats.outcomes.Add(1)
@@ -621,16 +649,21 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 func (w *Worker) release(pubCtx context.Context, shard uint32, l msg.Lease, why msg.Release) error {
 	w.budget.giveBack(l)
 	out := &msg.Outcome{LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Release: why}
-	data, err := out.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("fetcher: encode outcome: %w", err)
-	}
-	if err := w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data)); err != nil {
+	if err := w.sendOutcome(pubCtx, out); err != nil {
 		return err
 	}
 	w.stats.released.Add(1)
 	w.log.Debug("lease given back", "url", l.URL, "reason", why)
 	return nil
+}
+
+// sendOutcome publishes out to its shard's frontier.
+func (w *Worker) sendOutcome(pubCtx context.Context, out *msg.Outcome) error {
+	data, err := out.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("fetcher: encode outcome: %w", err)
+	}
+	return w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(out.Shard)), data))
 }
 
 // fail records the first archive failure and stops the lease loops; the
@@ -709,6 +742,7 @@ func (w *Worker) syncOutputs(runDone <-chan struct{}) {
 }
 
 // outcome fills the Outcome of a fetch, bounding server-controlled strings.
+// A robots.txt's outcome carries its body.
 func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
 	out := &msg.Outcome{
 		LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Status: r.Status,
@@ -720,6 +754,9 @@ func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
 	}
 	if r.Err != nil {
 		out.Error = clip(r.Err.Error(), maxErrorLen)
+	}
+	if l.Robots {
+		out.Body = r.Body
 	}
 	return out
 }
