@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -174,24 +175,62 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Fetches outlive ctx by up to shutdown_grace.
 	fetchCtx, cancelFetches := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelFetches()
+	stopOwned := w.startOwned(leaseCtx, cancelFetches)
+
+	leasers, unsubscribe, err := w.subscribeLeasers()
+	defer unsubscribe()
+	if err != nil {
+		stopOwned()
+		w.closeOutputs()
+		return err
+	}
+
+	// Publishing continues after ctx ends, for drainGrace past the last
+	// fetch.
+	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPub()
+	p := w.newFetchPool(fetchCtx, pubCtx)
+
+	w.log.Info("crawler worker started", "id", w.opts.ID, "workers", w.opts.Config.Workers, "shards", w.opts.Shards, "agent", w.agent)
+	w.takeLeases(leaseCtx, leasers, p)
+	w.log.Info("crawler worker stopping: finishing fetches in flight", "in_flight", w.stats.inFlight.Load())
+	p.wait(w.opts.Config.FetchTimeout+drainGrace, cancelPub)
+	stopOwned()
+	return w.finish(p.unpublished.Load())
+}
+
+// startOwned starts the goroutines Run owns besides the fetches:
+// endFetches, and syncOutputs with crawler.archive_sync: interval. stop
+// tells them Run is done and waits for them.
+func (w *Worker) startOwned(leaseCtx context.Context, cancelFetches context.CancelFunc) (stop func()) {
 	runDone := make(chan struct{})
 	var owned sync.WaitGroup
 	owned.Go(func() { w.endFetches(leaseCtx, runDone, cancelFetches) })
 	if w.opts.Config.ArchiveSync == config.ArchiveSyncInterval {
 		owned.Go(func() { w.syncOutputs(runDone) })
 	}
-	stopOwned := func() { close(runDone); owned.Wait() }
+	return func() { close(runDone); owned.Wait() }
+}
 
-	leasers := make([]*leaser, leaseLoops(w.opts.Config.Workers))
+// subscribeLeasers makes the lease loops' leasers, subscribes their
+// inboxes, then subscribes to Wake for them all. unsubscribe undoes
+// whatever was subscribed, in reverse order; it is never nil, not even
+// with an error.
+func (w *Worker) subscribeLeasers() (leasers []*leaser, unsubscribe func(), err error) {
+	var subs []*nats.Subscription
+	unsubscribe = func() {
+		for _, sub := range slices.Backward(subs) {
+			sub.Unsubscribe()
+		}
+	}
+	leasers = make([]*leaser, leaseLoops(w.opts.Config.Workers))
 	for i := range leasers {
 		l := &leaser{inbox: w.nc.NewInbox(), replies: make(chan *nats.Msg, 64), wake: make(chan struct{}, 1)}
 		sub, err := w.nc.ChanSubscribe(l.inbox, l.replies)
 		if err != nil {
-			stopOwned()
-			w.closeOutputs()
-			return fmt.Errorf("fetcher: lease inbox: %w", err)
+			return nil, unsubscribe, fmt.Errorf("fetcher: lease inbox: %w", err)
 		}
-		defer sub.Unsubscribe()
+		subs = append(subs, sub)
 		leasers[i] = l
 	}
 	// A frontier that answered empty says on Wake when work is ready, so
@@ -205,88 +244,121 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		stopOwned()
-		w.closeOutputs()
-		return fmt.Errorf("fetcher: wake subscription: %w", err)
+		return nil, unsubscribe, fmt.Errorf("fetcher: wake subscription: %w", err)
 	}
-	defer wsub.Unsubscribe()
+	subs = append(subs, wsub)
+	return leasers, unsubscribe, nil
+}
 
-	// Publishing continues after ctx ends, for drainGrace past the last
-	// fetch.
-	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelPub()
-
-	var (
-		wg      sync.WaitGroup
-		errMu   sync.Mutex
-		pubErrs int
-	)
-	// A lease holds a fetch slot until its page is fetched and parsed,
-	// then a publish slot until JetStream has acked its links and outcome:
-	// the acks (two round trips) do not hold up the next fetch, and the
-	// publish slots bound the pages waiting for them.
-	slots := make(chan struct{}, w.opts.Config.Workers)
-	pubSlots := make(chan struct{}, publishSlotsPerWorker*w.opts.Config.Workers)
-	start := func(shard uint32, l msg.Lease) {
-		wg.Add(1)
-		w.stats.inFlight.Add(1)
-		go func() {
-			defer wg.Done()
-			fetching := true
-			handoff := func() {
-				pubSlots <- struct{}{}
-				fetching = false
-				w.stats.inFlight.Add(-1)
-				<-slots
-			}
-			defer func() {
-				if fetching {
-					w.stats.inFlight.Add(-1)
-					<-slots
-				} else {
-					<-pubSlots
-				}
-			}()
-			if err := w.handle(fetchCtx, pubCtx, shard, l, handoff); err != nil {
-				errMu.Lock()
-				pubErrs++
-				errMu.Unlock()
-				w.log.Error("lease result not published", "url", l.URL, "err", err)
-			}
-		}()
-	}
-
-	w.log.Info("crawler worker started", "id", w.opts.ID, "workers", w.opts.Config.Workers, "shards", w.opts.Shards, "agent", w.agent)
+// takeLeases runs the lease loops, which start the leases they get in p,
+// until ctx ends; then it starts the leases that replies coming late
+// grant, for up to leaseRequestTimeout.
+func (w *Worker) takeLeases(ctx context.Context, leasers []*leaser, p *fetchPool) {
 	var loops sync.WaitGroup
 	for _, l := range leasers {
-		loops.Go(func() { w.leaseLoop(leaseCtx, l, slots, start) })
+		loops.Go(func() { w.leaseLoop(ctx, l, p.slots, p.start) })
 	}
 	loops.Wait()
 	// Requests that timed out may still be answered: their leases are
 	// fetched too rather than left to expire (lease_timeout).
 	drainBy := time.Now().Add(leaseRequestTimeout)
 	for _, l := range leasers {
-		w.drainReplies(l, drainBy, slots, start)
+		w.drainReplies(l, drainBy, p.slots, p.start)
 	}
+}
 
-	w.log.Info("crawler worker stopping: finishing fetches in flight", "in_flight", w.stats.inFlight.Load())
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(w.opts.Config.FetchTimeout + drainGrace):
-		cancelPub() // fetches are over by now; stop retrying publishes
-		<-done
-	}
-	stopOwned()
-	err = w.closeOutputs()
+// finish closes the outputs and returns Run's error: the close error,
+// joined with the archive failure that stopped the worker and with how
+// many lease results were not published.
+func (w *Worker) finish(unpublished int64) error {
+	err := w.closeOutputs()
 	if f := w.failure(); f != nil {
 		err = errors.Join(fmt.Errorf("%w (the crawler stopped; the leases it could not archive went back to the frontier, to be fetched when it runs again)", f), err)
 	}
-	if pubErrs > 0 {
-		err = errors.Join(err, fmt.Errorf("fetcher: %d lease results were not acknowledged by JetStream; their leases will expire and be fetched again", pubErrs))
+	if unpublished > 0 {
+		err = errors.Join(err, fmt.Errorf("fetcher: %d lease results were not acknowledged by JetStream; their leases will expire and be fetched again", unpublished))
 	}
 	return err
+}
+
+// fetchPool runs each lease in a goroutine of its own. A lease holds a
+// fetch slot until its page is fetched and parsed, then a publish slot
+// until JetStream has acked its links and outcome: the acks (two round
+// trips) do not hold up the next fetch, and the publish slots bound the
+// pages waiting for them.
+type fetchPool struct {
+	w *Worker
+	// fetchCtx outlives Run's ctx by up to shutdown_grace, pubCtx by
+	// drainGrace past the last fetch.
+	fetchCtx, pubCtx context.Context
+	slots            chan struct{} // fetch slots, taken before start
+	pubSlots         chan struct{}
+	wg               sync.WaitGroup
+	unpublished      atomic.Int64 // lease results JetStream did not acknowledge
+}
+
+func (w *Worker) newFetchPool(fetchCtx, pubCtx context.Context) *fetchPool {
+	return &fetchPool{
+		w: w, fetchCtx: fetchCtx, pubCtx: pubCtx,
+		slots:    make(chan struct{}, w.opts.Config.Workers),
+		pubSlots: make(chan struct{}, publishSlotsPerWorker*w.opts.Config.Workers),
+	}
+}
+
+// start handles lease l of shard in a goroutine of its own, in the fetch
+// slot its caller took.
+func (p *fetchPool) start(shard uint32, l msg.Lease) {
+	p.wg.Add(1)
+	p.w.stats.inFlight.Add(1)
+	go func() {
+		defer p.wg.Done()
+		s := &leaseSlot{p: p, fetching: true}
+		defer s.free()
+		if err := p.w.handle(p.fetchCtx, p.pubCtx, shard, l, s.handoff); err != nil {
+			p.unpublished.Add(1)
+			p.w.log.Error("lease result not published", "url", l.URL, "err", err)
+		}
+	}()
+}
+
+// wait returns when every lease started is handled. If that takes longer
+// than timeout, the fetches are over by then: it calls cancelPub to stop
+// retrying publishes, and waits for the rest.
+func (p *fetchPool) wait(timeout time.Duration, cancelPub context.CancelFunc) {
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		cancelPub()
+		<-done
+	}
+}
+
+// leaseSlot is the slot one lease holds: a fetch slot, then, from
+// handoff, a publish slot.
+type leaseSlot struct {
+	p        *fetchPool
+	fetching bool
+}
+
+// handoff moves the lease from its fetch slot to a publish slot, once its
+// page is fetched and parsed.
+func (s *leaseSlot) handoff() {
+	s.p.pubSlots <- struct{}{}
+	s.fetching = false
+	s.p.w.stats.inFlight.Add(-1)
+	<-s.p.slots
+}
+
+// free gives back the slot the lease holds.
+func (s *leaseSlot) free() {
+	if s.fetching {
+		s.p.w.stats.inFlight.Add(-1)
+		<-s.p.slots
+		return
+	}
+	<-s.p.pubSlots
 }
 
 // leaser is one lease loop's inbox and wake channel. Lease replies arrive
@@ -458,28 +530,13 @@ const publishSlotsPerWorker = 1
 // handle fetches one lease and publishes its links, then its outcome. It
 // calls handoff once the page is fetched and parsed, before publishing.
 func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Lease, handoff func()) error {
-	now := time.Now()
-	if !l.Deadline.IsZero() && now.After(l.Deadline) {
-		w.stats.expired.Add(1)
-		w.budget.giveBack(l)
-		w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
+	if w.dropExpired(l) {
 		return nil
 	}
 	if fetchCtx.Err() != nil || w.failure() != nil {
 		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
 	}
-	ctx := fetchCtx
-	if !l.Deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(fetchCtx, l.Deadline)
-		defer cancel()
-	}
-	var r *Response
-	if l.Robots {
-		r = w.client.FetchRobots(ctx, l.URL)
-	} else {
-		r = w.client.Fetch(ctx, l.URL)
-	}
+	r := w.fetch(fetchCtx, l)
 	switch {
 	case r.ArchiveErr != nil:
 		w.fail(fmt.Errorf("%w: %s: %w", ErrArchive, l.URL, r.ArchiveErr))
@@ -488,55 +545,98 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
 	}
 	out := w.outcome(shard, l, r)
+	links := w.links(l, r)
+	handoff()
+	kept, err := w.publishLinks(pubCtx, l, links)
+	if err != nil {
+		return err
+	}
+	out.LinksFound = uint32(kept)
+	return w.publishOutcome(pubCtx, l, r, out)
+}
 
-	var links []msg.Link
+// dropExpired reports whether lease l's deadline passed before its fetch;
+// such a lease is not fetched, and its page goes back to the max_pages
+// budget.
+func (w *Worker) dropExpired(l msg.Lease) bool {
+	if l.Deadline.IsZero() || !time.Now().After(l.Deadline) {
+		return false
+	}
+	w.stats.expired.Add(1)
+	w.budget.giveBack(l)
+	w.log.Debug("lease expired before its fetch", "url", l.URL, "deadline", l.Deadline)
+	return true
+}
+
+// fetch fetches lease l, by the lease's deadline when it has one.
+func (w *Worker) fetch(ctx context.Context, l msg.Lease) *Response {
+	if !l.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, l.Deadline)
+		defer cancel()
+	}
+	if l.Robots {
+		return w.client.FetchRobots(ctx, l.URL)
+	}
+	return w.client.Fetch(ctx, l.URL)
+}
+
+// links returns the links a fetched page gives the frontiers: a
+// robots.txt's sitemaps, a redirect's target, an HTML page's links or a
+// sitemap's URLs (sitemaps only with crawler.sitemaps).
+func (w *Worker) links(l msg.Lease, r *Response) []msg.Link {
 	switch {
 	case l.Robots:
-		out.Body = r.Body
 		if w.opts.Config.Sitemaps && r.Status >= 200 && r.Status <= 299 {
-			links = robotsSitemaps(r)
+			return robotsSitemaps(r)
 		}
 	case r.Status >= 300 && r.Status <= 399 && r.Redirect != "":
 		// The hop count travels with the link, is stored with the queued
 		// URL and comes back in its lease: the frontier caps the chain.
-		links = []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1}}
+		return []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1}}
 	case r.Status >= 200 && r.Status <= 299 && r.HTML:
-		links = w.extract(r, l)
+		return w.extract(r, l)
 	case r.Status >= 200 && r.Status <= 299 && r.XML && w.opts.Config.Sitemaps:
-		links = w.extractSitemap(r, l)
+		return w.extractSitemap(r, l)
 	}
-	handoff()
-	rt := route(l.URL, l.Depth, links, w.router())
-	out.LinksFound = uint32(rt.links)
-	w.stats.linksDropped.Add(uint64(rt.dropped))
+	return nil
+}
 
+// publishLinks routes the links of lease l's page to the shards that own
+// them and publishes them there in batches. It returns how many links it
+// kept (the rest did not canonicalize).
+func (w *Worker) publishLinks(pubCtx context.Context, l msg.Lease, links []msg.Link) (kept int, err error) {
+	rt := route(l.URL, l.Depth, links, w.router())
+	w.stats.linksDropped.Add(uint64(rt.dropped))
 	var msgs []*nats.Msg
 	for _, s := range rt.shards {
 		for _, b := range rt.batches[s] {
 			data, err := b.MarshalBinary()
 			if err != nil {
-				return fmt.Errorf("fetcher: encode link batch: %w", err)
+				return 0, fmt.Errorf("fetcher: encode link batch: %w", err)
 			}
 			msgs = append(msgs, w.pub.message(w.opts.Subjects.Links(s), data))
 		}
 	}
 	if err := w.pub.send(pubCtx, msgs...); err != nil {
-		return err
+		return 0, err
 	}
 	w.stats.batches.Add(uint64(len(msgs)))
 	w.stats.linksPublished.Add(uint64(rt.links))
+	return rt.links, nil
+}
 
+// publishOutcome writes the fetch log line of lease l, then publishes its
+// outcome. A log line that cannot be written stops the worker, and the
+// lease is given back.
+func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response, out *msg.Outcome) error {
 	// The log line is in its file before the outcome is published: a page
 	// the frontier records as done is in the log, kill -9 or not.
 	if err := w.logFetch(l, r, out); err != nil {
 		w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
-		return w.release(pubCtx, shard, l, msg.ReleaseArchive)
+		return w.release(pubCtx, out.Shard, l, msg.ReleaseArchive)
 	}
-	data, err := out.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("fetcher: encode outcome: %w", err)
-	}
-	if err := w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data)); err != nil {
+	if err := w.sendOutcome(pubCtx, out); err != nil {
 		return err
 	}
 	w.stats.outcomes.Add(1)
@@ -549,16 +649,21 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 func (w *Worker) release(pubCtx context.Context, shard uint32, l msg.Lease, why msg.Release) error {
 	w.budget.giveBack(l)
 	out := &msg.Outcome{LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Release: why}
-	data, err := out.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("fetcher: encode outcome: %w", err)
-	}
-	if err := w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data)); err != nil {
+	if err := w.sendOutcome(pubCtx, out); err != nil {
 		return err
 	}
 	w.stats.released.Add(1)
 	w.log.Debug("lease given back", "url", l.URL, "reason", why)
 	return nil
+}
+
+// sendOutcome publishes out to its shard's frontier.
+func (w *Worker) sendOutcome(pubCtx context.Context, out *msg.Outcome) error {
+	data, err := out.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("fetcher: encode outcome: %w", err)
+	}
+	return w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(out.Shard)), data))
 }
 
 // fail records the first archive failure and stops the lease loops; the
@@ -637,6 +742,7 @@ func (w *Worker) syncOutputs(runDone <-chan struct{}) {
 }
 
 // outcome fills the Outcome of a fetch, bounding server-controlled strings.
+// A robots.txt's outcome carries its body.
 func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
 	out := &msg.Outcome{
 		LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Status: r.Status,
@@ -648,6 +754,9 @@ func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
 	}
 	if r.Err != nil {
 		out.Error = clip(r.Err.Error(), maxErrorLen)
+	}
+	if l.Robots {
+		out.Body = r.Body
 	}
 	return out
 }
