@@ -42,29 +42,12 @@ var migrateFailpoint func() error
 func Migrate(path string) (*MigrateReport, error) {
 	start := time.Now()
 	rep := &MigrateReport{Path: path, To: SchemaVersion}
-	info, err := checkFile(path)
+	old, size, err := openStopped(path, "migrate", true)
 	if err != nil {
 		return rep, err
 	}
-	if info.Size == 0 {
-		return rep, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
-	}
-	rep.BytesBefore = info.Size
-	bo := *dedup.BoltOptions()
-	bo.Timeout = time.Second
-	bo.ReadOnly = true
-	var old *bolt.DB
-	err = guard(func() (err error) {
-		old, err = bolt.Open(path, 0o600, &bo)
-		return err
-	})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return rep, fmt.Errorf("%w: %s: stop its frontier first (migrate works on a stopped shard)", ErrInUse, path)
-	}
-	if err != nil {
-		return rep, fmt.Errorf("frontier: open %s: %w", path, err)
-	}
 	defer old.Close()
+	rep.BytesBefore = size
 	tmp := path + ".migrate"
 	err = guard(func() error {
 		return old.View(func(tx *bolt.Tx) error { return migrateTx(tx, tmp, rep) })

@@ -42,25 +42,9 @@ type RebuildReport struct {
 func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, error) {
 	start := time.Now()
 	rep := &RebuildReport{Path: path}
-	info, err := checkFile(path)
+	db, _, err := openStopped(path, "rebuild", false)
 	if err != nil {
 		return rep, err
-	}
-	if info.Size == 0 {
-		return rep, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
-	}
-	bo := *dedup.BoltOptions()
-	bo.Timeout = time.Second
-	var db *bolt.DB
-	err = guard(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bo)
-		return err
-	})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return rep, fmt.Errorf("%w: %s: stop its frontier first (rebuild works on a stopped shard)", ErrInUse, path)
-	}
-	if err != nil {
-		return rep, fmt.Errorf("frontier: open %s: %w", path, err)
 	}
 	defer db.Close()
 	err = guard(func() error {
@@ -74,6 +58,35 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 	}
 	rep.Duration = time.Since(start).Round(time.Millisecond).String()
 	return rep, nil
+}
+
+// openStopped opens the state file of a stopped shard for an offline
+// command (what: its name, for the message): the file's structure is
+// checked first, a missing or empty file is an error, and a file another
+// process holds is ErrInUse within a second. It returns the file's size.
+func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
+	info, err := checkFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if info.Size == 0 {
+		return nil, 0, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
+	}
+	bo := *dedup.BoltOptions()
+	bo.Timeout = time.Second
+	bo.ReadOnly = readOnly
+	var db *bolt.DB
+	err = guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bo)
+		return err
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, 0, fmt.Errorf("%w: %s: stop its frontier first (%s works on a stopped shard)", ErrInUse, path, what)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("frontier: open %s: %w", path, err)
+	}
+	return db, info.Size, nil
 }
 
 // rebuildFailpoint, when set (tests), is called after the new filter is

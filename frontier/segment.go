@@ -27,8 +27,8 @@ import (
 // under segmentBytes, and starts new segments past it, so a compaction
 // rewrites at most one old segment per host (bounded work per host and
 // per new URL, whatever the queue's length). Lease takes a host's head
-// from its first segment and writes the rest back (or deletes the
-// segment when it held one URL): one value of at most segmentBytes.
+// from its first segment, at the host record's HeadSeq, and moves HeadSeq
+// past it; the segment is not rewritten, only deleted with its last URL.
 
 // segmentBytes is the size past which a segment takes no more URLs. Small
 // enough that a lease's rewrite of the head segment is cheap and several
