@@ -3,7 +3,6 @@ package floor
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,8 +187,9 @@ func split(data []byte) (map[string]time.Duration, error) {
 	return by, nil
 }
 
-// components logs the crawl's CPU by component (total, per page, share)
-// and reports the main ones per page.
+// components logs the crawl's CPU by component, per page and as a share
+// of the profile, on one line (a benchmark's log is cut at ten lines)
+// and, with -v, as a table; it reports each component's µs per page.
 func components(b *testing.B, data []byte, pages int64) {
 	by, err := split(data)
 	if err != nil {
@@ -199,19 +199,20 @@ func components(b *testing.B, data []byte, pages int64) {
 	for _, d := range by {
 		total += d
 	}
-	var t strings.Builder
-	fmt.Fprintf(&t, "crawl CPU by component (profile: %v over %d pages):\n", total.Round(time.Millisecond), pages)
-	fmt.Fprintf(&t, "| component | CPU ms | µs/page | %% |\n|---|---:|---:|---:|\n")
-	for _, c := range slices.Concat(componentOrder, []string{"total"}) {
+	perPage := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / float64(pages) }
+	share := func(d time.Duration) float64 { return 100 * float64(d) / float64(total) }
+	var line, table strings.Builder
+	fmt.Fprintf(&line, "crawl CPU by component (profile %v, %.0f µs/page):", total.Round(time.Millisecond), perPage(total))
+	fmt.Fprintf(&table, "| component | CPU ms | µs/page | %% |\n|---|---:|---:|---:|\n")
+	for _, c := range componentOrder {
 		d := by[c]
-		if c == "total" {
-			d = total
-		}
-		us := float64(d) / float64(time.Microsecond) / float64(pages)
-		fmt.Fprintf(&t, "| %s | %.0f | %.1f | %.1f |\n", c, float64(d)/float64(time.Millisecond), us, 100*float64(d)/float64(total))
-		if c != "total" {
-			b.ReportMetric(us, strings.NewReplacer(" ", "-", "/", "-").Replace(c)+"-us/page")
-		}
+		fmt.Fprintf(&line, " %s %.0f (%.0f%%);", c, perPage(d), share(d))
+		fmt.Fprintf(&table, "| %s | %.0f | %.0f | %.1f |\n", c, float64(d)/float64(time.Millisecond), perPage(d), share(d))
+		b.ReportMetric(perPage(d), strings.NewReplacer(" ", "-", "/", "-").Replace(c)+"-us/page")
 	}
-	b.Log(t.String())
+	fmt.Fprintf(&table, "| total | %.0f | %.0f | 100 |", float64(total)/float64(time.Millisecond), perPage(total))
+	b.Log(line.String())
+	if testing.Verbose() {
+		b.Log("\n" + table.String())
+	}
 }

@@ -15,10 +15,13 @@
 //
 //	cd bench && go test -run '^$' -bench Floor -benchtime 1x -count 3 ./floor -timeout 30m
 //
-// Flags: -floor.root DIR (the served directory, default
-// /usr/share/doc/rust-doc/html; it needs an index.html), -floor.workers
-// and -floor.inflight (16 and 16), -floor.nginx-workers (2), and
-// -floor.cpuprofile FILE (write the crawl's CPU profile).
+// (-v also logs the component table as markdown.) Flags: -floor.root DIR
+// (the served directory, default /usr/share/doc/rust-doc/html; it needs an
+// index.html), -floor.workers and -floor.inflight (16 and 16),
+// -floor.idle-per-host N (the crawl's crawler.idle_per_host; default the
+// config's), -floor.nginx-workers (2), and -floor.cpuprofile FILE (write
+// the last crawl's CPU profile; TestSplit reads one back:
+// FLOOR_PROFILE=FILE go test -run Split -v ./floor).
 //
 // # The URL set
 //

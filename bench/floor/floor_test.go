@@ -28,6 +28,7 @@ var (
 	root       = flag.String("floor.root", "/usr/share/doc/rust-doc/html", "the directory nginx serves (the Rust docs of the rust-doc package)")
 	workers    = flag.Int("floor.workers", 16, "the bare loop's goroutines and the crawl's crawler.workers")
 	inflight   = flag.Int("floor.inflight", 16, "the crawl's frontier.max_inflight_per_host")
+	idle       = flag.Int("floor.idle-per-host", 0, "the crawl's crawler.idle_per_host (0: the default's)")
 	nginxProcs = flag.Int("floor.nginx-workers", 2, "nginx's worker_processes")
 	cpuprofile = flag.String("floor.cpuprofile", "", "write the crawl's CPU profile to this file (the last run's)")
 )
@@ -105,6 +106,9 @@ func crawlConfig(b *testing.B, srv *server, site, seed string) config.Config {
 	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0
 	cfg.Crawler.Workers = *workers
 	cfg.Crawler.AllowPrivateNetworks = true
+	if *idle > 0 {
+		cfg.Crawler.IdlePerHost = *idle
+	}
 	cfg.Crawler.Resolve = map[string]string{site: srv.addr}
 	cfg.Crawl.Seeds = []string{seed}
 	return cfg
