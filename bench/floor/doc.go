@@ -39,12 +39,13 @@
 // per page (utime + stime of its master and workers from /proc/PID/stat),
 // allocations per page (runtime.MemStats.Mallocs), the peak RSS of the
 // process during the loop (VmHWM, reset through /proc/self/clear_refs
-// before each loop), and in the log the connections nginx accepted (its
-// stub_status). Then crawl/bare, the ratio of the rates, and the crawl's
-// CPU per page by component: a CPU profile (runtime/pprof) taken during
-// the crawl, each sample given to one component by its stack (the rules
-// table in components_test.go: the frame nearest the leaf that a rule
-// knows decides), logged as a table and reported as <component>-us/page.
+// before each loop, after debug.FreeOSMemory), and in the log the
+// connections nginx accepted (its stub_status). Then crawl/bare, the ratio
+// of the rates, and the crawl's CPU per page by component: a CPU profile
+// (runtime/pprof) taken during the crawl, each sample given to one
+// component by its stack (the rules table in components_test.go: the
+// frame nearest the leaf that a rule knows decides), logged and reported
+// as <component>-us/page.
 //
 // # Caveats
 //
