@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -66,13 +67,16 @@ func startNginx(b *testing.B, root string, workers int) *server {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-c", conf, "-p", prefix, "-g", "daemon off;")
+	// Its own process group, so that the workers can be killed with the
+	// master if it does not stop them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	s := &server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	b.Cleanup(s.stop)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		c, err := net.Dial("tcp", s.addr)
 		if err == nil {
@@ -84,6 +88,22 @@ func startNginx(b *testing.B, root string, workers int) *server {
 			b.Fatalf("floor: nginx did not start on %s: %v\n%s%s", s.addr, err, stderr.Bytes(), log)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop asks nginx to shut down (SIGTERM: the master stops its workers and
+// exits) and kills its process group if it has not within 5 s; killing
+// the master alone would leave the workers running.
+func (s *server) stop() {
+	pid := s.cmd.Process.Pid
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
 	}
 }
 
