@@ -349,7 +349,7 @@ func (ws *workerSide) seedAndWorker(ctx context.Context, opts Options, nc *nats.
 			return nil, err
 		}
 	}
-	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: ws.subj, Shards: ws.rt.Shards, Canonical: ws.rt.Rules, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.FetcherConfig(), Subjects: ws.subj, Shards: ws.rt.Shards, Canonical: ws.rt.Rules, Logger: log, ID: "standalone", MaxPages: cfg.Crawl.MaxPages, Hurry: opts.Hurry})
 	if err != nil {
 		return nil, err
 	}

@@ -544,6 +544,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	case r.Err != nil && fetchCtx.Err() != nil:
 		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
 	}
+	w.noticeFetched(shard, l, r)
 	out := w.outcome(shard, l, r)
 	links := w.links(l, r)
 	handoff()
@@ -553,6 +554,26 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	}
 	out.LinksFound = uint32(kept)
 	return w.publishOutcome(pubCtx, l, r, out)
+}
+
+// noticeFetched tells lease l's frontier on core NATS that the request
+// is over (msg.Fetched), when the response is one the frontier applies no
+// back-off for (not 429, 503, another 5xx or a transport error): the
+// host's politeness slot is freed now rather than once the outcome has
+// gone through the stream and a group commit, about 10 ms later. A
+// notice that is lost only leaves the slot to the outcome.
+func (w *Worker) noticeFetched(shard uint32, l msg.Lease, r *Response) {
+	if l.Robots || r.Err != nil || r.Status == 0 || r.Status == 429 || r.Status >= 500 {
+		return
+	}
+	n := msg.Fetched{Shard: shard, LeaseID: l.ID, Total: r.Timings.Total}
+	data, err := n.MarshalBinary()
+	if err == nil {
+		err = w.nc.Publish(w.opts.Subjects.Fetched(int(shard)), data)
+	}
+	if err != nil {
+		w.log.Debug("fetched notice not sent; the outcome frees the host's slot", "url", l.URL, "err", err)
+	}
 }
 
 // dropExpired reports whether lease l's deadline passed before its fetch;

@@ -239,6 +239,28 @@ func TestWorker(t *testing.T) {
 		front.add(g.shard, g.lease)
 	}
 
+	// Fetched notices, by lease: shard of the subject and of the notice.
+	var notices sync.Map // lease ID -> [2]int
+	nsub, err := fnc.Subscribe(front.subj.Prefix+".fetched.*", func(m *nats.Msg) {
+		var n msg.Fetched
+		if err := n.UnmarshalBinary(m.Data); err != nil {
+			t.Errorf("fetched notice: %v", err)
+			return
+		}
+		var shard int
+		fmt.Sscanf(m.Subject, "trawl.fetched.%d", &shard)
+		if _, dup := notices.LoadOrStore(n.LeaseID, [2]int{shard, int(n.Shard)}); dup {
+			t.Errorf("two fetched notices for lease %d", n.LeaseID)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nsub.Unsubscribe()
+	if err := fnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
 	dir := t.TempDir()
 	cfg := workerConfig(dir)
 	cfg.MaxBody = 1 << 20 // the bomb inflates to 4 MiB: truncated, its late link lost
@@ -318,6 +340,21 @@ func TestWorker(t *testing.T) {
 	}
 	if o := outcomes[4]; o != nil && !o.Robots {
 		t.Error("robots lease outcome without Robots set")
+	}
+
+	// A Fetched notice, on the lease's shard, for each page whose response
+	// needs no back-off; none for robots.txt (4), the 429 (5), the reset
+	// body (8), the refused connection (9) or the expired lease (10).
+	wantNotice := map[uint64]int{1: 0, 2: 0, 3: 1, 6: 2, 7: 2}
+	for id := uint64(1); id <= 10; id++ {
+		v, ok := notices.Load(id)
+		shard, want := wantNotice[id]
+		switch {
+		case ok != want:
+			t.Errorf("lease %d: fetched notice sent %v, want %v", id, ok, want)
+		case ok && v.([2]int) != [2]int{shard, shard}:
+			t.Errorf("lease %d: notice on subject/of shard %v, want %d", id, v, shard)
+		}
 	}
 
 	// Link batches: exactly the links of each page, grouped by the shard

@@ -383,6 +383,10 @@ type leaseRecord struct {
 	Attempts   uint32
 	EnqueuedAt time.Time
 	Hops       uint32
+	// fetched is set (in memory only) when the crawler's Fetched notice
+	// freed the lease's politeness slot before its outcome (see
+	// State.Fetched); a reopened State counts every lease as in flight.
+	fetched bool
 }
 
 func (r *leaseRecord) encode() []byte {

@@ -32,7 +32,9 @@ func (q *leaseHeap) Pop() any {
 }
 
 // Lease grants up to max leases (capped at frontier.max_leases_per_reply)
-// on hosts politeness lets be fetched now, at most one per host per call.
+// on hosts politeness lets be fetched now: one per host per call, or, when
+// a host has slots left (max_inflight_per_host) and no min_delay to keep
+// between its leases, as many as it has free slots.
 // A host whose robots.txt is unknown, unavailable or older than robots.ttl
 // gets a robots.txt lease first. Queued URLs robots.txt disallows are
 // finished (reason robots) and counted on the way. The leases are
@@ -60,15 +62,29 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 		qb := queueBucketsOf(tx)
 		lb := tx.Bucket(bucketLeases)
 		db := tx.Bucket(bucketDone)
+		var again map[*host]bool // hosts put back for another lease in this call
 		for len(out) < max && len(s.ready) > 0 && !s.ready[0].eligibleAt().After(now) {
 			h := heap.Pop(&s.ready).(*host)
-			touched = append(touched, h)
+			if !again[h] {
+				touched = append(touched, h)
+			}
 			l, err := s.leaseHostLocked(qb, lb, db, h, now)
 			if err != nil {
 				return err
 			}
-			if l != nil {
-				out = append(out, msg.Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline, Hops: l.Hops})
+			if l == nil {
+				continue
+			}
+			out = append(out, msg.Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline, Hops: l.Hops})
+			// A host with slots left and no delay to keep (min_delay 0)
+			// may take another lease now: one lease per host per call
+			// fed a 16-slot host one request round trip at a time.
+			if s.wantsReady(h) && !h.eligibleAt().After(now) {
+				if again == nil {
+					again = make(map[*host]bool)
+				}
+				again[h] = true
+				heap.Push(&s.ready, h)
 			}
 		}
 		return s.putMetaLocked(tx, touched)
@@ -179,13 +195,42 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 	return nil
 }
 
+// Fetched takes a crawler's notice that its request for a lease's URL is
+// over, ahead of the outcome (see msg.Fetched): the lease stops counting
+// against max_inflight_per_host and the host's next fetch is set as for
+// a response (politeAfterFetched), so the host's next URL can be leased
+// while the outcome is still on its way through the stream. Nothing is
+// written: the outcome alone finishes the lease, and a reopened State
+// counts every lease as in flight again. It reports whether a slot was
+// freed; a notice for an unknown, finished, already noticed or robots.txt
+// lease, or another shard's, changes nothing.
+func (s *State) Fetched(n msg.Fetched) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checkLocked() != nil || int(n.Shard) != s.cfg.Frontier.Shard {
+		return false
+	}
+	l := s.leases[n.LeaseID]
+	if l == nil || l.fetched || l.Robots {
+		return false
+	}
+	h := s.hosts[l.Host]
+	l.fetched = true
+	h.inflight--
+	s.politeAfterFetched(h, s.now(), n.Total)
+	s.fixHostLocked(h)
+	return true
+}
+
 // dropLeaseLocked forgets lease l in memory and in the file.
 func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *leaseRecord) error {
 	if err := lb.Delete(u64key(l.ID)); err != nil {
 		return fmt.Errorf("delete lease: %w", err)
 	}
 	delete(s.leases, l.ID)
-	h.inflight--
+	if !l.fetched {
+		h.inflight--
+	}
 	if l.Robots {
 		h.robotsInflight = false
 	}

@@ -87,6 +87,18 @@ func (s *State) politeAfterResponse(h *host, now time.Time, total time.Duration)
 	h.dirty = true
 }
 
+// politeAfterFetched is politeAfterResponse for a Fetched notice, which
+// comes only for responses that need no back-off. It never brings the
+// next fetch forward: another request to the host, in flight with this
+// one, may have set it later (its own delay, or a 429's back-off).
+func (s *State) politeAfterFetched(h *host, now time.Time, total time.Duration) {
+	h.rec.LastResponse = total
+	if t := now.Add(s.politeDelay(h, total)); t.After(h.rec.NextFetch) {
+		h.rec.NextFetch = t
+	}
+	h.dirty = true
+}
+
 // raiseBackoff pushes h's next fetch out after a 429/503 or unavailable robots.txt.
 func (s *State) raiseBackoff(h *host, now time.Time, retryAfter time.Duration) {
 	if h.rec.BackoffLevel < 64 {

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,4 +252,121 @@ func hostOf(u string) string {
 		}
 	}
 	return u
+}
+
+// TestFetchedFreesTheSlot: a Fetched notice frees the host's slot before
+// the outcome, sets the next fetch as a response does, never brings it
+// forward, and is ignored for unknown, repeated, robots.txt and other
+// shards' leases; the outcome and expiry that follow do not free the
+// slot twice.
+func TestFetchedFreesTheSlot(t *testing.T) {
+	h := newHarness(t, noRobots)
+	h.seed("http://example.com/1", "http://example.com/2", "http://example.com/3", "http://example.com/4")
+	l1 := h.leaseOne()
+	if ls := h.lease(10); len(ls) != 0 {
+		t.Fatalf("leased %+v with the host's one slot taken", ls)
+	}
+	for _, n := range []msg.Fetched{{LeaseID: 999}, {LeaseID: l1.ID, Shard: 3}} {
+		if h.s.Fetched(n) {
+			t.Fatalf("notice %+v freed a slot", n)
+		}
+	}
+	if !h.s.Fetched(msg.Fetched{LeaseID: l1.ID, Total: 3 * time.Second}) {
+		t.Fatal("the notice of a lease out freed nothing")
+	}
+	if h.s.Fetched(msg.Fetched{LeaseID: l1.ID}) {
+		t.Fatal("a second notice of the same lease freed a slot again")
+	}
+	if got := h.waitFor(); got != 6*time.Second { // delay_factor 2 x 3 s
+		t.Fatalf("next fetch in %v after the notice, want 6s", got)
+	}
+	h.clock.Advance(6 * time.Second)
+	l2 := h.leaseOne() // before l1's outcome
+	if l2.URL != "http://example.com/2" {
+		t.Fatalf("leased %s, want /2", l2.URL)
+	}
+	// l1's outcome finishes it without freeing a slot again, nor moving
+	// the next fetch: l2 still holds the only slot.
+	if res := h.apply(nil, outcome(l1, 200)); res.Outcomes != 1 {
+		t.Fatalf("outcome after the notice: %+v", res)
+	}
+	h.clock.Advance(time.Hour)
+	if ls := h.lease(10); len(ls) != 0 {
+		t.Fatalf("leased %+v: the outcome freed l1's slot a second time", ls)
+	}
+	// A noticed lease that expires (the crawler died before its outcome)
+	// goes back to the queue without freeing a slot twice.
+	if !h.s.Fetched(msg.Fetched{LeaseID: l2.ID}) {
+		t.Fatal("notice of l2 freed nothing")
+	}
+	h.clock.Advance(time.Second)
+	l3 := h.leaseOne()
+	h.clock.Advance(2 * time.Minute)
+	if n, _ := h.s.ExpireLeasesBefore(l3.Deadline); n != 2 {
+		t.Fatalf("expired %d leases, want l2 and l3", n)
+	}
+	h.clock.Advance(time.Hour)
+	if ls := h.lease(10); len(ls) != 1 || ls[0].URL != "http://example.com/2" {
+		t.Fatalf("after expiry leased %+v, want /2 alone (one slot)", ls)
+	}
+
+	// A notice never brings a back-off forward: a 429 on one request,
+	// then a notice for another one in flight with it.
+	h2 := newHarness(t, func(c *config.Config) { noRobots(c); c.Frontier.MaxInflightPerHost = 2 })
+	h2.seed("http://example.com/1", "http://example.com/2", "http://example.com/3")
+	a := h2.leaseOne()
+	h2.clock.Advance(time.Second)
+	b := h2.leaseOne()
+	h2.apply(nil, outcome(a, 429))
+	backoff := h2.waitFor()
+	if backoff < 5*time.Second {
+		t.Fatalf("back-off after 429: %v", backoff)
+	}
+	h2.s.Fetched(msg.Fetched{LeaseID: b.ID})
+	if got := h2.waitFor(); got != backoff {
+		t.Fatalf("a notice moved the back-off from %v to %v", backoff, got)
+	}
+
+	// robots.txt leases keep their slot until their outcome.
+	h3 := newHarness(t, nil)
+	h3.seed("http://example.com/1")
+	r := h3.leaseOne()
+	if !r.Robots || h3.s.Fetched(msg.Fetched{LeaseID: r.ID}) {
+		t.Fatalf("robots lease %+v: its notice freed a slot", r)
+	}
+}
+
+// TestLeaseFillsFreeSlots: with no delay to keep between a host's leases
+// (min_delay 0), one Lease call fills every free slot of a host, in queue
+// order; with min_delay it grants one per host per call.
+func TestLeaseFillsFreeSlots(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Frontier.MaxInflightPerHost = 3
+		c.Politeness.MinDelay, c.Politeness.DelayFactor = 0, 0
+	})
+	h.seed("http://a.example/1", "http://a.example/2", "http://a.example/3", "http://a.example/4", "http://b.example/1")
+	ls := h.lease(10)
+	byHost := map[string][]string{}
+	for _, l := range ls {
+		byHost[hostOf(l.URL)] = append(byHost[hostOf(l.URL)], strings.TrimPrefix(l.URL, "http://"))
+	}
+	if got := fmt.Sprint(byHost); got != "map[a.example:[a.example/1 a.example/2 a.example/3] b.example:[b.example/1]]" {
+		t.Fatalf("one call leased %v, want a.example's 3 slots filled in queue order and b.example's 1", got)
+	}
+	if more := h.lease(10); len(more) != 0 {
+		t.Fatalf("leased %+v with every slot taken", more)
+	}
+	if !h.s.Fetched(msg.Fetched{LeaseID: ls[0].ID}) || !h.s.Fetched(msg.Fetched{LeaseID: ls[1].ID}) {
+		t.Fatal("notices freed nothing")
+	}
+	if more := h.lease(10); len(more) != 1 || more[0].URL != "http://a.example/4" {
+		t.Fatalf("after two notices leased %+v, want a.example/4 alone (its queue's last)", more)
+	}
+
+	h2 := newHarness(t, func(c *config.Config) { noRobots(c); c.Frontier.MaxInflightPerHost = 3 })
+	h2.seed("http://a.example/1", "http://a.example/2")
+	if ls := h2.lease(10); len(ls) != 1 {
+		t.Fatalf("with min_delay 1s one call leased %d of one host, want 1", len(ls))
+	}
 }

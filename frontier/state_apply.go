@@ -286,7 +286,9 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		s.count[cRetries]++
 		return h, s.requeueLocked(ret, h, l, attempts)
 	default:
-		s.politeAfterResponse(h, now, o.Timings.Total)
+		if !l.fetched { // else its Fetched notice did
+			s.politeAfterResponse(h, now, o.Timings.Total)
+		}
 		s.hostSucceeded(h)
 		return h, s.finishLocked(db, h, l.URL, st, doneFetched, now)
 	}

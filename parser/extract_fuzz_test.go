@@ -53,10 +53,13 @@ func FuzzResolverFast(f *testing.F) {
 		"https://b.com:443/", "http://B.com/", "/a?b'c", "a/{b}", "http://a.b.c.xn--pokxncvks/", "../../../a?b#c", "./../x", "../", ".././", "../a/./b", "../%2e/x", "..\\x",
 		"?a=ü", "#frag", "#", "?", "/ä?ö#ü", "http://b.com/é?é#é", "x\xff", "?\x00",
 		"//cdn.b.com/a.js", "//b.com", "//b.com?q#f", "//b.com:80/", "//b.com:443/x", "//B.com/", "///b.com/", "//b.com\\x",
-		"http://b.com", "https://b.com?q=1", "http://b.com#top", "http://b.com:8080?x", "http://b.com?ü", "http://b.com:/"} {
+		"http://b.com", "https://b.com?q=1", "http://b.com#top", "http://b.com:8080?x", "http://b.com?ü", "http://b.com:/",
+		"http://127.0.0.1:8081/a", "http://10.0.0.255/", "http://1.2.3.256/", "http://01.2.3.4/", "http://1.2.3/", "http://1.2.3.4.5/",
+		"http://0.0.0.0/x", "http://0x7f.0.0.1/", "http://a.1.2.3/", "http://1.2.3.04/", "http://255.255.255.255:80/"} {
 		f.Add("http://a.com/d/e?q", s)
 		f.Add("https://x.org:8080/", s)
 		f.Add("http://a.com/1/2/3/4.html?x", s)
+		f.Add("http://127.0.0.1:8081/std/io/index.html", s)
 	}
 	f.Fuzz(func(t *testing.T, base, ref string) {
 		r, err := newResolver(base, nil)

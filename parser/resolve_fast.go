@@ -363,7 +363,8 @@ func cleanAbs[S bytestring](s S, allowNA bool) (ok, nonASCII bool, pathStart, la
 
 // cleanAuthority reports whether s starts with "http://" or "https://"
 // and an authority the WHATWG parser keeps as it is: a lowercase host of
-// LDH labels (no "xn--", the last label starting with a letter) and a
+// LDH labels (no "xn--", the last label starting with a letter) or a
+// dotted-quad IPv4 address (dottedQuad), and a
 // non-default port without leading zeros. end is where the authority ends
 // (at '/', '?', '#' or the end of s).
 func cleanAuthority[S bytestring](s S) (end int, ok bool) {
@@ -395,7 +396,7 @@ func cleanAuthority[S bytestring](s S) (end int, ok bool) {
 		}
 		return 0, false
 	}
-	if i == labelStart || hasACEPrefix(rest[labelStart:i]) || !isAlpha(rest[labelStart]) {
+	if i == labelStart || hasACEPrefix(rest[labelStart:i]) || !isAlpha(rest[labelStart]) && !dottedQuad(rest[:i]) {
 		return 0, false
 	}
 	if i < len(rest) && rest[i] == ':' {
@@ -413,6 +414,30 @@ func cleanAuthority[S bytestring](s S) (end int, ok bool) {
 		return 0, false
 	}
 	return len(s) - len(rest) + i, true
+}
+
+// dottedQuad reports whether host is an IPv4 address the WHATWG parser
+// serializes as it is: four decimal parts of 0-255 without leading zeros
+// ("127.0.0.1", not "127.1", "0x7f.0.0.1" or "127.000.0.1"). Sites served
+// by address (a local mirror, a doc tree on loopback) then keep the fast
+// path.
+func dottedQuad[S bytestring](host S) bool {
+	parts, n, digits := 0, 0, 0
+	for i := 0; i <= len(host); i++ {
+		if i == len(host) || host[i] == '.' {
+			if digits == 0 || n > 255 || digits > 1 && host[i-digits] == '0' {
+				return false
+			}
+			parts, n, digits = parts+1, 0, 0
+			continue
+		}
+		c := host[i]
+		if c < '0' || c > '9' || digits == 3 {
+			return false
+		}
+		n, digits = n*10+int(c-'0'), digits+1
+	}
+	return parts == 4
 }
 
 // cleanPathQuery reports whether a path[?query][#fragment] reference holds

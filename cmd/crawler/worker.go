@@ -59,7 +59,8 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	// The one-command crawl's own flags (crawler [flags] SEED_URL...).
 	fs.String("data-dir", "", "state of a one-command crawl: frontier file and NATS store (data_dir, default ./trawl-data)")
 	fs.String("min-delay", "", "least time between two fetches of a host, e.g. 1s; 0 for your own sites (politeness.min_delay)")
-	fs.String("max-inflight-per-host", "", "requests in flight at once to one host, default 1; raise it with --min-delay 0 for your own sites (frontier.max_inflight_per_host)")
+	fs.String("delay-factor", "", "a host's next fetch waits at least this times its last response time, default 2; 0 for your own sites (politeness.delay_factor)")
+	fs.String("max-inflight-per-host", "", "requests in flight at once to one host, default 1; raise it with --min-delay 0 --delay-factor 0 for your own sites (frontier.max_inflight_per_host)")
 	fs.String("max-pages", "", "stop after this many pages (crawl.max_pages)")
 	fs.String("max-duration", "", "stop after this long, e.g. 10m (crawl.max_duration)")
 	fs.String("summary-json", "", "also write the final summary as JSON to this `file` (crawl.summary_json)")
@@ -81,7 +82,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		"nats": "nats.url", "workers": "crawler.workers", "user-agent": "crawler.user_agent",
 		"allow-private-networks": "crawler.allow_private_networks", "fetch-log": "crawler.fetch_log",
 		"warc-dir": "crawler.warc_dir", "max-body": "crawler.max_body", "resolve": "crawler.resolve", "sitemaps": "crawler.sitemaps",
-		"data-dir": "data_dir", "min-delay": "politeness.min_delay", "max-pages": "crawl.max_pages", "max-inflight-per-host": "frontier.max_inflight_per_host",
+		"data-dir": "data_dir", "min-delay": "politeness.min_delay", "delay-factor": "politeness.delay_factor", "max-pages": "crawl.max_pages", "max-inflight-per-host": "frontier.max_inflight_per_host",
 		"max-duration": "crawl.max_duration", "summary-json": "crawl.summary_json", "expose-nats": "nats.expose",
 	})
 	if err == nil && *shards != 0 { // 0, the default, means: ask the frontiers
@@ -194,7 +195,7 @@ func runWorker(in *cli.Interrupts, cfg config.Config, shardsGiven bool, log *slo
 	if err != nil {
 		return err
 	}
-	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.Crawler, Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: id, Hurry: in.Hurry})
+	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.FetcherConfig(), Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: id, Hurry: in.Hurry})
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,8 @@ func TestWorkerCmd(t *testing.T) {
 		{[]string{"-check-config", "mailto:someone@example.com"}, cli.ExitUsage, "", "crawl.seeds"},
 		{[]string{"-check-config", "--min-delay", "0", "--max-inflight-per-host", "16", "https://example.com/"}, cli.ExitOK, "configuration ok", ""},
 		{[]string{"-check-config", "--max-inflight-per-host", "0", "https://example.com/"}, cli.ExitUsage, "", "frontier.max_inflight_per_host"},
+		{[]string{"-check-config", "--min-delay", "0", "--delay-factor", "0", "https://example.com/"}, cli.ExitOK, "configuration ok", ""},
+		{[]string{"-check-config", "--delay-factor", "-1", "https://example.com/"}, cli.ExitUsage, "", "politeness.delay_factor"},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "https://example.com/"}, cli.ExitUsage, "", "crawler seed"},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "-check-config"}, cli.ExitOK, "configuration ok", ""},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "--shards", "0", "--resolve", "a.test:443=127.0.0.1:8443", "--resolve", "b.test:80=[::1]:8080",

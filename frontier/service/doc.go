@@ -35,7 +35,10 @@
 //     to min(request Max, max_leases_per_reply) leases (an undecodable
 //     request gets an empty reply); <prefix>.status answers Status as JSON
 //     on every shard; <prefix>.control.<shard> answers ControlRequest
-//     (explain), see RequestExplain.
+//     (explain), see RequestExplain. <prefix>.fetched.<shard> takes the
+//     crawlers' msg.Fetched notices (State.Fetched: the host's slot is
+//     freed ahead of the outcome) and wakes crawlers when that makes a
+//     host ready.
 //   - Timers: Flush (commit the open leases) and the wake on
 //     <prefix>.wake (after an empty lease reply, once a host is ready)
 //     every commit_interval; ExpireLeasesBefore every second, up to the

@@ -19,6 +19,7 @@ type serviceMetrics struct {
 	applyErrors       prometheus.Counter
 	leaseRequests     *prometheus.CounterVec // by result: granted, empty, bad, error
 	leasesGranted     prometheus.Counter
+	fetchedNotices    *prometheus.CounterVec // by result: freed, ignored, bad
 	expired           prometheus.Counter
 	checkpointErrors  prometheus.Counter
 	checkpointSeconds prometheus.Histogram
@@ -42,7 +43,9 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 		applyErrors: counter("apply_errors_total", "Failed Apply transactions (fatal: the frontier stops)."),
 		leaseRequests: prometheus.NewCounterVec(prometheus.CounterOpts(opts("lease_requests_total",
 			"Lease requests answered, by result: granted, empty, bad (undecodable), error.")), []string{"result"}),
-		leasesGranted:    counter("leases_granted_total", "Leases handed to crawlers."),
+		leasesGranted: counter("leases_granted_total", "Leases handed to crawlers."),
+		fetchedNotices: prometheus.NewCounterVec(prometheus.CounterOpts(opts("fetched_notices_total",
+			"Crawlers' Fetched notices (a request is over, ahead of its outcome), by result: freed (a host slot), ignored (unknown, finished or already noticed lease), bad (undecodable).")), []string{"result"}),
 		expired:          counter("leases_expired_total", "Leases that expired and went back to their host queue."),
 		checkpointErrors: counter("checkpoint_errors_total", "Checkpoints that failed (retried at the next interval)."),
 		missedHeartbeats: counter("missed_heartbeats_total",
@@ -55,7 +58,7 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.messages, m.commitSeconds, m.applyErrors, m.leaseRequests,
-		m.leasesGranted, m.expired, m.checkpointErrors, m.checkpointSeconds, m.missedHeartbeats} {
+		m.leasesGranted, m.fetchedNotices, m.expired, m.checkpointErrors, m.checkpointSeconds, m.missedHeartbeats} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

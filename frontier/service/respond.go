@@ -37,7 +37,8 @@ type ControlReply struct {
 	Explain json.RawMessage `json:"explain,omitempty"`
 }
 
-// subscribe starts the three responders. On error it returns those it
+// subscribe starts the responders (work, status, control) and the
+// Fetched notice subscription. On error it returns those it
 // started so the caller can unsubscribe them.
 func (s *Server) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
 	var subs []*nats.Subscription
@@ -56,6 +57,11 @@ func (s *Server) subscribe(fatal func(error)) ([]*nats.Subscription, error) {
 		return subs, fmt.Errorf("frontier: subscribe %s: %w", s.subj.Control(s.shard), err)
 	}
 	subs = append(subs, ctl)
+	fetched, err := s.nc.Subscribe(s.subj.Fetched(s.shard), s.onFetched)
+	if err != nil {
+		return subs, fmt.Errorf("frontier: subscribe %s: %w", s.subj.Fetched(s.shard), err)
+	}
+	subs = append(subs, fetched)
 	// The subscriptions must reach the server before a caller relies on them.
 	if err := s.nc.Flush(); err != nil {
 		return subs, fmt.Errorf("frontier: flush subscriptions: %w", err)
@@ -166,6 +172,24 @@ func (s *Server) wakeIfReady() {
 	if err := s.nc.Publish(s.subj.Wake(), nil); err != nil {
 		s.log.Debug("wake not sent", "err", err)
 	}
+}
+
+// onFetched frees the politeness slot of the lease a crawler's Fetched
+// notice names (State.Fetched) and, when that makes a host ready, wakes
+// crawlers waiting out an empty reply.
+func (s *Server) onFetched(m *nats.Msg) {
+	var n msg.Fetched
+	if err := n.UnmarshalBinary(m.Data); err != nil {
+		s.m.fetchedNotices.WithLabelValues("bad").Inc()
+		s.log.Debug("bad fetched notice", "err", err)
+		return
+	}
+	if !s.st.Fetched(n) {
+		s.m.fetchedNotices.WithLabelValues("ignored").Inc()
+		return
+	}
+	s.m.fetchedNotices.WithLabelValues("freed").Inc()
+	s.wakeIfReady()
 }
 
 // onStatus answers with Status as JSON; every shard answers.

@@ -697,3 +697,57 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestFetchedNoticeFreesTheSlot: a crawler's Fetched notice on the
+// shard's fetched subject frees the host's slot and wakes crawlers that
+// were answered empty, before any outcome; garbage and unknown leases on
+// that subject are counted and change nothing.
+func TestFetchedNoticeFreesTheSlot(t *testing.T) {
+	e := bustest.Start(t)
+	h := startService(t, e, svcConfig(t, e))
+	wakes, err := h.nc.SubscribeSync(h.subj.Wake())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.links("", 0, "http://a.test/1", "http://a.test/2")
+	h.settle()
+	h.crawlRobots(h.leaseUntil(1, 1))
+	h.settle()
+	first := h.leaseUntil(1, 1)[0]
+	if ls := h.lease(1); len(ls) != 0 {
+		t.Fatalf("lease %+v with the host's slot taken", ls)
+	}
+	for {
+		if _, err := wakes.NextMsg(50 * time.Millisecond); err != nil {
+			break
+		}
+	}
+	notice := func(n msg.Fetched) {
+		b, err := n.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.nc.Publish(h.subj.Fetched(h.cfg.Frontier.Shard), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.nc.Publish(h.subj.Fetched(h.cfg.Frontier.Shard), []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	notice(msg.Fetched{LeaseID: first.ID + 1000})
+	h.nc.Flush()
+	if ls := h.lease(1); len(ls) != 0 {
+		t.Fatalf("lease %+v after a bad and an unknown notice", ls)
+	}
+	notice(msg.Fetched{LeaseID: first.ID})
+	if _, err := wakes.NextMsg(svcWait); err != nil {
+		t.Fatalf("no wake after the notice freed the slot: %v", err)
+	}
+	if ls := h.lease(1); len(ls) != 1 || ls[0].URL != "http://a.test/2" {
+		t.Fatalf("after the notice leased %+v, want /2 (no outcome sent yet)", ls)
+	}
+	m := h.svc.m.fetchedNotices
+	if bad, ign, freed := counterValue(t, m.WithLabelValues("bad")), counterValue(t, m.WithLabelValues("ignored")), counterValue(t, m.WithLabelValues("freed")); bad != 1 || ign != 1 || freed != 1 {
+		t.Errorf("notices counted bad %v ignored %v freed %v, want 1 each", bad, ign, freed)
+	}
+}

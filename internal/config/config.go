@@ -246,6 +246,17 @@ func Default() Config {
 	}
 }
 
+// FetcherConfig is the crawler section as the fetch workers use it:
+// idle_per_host raised to frontier.max_inflight_per_host, so that a
+// host's concurrent requests keep their keep-alive connections (with 2
+// idle per host and 16 in flight, a crawl of one loopback site opened
+// 4,300 connections for 21,663 pages; with 16, 17).
+func (c Config) FetcherConfig() Crawler {
+	w := c.Crawler
+	w.IdlePerHost = max(w.IdlePerHost, c.Frontier.MaxInflightPerHost)
+	return w
+}
+
 // Chain is the dedup.ChainConfig of a scalable filter under these settings
 // (layout parsed by the caller: Validate has checked it).
 func (f Filter) Chain(layout dedup.Layout) dedup.ChainConfig {

@@ -161,3 +161,21 @@ func TestByteSize(t *testing.T) {
 		t.Errorf("String = %q", s)
 	}
 }
+
+// TestFetcherConfigKeepsAHostsConnections: the fetch workers keep at
+// least as many idle connections per host as a host may have requests in
+// flight.
+func TestFetcherConfigKeepsAHostsConnections(t *testing.T) {
+	c := Default()
+	if got := c.FetcherConfig().IdlePerHost; got != 2 {
+		t.Errorf("default: idle per host %d, want idle_per_host's 2", got)
+	}
+	c.Frontier.MaxInflightPerHost = 16
+	if got := c.FetcherConfig().IdlePerHost; got != 16 {
+		t.Errorf("16 in flight per host: idle per host %d, want 16", got)
+	}
+	c.Crawler.IdlePerHost = 32
+	if got := c.FetcherConfig().IdlePerHost; got != 32 {
+		t.Errorf("idle_per_host 32: %d", got)
+	}
+}

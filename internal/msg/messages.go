@@ -240,6 +240,46 @@ func (m *LeaseRequest) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// Fetched tells a frontier that a crawler's request for a lease's URL is
+// over and its response was one that needs no back-off (not 429, 503,
+// another 5xx or a transport error), before the lease's Outcome: the
+// frontier frees the host's politeness slot at once instead of a stream
+// hop and a group commit later. It is advice, sent on core NATS: a lost
+// or late notice only leaves the slot to the Outcome, a notice for an
+// unknown or finished lease is ignored, and the Outcome alone finishes
+// the lease.
+//
+// Layout (v1, type 5): Shard uvarint, LeaseID uvarint, Total (the
+// response time, as Timings.Total) uvarint nanoseconds.
+type Fetched struct {
+	Shard   uint32
+	LeaseID uint64
+	Total   time.Duration
+}
+
+// AppendBinary appends the encoding of m to b.
+func (m *Fetched) AppendBinary(b []byte) ([]byte, error) {
+	e := header(b, TypeFetched)
+	e.uint(uint64(m.Shard))
+	e.uint(m.LeaseID)
+	e.dur(m.Total)
+	return e.b, nil
+}
+
+// MarshalBinary encodes m.
+func (m *Fetched) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// UnmarshalBinary decodes a Fetched notice, replacing m's contents.
+func (m *Fetched) UnmarshalBinary(b []byte) error {
+	d := newDecoder(b, TypeFetched)
+	f := Fetched{Shard: d.u32("shard"), LeaseID: d.uint("lease id"), Total: d.dur("total")}
+	if err := d.finish(); err != nil {
+		return err
+	}
+	*m = f
+	return nil
+}
+
 // Lease is the right to fetch one URL until Deadline. An Outcome must name
 // its ID and Shard; one that arrives after the deadline is ignored, because
 // the URL has gone back to its host queue by then.

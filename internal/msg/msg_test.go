@@ -39,6 +39,8 @@ func samples() []binaryMessage {
 		&Outcome{LeaseID: 3, URL: "http://h.test/slow", Release: ReleaseCancelled},
 		&Outcome{LeaseID: 4, URL: "http://h.test/", Release: ReleaseArchive},
 		&LeaseRequest{Crawler: "host-1/42", Max: 64},
+		&Fetched{},
+		&Fetched{Shard: 3, LeaseID: 1<<63 + 9, Total: 1500 * time.Microsecond},
 		&LeaseReply{Shard: 1, Leases: []Lease{
 			{ID: 10, URL: "https://a.test/", Depth: 0, Robots: true, Deadline: t0},
 			{ID: 11, URL: "https://a.test/p", Depth: 2},
@@ -257,7 +259,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte{1, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, m := range []binaryMessage{&LinkBatch{}, &Outcome{}, &LeaseRequest{}, &LeaseReply{}} {
+		for _, m := range []binaryMessage{&LinkBatch{}, &Outcome{}, &LeaseRequest{}, &LeaseReply{}, &Fetched{}} {
 			if err := m.UnmarshalBinary(b); err != nil {
 				continue
 			}

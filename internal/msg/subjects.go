@@ -27,6 +27,12 @@ func (s Subjects) Links(shard int) string { return s.Prefix + ".links." + strcon
 // Done is the JetStream subject of shard's outcomes.
 func (s Subjects) Done(shard int) string { return s.Prefix + ".done." + strconv.Itoa(shard) }
 
+// Fetched is shard's core NATS subject for Fetched notices: a crawler
+// says there that its request for a lease's URL is over, ahead of the
+// outcome, which reaches the frontier through the stream and a group
+// commit later (see Fetched).
+func (s Subjects) Fetched(shard int) string { return s.Prefix + ".fetched." + strconv.Itoa(shard) }
+
 // Dead is where shard moves messages it could not decode.
 func (s Subjects) Dead(shard int) string { return s.Prefix + ".dead." + strconv.Itoa(shard) }
 

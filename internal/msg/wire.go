@@ -24,6 +24,7 @@ const (
 	TypeOutcome      Type = 2
 	TypeLeaseRequest Type = 3
 	TypeLeaseReply   Type = 4
+	TypeFetched      Type = 5
 )
 
 func (t Type) String() string {
@@ -36,6 +37,8 @@ func (t Type) String() string {
 		return "lease-request"
 	case TypeLeaseReply:
 		return "lease-reply"
+	case TypeFetched:
+		return "fetched"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
