@@ -8,7 +8,10 @@ require (
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/trawlhq/trawl v0.0.0
+	golang.org/x/net v0.63.0
 )
 
 require (
@@ -34,7 +37,6 @@ require (
 	github.com/nats-io/nats.go v1.56.0 // indirect
 	github.com/nats-io/nkeys v0.4.17 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
-	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -44,7 +46,6 @@ require (
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.59.0 // indirect
-	golang.org/x/net v0.63.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/time v0.16.0 // indirect

@@ -392,11 +392,16 @@ func (x *extractor) tagRaw(raw []byte) {
 	// reader tells whether NUL or CR can be in it.
 	x.plainTag = bytes.IndexByte(raw, '&') < 0 && (!x.src.ctl || !needsDecode(raw))
 	var a attrs
-	maxLen := x.opts.MaxAttrLen
-	need := attrsUsed(name)
+	a.read(raw, nameEnd, attrsUsed(name), x.opts.MaxAttrLen)
+	x.record(name, &a)
+}
+
+// read keeps the raw values of the attributes in need of the tag raw
+// (whose name ends at nameEnd), skipping values longer than maxLen. The
+// first occurrence of an attribute wins, as in the HTML tokenizer, so it
+// stops once it has every attribute in need.
+func (a *attrs) read(raw []byte, nameEnd int, need uint16, maxLen int) {
 	it := newRawAttrs(raw, nameEnd)
-	// The first occurrence of an attribute wins, as in the HTML tokenizer,
-	// so the loop stops once it has every attribute this tag uses.
 	for a.has&need != need {
 		k, v, ok := it.next()
 		if !ok {
@@ -439,6 +444,11 @@ func (x *extractor) tagRaw(raw []byte) {
 			}
 		}
 	}
+}
+
+// record adds the references the tag named name (from lookupTag) carries
+// in a, or notes its base or robots directives.
+func (x *extractor) record(name string, a *attrs) {
 	switch name {
 	case "a", "area":
 		x.add(a.href, KindNavigation, hasToken(x.attr(a.rel), "nofollow"))
@@ -473,7 +483,7 @@ func (x *extractor) tagRaw(raw []byte) {
 			x.baseRef = string(bytes.TrimSpace(attrBytes(a.href)))
 		}
 	case "meta":
-		x.meta(&a)
+		x.meta(a)
 	}
 }
 

@@ -120,3 +120,61 @@ func BenchmarkExtractOverTokenizer(b *testing.B) {
 		})
 	}
 }
+
+// benchStartTags returns the raw start tags (html.Tokenizer.Raw, copied)
+// of every testdata page forBenchPages reads, in document order, and
+// whether each page's bytes hold a NUL or CR (ctlReader.ctl).
+func benchStartTags(b *testing.B) (tags [][][]byte, ctl []bool) {
+	for _, p := range append(benchPages[:len(benchPages):len(benchPages)], realBenchPages(b)...) {
+		body, err := os.ReadFile("testdata/pages/" + p.file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var page [][]byte
+		z := html.NewTokenizer(bytes.NewReader(body))
+		for tt := z.Next(); tt != html.ErrorToken; tt = z.Next() {
+			if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
+				page = append(page, bytes.Clone(z.Raw()))
+			}
+		}
+		tags = append(tags, page)
+		ctl = append(ctl, bytes.IndexByte(body, 0) >= 0 || bytes.IndexByte(body, '\r') >= 0)
+	}
+	return tags, ctl
+}
+
+// BenchmarkTagRaw measures extractor.tagRaw alone, the per-tag step of
+// Extract (name lookup, attribute scan, recording the references), over
+// the start tags of every testdata page, tokenized beforehand. ns/tag is
+// the time per start tag, most of which carry no link.
+func BenchmarkTagRaw(b *testing.B) {
+	tags, ctl := benchStartTags(b)
+	var n, size int
+	for _, page := range tags {
+		n += len(page)
+		for _, t := range page {
+			size += len(t)
+		}
+	}
+	x := getExtractor(ExtractOptions{MaxLinks: DefaultMaxLinks, MaxAttrLen: DefaultMaxAttrLen})
+	defer putExtractor(x)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for p, page := range tags {
+			tagPage(x, page, ctl[p])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/tag")
+}
+
+// tagPage runs x.tagRaw over the start tags of one page, from a clean
+// extractor state; x.refs and x.arena then hold the page's references.
+func tagPage(x *extractor, page [][]byte, ctl bool) {
+	x.arena, x.refs, x.done, x.seenBase = x.arena[:0], x.refs[:0], false, false
+	x.src.ctl = ctl
+	for _, t := range page {
+		x.tagRaw(t)
+	}
+}

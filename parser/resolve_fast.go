@@ -190,28 +190,7 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 	case hasPrefix(ref, "http://") || hasPrefix(ref, "https://"):
 		return appendAbs(r, dst, ref, allowNA)
 	case ref[0] == '/':
-		if len(ref) > 1 && ref[1] == '/' {
-			// Scheme-relative ("//cdn.example.com/a.js"): the base's
-			// scheme, then as an absolute reference.
-			r.abs = append(append(r.abs[:0], r.origin[:strings.IndexByte(r.origin, ':')+1]...), ref...)
-			return appendAbs(r, dst, r.abs, allowNA)
-		}
-		if len(ref) > 1 && ref[1] == '\\' {
-			return dst, false
-		}
-		if n := matchSeen(&r.seenRoot, ref); n > 0 {
-			if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
-				return appendJoin(dst, r.origin, ref, na)
-			}
-			return dst, false
-		}
-		if ok, na, lastSeg := cleanPQ(ref, true, 0, allowNA); ok {
-			if !na {
-				remember(&r.seenRoot, ref[:lastSeg])
-			}
-			return appendJoin(dst, r.origin, ref, na)
-		}
-		return dst, false
+		return appendRooted(r, dst, ref, allowNA)
 	case ref[0] == '?':
 		if ok, na := cleanPathQuery(ref[1:], false, 1, allowNA); ok {
 			return appendJoin(dst, r.pathEnd, ref, na)
@@ -223,43 +202,74 @@ func appendFast[S bytestring](r *resolver, dst []byte, ref S) ([]byte, bool) {
 		}
 		return dst, false
 	default:
-		// A relative path: leading "./" and "../" segments are applied
-		// to the base directory; the rest must have no scheme-like colon
-		// in its first segment, no other dot segment, and not start with
-		// '/', '?' or '#'.
-		dir := r.dir
-		for {
-			if hasPrefix(ref, "./") {
-				ref = ref[2:]
-			} else if hasPrefix(ref, "../") {
-				ref = ref[3:]
-				if len(dir) > len(r.origin)+1 {
-					dir = dir[:strings.LastIndexByte(dir[:len(dir)-1], '/')+1]
-				}
-			} else {
-				break
-			}
-		}
-		if len(ref) == 0 {
-			return append(dst, dir...), true
-		}
-		c := ref[0]
-		if c == '.' || c == '?' || c == '#' || c == '/' {
-			return dst, false
-		}
-		for i := 0; i < len(ref); i++ {
-			if ref[i] == ':' {
-				return dst, false
-			}
-			if ref[i] == '/' || ref[i] == '?' || ref[i] == '#' {
-				break
-			}
-		}
-		if ok, na := cleanPathQuery(ref, false, 0, allowNA); ok {
-			return appendJoin(dst, dir, ref, na)
+		return appendRelative(r, dst, ref, allowNA)
+	}
+}
+
+// appendRooted is appendFast for a reference starting with '/': a
+// scheme-relative one ("//cdn.example.com/a.js") or a root-relative path.
+func appendRooted[S bytestring](r *resolver, dst []byte, ref S, allowNA bool) ([]byte, bool) {
+	if len(ref) > 1 && ref[1] == '/' {
+		// Scheme-relative: the base's scheme, then as an absolute
+		// reference.
+		r.abs = append(append(r.abs[:0], r.origin[:strings.IndexByte(r.origin, ':')+1]...), ref...)
+		return appendAbs(r, dst, r.abs, allowNA)
+	}
+	if len(ref) > 1 && ref[1] == '\\' {
+		return dst, false
+	}
+	if n := matchSeen(&r.seenRoot, ref); n > 0 {
+		if ok, na, _ := cleanPQ(ref[n:], false, 0, allowNA); ok {
+			return appendJoin(dst, r.origin, ref, na)
 		}
 		return dst, false
 	}
+	if ok, na, lastSeg := cleanPQ(ref, true, 0, allowNA); ok {
+		if !na {
+			remember(&r.seenRoot, ref[:lastSeg])
+		}
+		return appendJoin(dst, r.origin, ref, na)
+	}
+	return dst, false
+}
+
+// appendRelative is appendFast for a relative path: leading "./" and
+// "../" segments are applied to the base directory; the rest must have no
+// scheme-like colon in its first segment, no other dot segment, and not
+// start with '/', '?' or '#'.
+func appendRelative[S bytestring](r *resolver, dst []byte, ref S, allowNA bool) ([]byte, bool) {
+	dir := r.dir
+	for {
+		if hasPrefix(ref, "./") {
+			ref = ref[2:]
+		} else if hasPrefix(ref, "../") {
+			ref = ref[3:]
+			if len(dir) > len(r.origin)+1 {
+				dir = dir[:strings.LastIndexByte(dir[:len(dir)-1], '/')+1]
+			}
+		} else {
+			break
+		}
+	}
+	if len(ref) == 0 {
+		return append(dst, dir...), true
+	}
+	c := ref[0]
+	if c == '.' || c == '?' || c == '#' || c == '/' {
+		return dst, false
+	}
+	for i := 0; i < len(ref); i++ {
+		if ref[i] == ':' {
+			return dst, false
+		}
+		if ref[i] == '/' || ref[i] == '?' || ref[i] == '#' {
+			break
+		}
+	}
+	if ok, na := cleanPathQuery(ref, false, 0, allowNA); ok {
+		return appendJoin(dst, dir, ref, na)
+	}
+	return dst, false
 }
 
 // appendAbs is appendFast for an absolute http(s) reference.
