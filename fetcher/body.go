@@ -61,7 +61,9 @@ func readBody(r io.Reader, encoding string, limit int64, keepRaw bool, sizeHint 
 	}
 	var out bytes.Buffer
 	if sizeHint > 0 {
-		out.Grow(int(min(sizeHint, limit, 1<<20)))
+		// bytes.Buffer.ReadFrom wants MinRead bytes free before each read:
+		// without them an exact Content-Length doubles the buffer at EOF.
+		out.Grow(int(min(sizeHint, limit, 1<<20)) + bytes.MinRead)
 	}
 	var b body
 	dec, err := decoder(cr, encoding)
