@@ -2,17 +2,16 @@ package frontier
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/fixture"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -25,23 +24,7 @@ import (
 // at 1%.
 func schema1File(t *testing.T) (string, config.Config) {
 	t.Helper()
-	f, err := os.Open("testdata/schema1.db.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := fixture.Gunzip(t, "testdata/schema1.db.gz", "old.db")
 	cfg := testConfig()
 	noRobots(&cfg)
 	cfg.Frontier.Filter.Capacity = 10_000

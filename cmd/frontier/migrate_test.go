@@ -2,35 +2,19 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/trawlhq/trawl/internal/cli"
+	"github.com/trawlhq/trawl/internal/testkit/fixture"
 )
 
 // TestMigrateCommand converts the schema 1 fixture: `frontier check`
 // refuses it before, naming the command, and passes after.
 func TestMigrateCommand(t *testing.T) {
-	f, err := os.Open("../../frontier/testdata/schema1.db.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "shard.db")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := fixture.Gunzip(t, "../../frontier/testdata/schema1.db.gz", "shard.db")
 	cfgPath := filepath.Join(t.TempDir(), "trawl.yaml")
 	cfg := "frontier:\n  filter:\n    mode: fixed\n    capacity: 10000\n    fp: 0.01\nscope:\n  seed_hosts_only: false\n"
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
