@@ -32,7 +32,8 @@ const SchemaVersion = 2
 //	         admitted since the last compaction, in admission order
 //	         (see state_inbox.go).
 //	segments host + 0x00 + seq (u64 BE) -> segment record: a block of a
-//	         host's queued URLs with consecutive seqs, front-coded; the key
+//	         host's queued URLs with consecutive seqs, front-coded and
+//	         S2-compressed (version 2; version 1 is uncompressed); the key
 //	         is the seq of its first URL when it was written (segment.go).
 //	returned host + 0x00 + seq (u64 BE) -> URL record: a URL that was
 //	         leased and came back (expiry, release, retry) under its
