@@ -92,11 +92,11 @@ func (s *State) politeAfterResponse(h *host, now time.Time, total time.Duration)
 // next fetch forward: another request to the host, in flight with this
 // one, may have set it later (its own delay, or a 429's back-off).
 func (s *State) politeAfterFetched(h *host, now time.Time, total time.Duration) {
-	h.rec.LastResponse = total
-	if t := now.Add(s.politeDelay(h, total)); t.After(h.rec.NextFetch) {
-		h.rec.NextFetch = t
+	later := h.rec.NextFetch
+	s.politeAfterResponse(h, now, total)
+	if later.After(h.rec.NextFetch) {
+		h.rec.NextFetch = later
 	}
-	h.dirty = true
 }
 
 // raiseBackoff pushes h's next fetch out after a 429/503 or unavailable robots.txt.
