@@ -1,6 +1,7 @@
 package fetcher
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/trawlhq/trawl/internal/msg"
@@ -16,6 +17,21 @@ type routed struct {
 	batches map[int][]*msg.LinkBatch // shard -> batches, each under maxBatchBytes
 	links   int                      // links kept
 	dropped int                      // links whose URL did not canonicalize
+	taken   int                      // links of the batch take returned
+}
+
+// take removes shard's links from r and returns them, when they fit one
+// batch, for an outcome to carry; else (none, or more than one batch) it
+// leaves r as it is and returns nil.
+func (r *routed) take(shard int) *msg.LinkBatch {
+	bs := r.batches[shard]
+	if len(bs) != 1 {
+		return nil
+	}
+	delete(r.batches, shard)
+	r.shards = slices.DeleteFunc(r.shards, func(s int) bool { return s == shard })
+	r.taken = len(bs[0].Links)
+	return bs[0]
 }
 
 // router is the worker's msg.Router, from its options.

@@ -124,9 +124,10 @@ type killLoad struct {
 	subj msg.Subjects
 
 	leases, reported atomic.Int64 // the crawler's
+	outcomeLinks     atomic.Int64 // outcomes the crawler built with links
 
 	mu    sync.Mutex
-	acked map[string]bool // every URL in a batch whose publish was acked
+	acked map[string]bool // every URL in a batch or outcome whose publish was acked
 }
 
 func TestKill9(t *testing.T) {
@@ -328,6 +329,13 @@ func (l *killLoad) crawl(ctx context.Context) {
 				o.Status = 404
 			default:
 				o.Status = 200
+				if m.Header.Get(msg.HeaderOutcomeLinks) == "1" {
+					// The page links to itself (a duplicate) and to a
+					// URL only this outcome carries.
+					n := l.outcomeLinks.Add(1)
+					o.Links = &msg.LinkBatch{Source: ls.URL, Depth: ls.Depth, Links: []msg.Link{
+						{URL: ls.URL, Kind: 1}, {URL: fmt.Sprintf("http://h%d.test/o/%d", n%killHosts, n), Kind: 1}}}
+				}
 			}
 			b, err := o.MarshalBinary()
 			if err != nil {
@@ -337,6 +345,13 @@ func (l *killLoad) crawl(ctx context.Context) {
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			if _, err := l.js.Publish(pctx, l.subj.Done(int(rep.Shard)), b); err == nil {
 				l.reported.Add(1)
+				if o.Links != nil {
+					l.mu.Lock()
+					for _, lk := range o.Links.Links {
+						l.acked[lk.URL] = true
+					}
+					l.mu.Unlock()
+				}
 			}
 			cancel()
 		}
@@ -372,7 +387,7 @@ func (l *killLoad) check(st *frontier.State, rounds int) {
 		}
 	}
 	s := st.Status()
-	t.Logf("crawler: %d leases, %d outcomes reported", l.leases.Load(), l.reported.Load())
+	t.Logf("crawler: %d leases, %d outcomes reported, %d of them with links", l.leases.Load(), l.reported.Load(), l.outcomeLinks.Load())
 	t.Logf("%d kill rounds, %d distinct URLs acked: %v; status: admitted %d, duplicates %d, queued %d, leased %d, done %d, rejected %v, outcomes %v",
 		rounds, len(l.acked), states, s.Admitted, s.Duplicates, s.Queued, s.Leased, s.Done, s.Rejected, s.Outcomes)
 	for i, sf := range s.Filter.Subfilters {

@@ -151,7 +151,7 @@ func (s *Server) serveWork(batch []*nats.Msg, fatal func(error)) {
 			s.log.Error("encode lease reply", "err", err)
 			continue
 		}
-		if err := m.Respond(b); err != nil {
+		if err := m.RespondMsg(&nats.Msg{Data: b, Header: s.replyHeader}); err != nil {
 			s.log.Debug("lease reply not sent; the leases will expire", "err", err)
 		}
 	}

@@ -139,6 +139,9 @@ type Server struct {
 	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
 
 	work chan *nats.Msg // lease requests, from the work subscription to workLoop
+	// replyHeader goes on every lease reply: what this frontier reads
+	// (msg.HeaderOutcomeLinks). Set by New, read-only after.
+	replyHeader nats.Header
 
 	mu struct {
 		sync.Mutex
@@ -183,6 +186,7 @@ func New(nc *nats.Conn, st *frontier.State, opts Options) (*Server, error) {
 		commitInterval:  f.CommitInterval,
 		checkpointEvery: f.CheckpointInterval,
 		maxLeases:       f.MaxLeasesPerReply,
+		replyHeader:     nats.Header{msg.HeaderOutcomeLinks: []string{"1"}},
 	}
 	if s.m, err = newServiceMetrics(opts.Registry, f.Shard); err != nil {
 		return nil, err
