@@ -84,6 +84,7 @@ type Worker struct {
 	stats  workerCounters
 	client *Client
 	pub    *publisher
+	seen   *linkCache // links published and acked, per shard (nil: crawler.link_cache 0)
 
 	// Outputs, opened by Run.
 	fetchLog *FetchLog
@@ -143,6 +144,7 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 		return nil, err
 	}
 	w.client = c
+	w.seen = newLinkCache(opts.Config.LinkCache, opts.Shards)
 	if w.pub, err = newPublisher(nc, opts.ID, log, &w.stats.publishRetries); err != nil {
 		return nil, err
 	}
@@ -468,7 +470,7 @@ func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, star
 		case <-time.After(time.Until(by)):
 			return // the frontier is gone or the reply was lost
 		}
-		reply, is, err := decodeReply(resp)
+		reply, is, err := w.decodeReply(resp)
 		if err != nil || len(reply.Leases) == 0 {
 			continue
 		}
@@ -509,7 +511,7 @@ func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, issuer, er
 			return nil, issuer{}, fmt.Errorf("fetcher: lease request: %w", nats.ErrTimeout)
 		}
 	}
-	reply, is, err := decodeReply(resp)
+	reply, is, err := w.decodeReply(resp)
 	if err != nil {
 		w.log.Warn("undecodable lease reply", "err", err)
 	}
@@ -526,9 +528,9 @@ type issuer struct {
 	outcomeLinks bool
 }
 
-// decodeReply decodes a lease reply and its headers. An empty body is an
-// empty reply.
-func decodeReply(resp *nats.Msg) (*msg.LeaseReply, issuer, error) {
+// decodeReply decodes a lease reply and its headers, and passes the
+// shard's epoch to the link cache. An empty body is an empty reply.
+func (w *Worker) decodeReply(resp *nats.Msg) (*msg.LeaseReply, issuer, error) {
 	var reply msg.LeaseReply
 	if len(resp.Data) == 0 {
 		return &reply, issuer{}, nil
@@ -537,6 +539,7 @@ func decodeReply(resp *nats.Msg) (*msg.LeaseReply, issuer, error) {
 		return nil, issuer{}, fmt.Errorf("fetcher: lease reply: %w", err)
 	}
 	is := issuer{shard: reply.Shard, outcomeLinks: resp.Header.Get(msg.HeaderOutcomeLinks) == "1"}
+	w.seen.observe(reply.Shard, resp.Header)
 	return &reply, is, nil
 }
 
@@ -573,7 +576,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 	out := w.outcome(shard, l, r)
 	links := w.links(l, r)
 	handoff()
-	rt := route(l.URL, l.Depth, links, w.router())
+	rt := route(l.URL, l.Depth, links, w.router(), w.seen)
 	if is.outcomeLinks {
 		out.Links = rt.take(int(shard))
 	}
@@ -581,7 +584,12 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 		return err
 	}
 	out.LinksFound = uint32(rt.links)
-	return w.publishOutcome(pubCtx, l, r, out)
+	if err := w.publishOutcome(pubCtx, l, r, out); err != nil {
+		return err
+	}
+	// The links are in the stream: their frontiers decide them.
+	w.seen.add(rt.remember, l.Depth+1)
+	return nil
 }
 
 // noticeFetched tells lease l's frontier on core NATS that the request
@@ -670,7 +678,8 @@ func (w *Worker) publishLinks(pubCtx context.Context, rt routed) error {
 		return err
 	}
 	w.stats.batches.Add(uint64(len(msgs)))
-	w.stats.linksPublished.Add(uint64(rt.links - rt.taken))
+	w.stats.linksPublished.Add(uint64(rt.links - rt.taken - rt.skipped))
+	w.stats.linksSkipped.Add(uint64(rt.skipped))
 	return nil
 }
 

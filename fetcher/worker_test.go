@@ -436,7 +436,7 @@ func testWorker(t *testing.T, outcomeLinks bool) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(w.Collector())
-	if fams, err := reg.Gather(); err != nil || len(fams) != 13 {
+	if fams, err := reg.Gather(); err != nil || len(fams) != 14 {
 		t.Errorf("metrics: %d families, err %v", len(fams), err)
 	}
 	front.mu.Lock()
@@ -504,7 +504,7 @@ func TestRoute(t *testing.T) {
 		links = append(links, msg.Link{URL: fmt.Sprintf("%s%d", long, i), Kind: 1})
 	}
 	links = append(links, msg.Link{URL: "http://exa mple.test/", Kind: 1}, msg.Link{URL: "http://b.test/" + strings.Repeat("q", msg.MaxURLLen), Kind: 1})
-	r := route("http://src.test/", 3, links, msg.Router{Shards: 1})
+	r := route("http://src.test/", 3, links, msg.Router{Shards: 1}, nil)
 	if r.links != 300 || r.dropped != 2 || len(r.shards) != 1 {
 		t.Fatalf("links %d dropped %d shards %v", r.links, r.dropped, r.shards)
 	}
