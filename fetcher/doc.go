@@ -48,7 +48,9 @@
 // shard ride in the Outcome (msg.Outcome.Links) when the lease reply
 // carried msg.HeaderOutcomeLinks and they fit one batch, else in a
 // LinkBatch too: in a one-shard crawl a page is one stored message and one
-// ack round trip. Once a response that needs no
+// ack round trip. A link the worker has published to its shard before
+// and had acked is not sent again while the shard's epoch holds
+// (crawler.link_cache; see linkCache for why that loses no URL). Once a response that needs no
 // back-off is read it sends a msg.Fetched notice on Subjects.Fetched
 // (core NATS), so the frontier frees the host's politeness slot without
 // waiting for the outcome. A fetch slot is freed once its page

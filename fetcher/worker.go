@@ -584,12 +584,12 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 		return err
 	}
 	out.LinksFound = uint32(rt.links)
-	if err := w.publishOutcome(pubCtx, l, r, out); err != nil {
-		return err
+	reported, err := w.publishOutcome(pubCtx, l, r, out)
+	if reported {
+		// The links are in the stream: their frontiers decide them.
+		w.seen.add(rt.remember, l.Depth+1)
 	}
-	// The links are in the stream: their frontiers decide them.
-	w.seen.add(rt.remember, l.Depth+1)
-	return nil
+	return err
 }
 
 // noticeFetched tells lease l's frontier on core NATS that the request
@@ -684,17 +684,18 @@ func (w *Worker) publishLinks(pubCtx context.Context, rt routed) error {
 }
 
 // publishOutcome writes the fetch log line of lease l, then publishes its
-// outcome. A log line that cannot be written stops the worker, and the
-// lease is given back.
-func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response, out *msg.Outcome) error {
+// outcome; reported says it was acked. A log line that cannot be written
+// stops the worker, and the lease is given back instead (its outcome, and
+// the links it carried, are not sent).
+func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response, out *msg.Outcome) (reported bool, err error) {
 	// The log line is in its file before the outcome is published: a page
 	// the frontier records as done is in the log, kill -9 or not.
 	if err := w.logFetch(l, r, out); err != nil {
 		w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
-		return w.release(pubCtx, out.Shard, l, msg.ReleaseArchive)
+		return false, w.release(pubCtx, out.Shard, l, msg.ReleaseArchive)
 	}
 	if err := w.sendOutcome(pubCtx, out); err != nil {
-		return err
+		return false, err
 	}
 	w.stats.outcomes.Add(1)
 	if out.Links != nil {
@@ -702,7 +703,7 @@ func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response
 		w.stats.linksInOutcomes.Add(uint64(len(out.Links.Links)))
 	}
 	w.count(l, r, out)
-	return nil
+	return true, nil
 }
 
 // release gives lease l back to its frontier unfetched (or fetched but

@@ -39,6 +39,9 @@ type fakeFrontier struct {
 	// frontier that reads links inside outcomes does; without it the
 	// fake is a frontier of the release before.
 	outcomeLinks bool
+	// epoch, when set, goes on replies as msg.HeaderEpoch (with a
+	// max_links_per_page of 100).
+	epoch string
 
 	mu      sync.Mutex
 	hold    func(*nats.Msg) bool // when it returns true the request is not answered (the test may answer it later)
@@ -135,6 +138,10 @@ func (f *fakeFrontier) respond(m *nats.Msg, reply *msg.LeaseReply) {
 	r.Data = data
 	if f.outcomeLinks {
 		r.Header.Set(msg.HeaderOutcomeLinks, "1")
+	}
+	if f.epoch != "" {
+		r.Header.Set(msg.HeaderEpoch, f.epoch)
+		r.Header.Set(msg.HeaderLinksPerPage, "100")
 	}
 	m.RespondMsg(r)
 }
