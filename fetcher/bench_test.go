@@ -183,7 +183,7 @@ func BenchmarkFetchParse(b *testing.B) {
 			for i, l := range page.Links {
 				links[i] = msg.Link{URL: l.URL, Kind: uint8(l.Kind)}
 			}
-			route(u, 1, links, msg.Router{Shards: 4})
+			route(u, 1, links, msg.Router{Shards: 4}, nil)
 		}
 	})
 	b.StopTimer()

@@ -43,12 +43,18 @@
 // replies are still used; after an empty reply it waits 2 ms, doubling up
 // to 250 ms, or until a frontier that answered empty says on Subjects.Wake
 // that work is ready), fetches them with at most `workers` in flight, groups the
-// extracted links by owning shard and publishes one LinkBatch per shard,
-// then the Outcome, through JetStream. Once a response that needs no
+// extracted links by owning shard and publishes one LinkBatch per other
+// shard, then the Outcome, through JetStream. The links of the lease's own
+// shard ride in the Outcome (msg.Outcome.Links) when the lease reply
+// carried msg.HeaderOutcomeLinks and they fit one batch, else in a
+// LinkBatch too: in a one-shard crawl a page is one stored message and one
+// ack round trip. A link the worker has published to its shard before
+// and had acked is not sent again while the shard's epoch holds
+// (crawler.link_cache; see linkCache for why that loses no URL). Once a response that needs no
 // back-off is read it sends a msg.Fetched notice on Subjects.Fetched
 // (core NATS), so the frontier frees the host's politeness slot without
 // waiting for the outcome. A fetch slot is freed once its page
-// is fetched and parsed: the publish acks (two round trips) are awaited
+// is fetched and parsed: the publish acks are awaited
 // under a publish slot (1 per fetch slot), so they do not hold up the next
 // fetch; with both kinds of slot taken the worker stops taking leases. A lease's Outcome is published only
 // after its link batches are acknowledged, so an acknowledged outcome

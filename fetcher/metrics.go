@@ -24,11 +24,13 @@ var (
 	mErrors    = cdesc("fetch_errors_total", "Fetches whose outcome carries an error.")
 	mInFlight  = cdesc("fetches_in_flight", "Fetches running now.")
 	mLinks     = cdesc("links_published_total", "Links published to the frontiers.")
+	mInOutcome = cdesc("links_in_outcomes_total", "Links of links_published_total that rode in their page's outcome (the lease's own shard) instead of a link batch.")
+	mSkipped   = cdesc("links_skipped_total", "Links not published because this crawler had published them to their shard before, in the shard's current epoch (crawler.link_cache).")
 	mDropped   = cdesc("links_dropped_total", "Links dropped because they did not canonicalize.")
 	mRetries   = cdesc("publish_retries_total", "JetStream publishes retried.")
 	mEmpty     = cdesc("empty_polls_total", "Lease requests that got nothing.")
 	mSitemaps  = cdesc("sitemaps_total", "Sitemaps, sitemap indexes and RSS/Atom feeds read for links.")
-	metricDesc = []*prometheus.Desc{mLeases, mExpired, mReleased, mFetched, mBytes, mErrors, mInFlight, mLinks, mDropped, mRetries, mEmpty, mSitemaps}
+	metricDesc = []*prometheus.Desc{mLeases, mExpired, mReleased, mFetched, mBytes, mErrors, mInFlight, mLinks, mInOutcome, mSkipped, mDropped, mRetries, mEmpty, mSitemaps}
 )
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -54,6 +56,8 @@ func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mErrors, s.Errors)
 	ch <- prometheus.MustNewConstMetric(mInFlight, prometheus.GaugeValue, float64(s.InFlight))
 	counter(mLinks, s.LinksPublished)
+	counter(mInOutcome, s.LinksInOutcomes)
+	counter(mSkipped, s.LinksSkipped)
 	counter(mDropped, s.LinksDropped)
 	counter(mRetries, s.PublishRetries)
 	counter(mEmpty, s.EmptyPolls)

@@ -64,7 +64,7 @@ func TestRouteAgreesWithFrontier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := route("http://src.test/", 0, links, w.router())
+			r := route("http://src.test/", 0, links, w.router(), nil)
 			if r.links != len(links) || r.dropped != 0 {
 				t.Fatalf("routed %d links, dropped %d; want %d, 0", r.links, r.dropped, len(links))
 			}

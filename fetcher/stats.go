@@ -19,6 +19,13 @@ type WorkerStats struct {
 	InFlight  int64  // fetches running now
 
 	LinksPublished uint64 // links sent to the frontiers
+	// LinksInOutcomes counts the links of LinksPublished that an outcome
+	// carried (its own shard's, msg.Outcome.Links) instead of a LinkBatch.
+	LinksInOutcomes uint64
+	// LinksSkipped counts links not published because the worker had
+	// published them to their shard before, in its current epoch (see
+	// crawler.link_cache); they are not in LinksPublished.
+	LinksSkipped   uint64
 	LinksDropped   uint64 // links that did not canonicalize
 	Batches        uint64 // LinkBatch messages published
 	Outcomes       uint64 // Outcome messages published
@@ -34,6 +41,7 @@ type workerCounters struct {
 	s2xx, s3xx, s4xx, s5xx, noStatus                atomic.Uint64
 	inFlight                                        atomic.Int64
 	linksPublished, linksDropped, batches, outcomes atomic.Uint64
+	linksInOutcomes, linksSkipped                   atomic.Uint64
 	publishRetries, emptyPolls, sitemaps            atomic.Uint64
 }
 
@@ -58,7 +66,7 @@ func (c *workerCounters) snapshot() WorkerStats {
 		Bytes: c.bytes.Load(), Errors: c.errors.Load(),
 		Status2xx: c.s2xx.Load(), Status3xx: c.s3xx.Load(), Status4xx: c.s4xx.Load(), Status5xx: c.s5xx.Load(),
 		NoStatus: c.noStatus.Load(), InFlight: c.inFlight.Load(),
-		LinksPublished: c.linksPublished.Load(), LinksDropped: c.linksDropped.Load(),
+		LinksPublished: c.linksPublished.Load(), LinksInOutcomes: c.linksInOutcomes.Load(), LinksSkipped: c.linksSkipped.Load(), LinksDropped: c.linksDropped.Load(),
 		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(),
 		PublishRetries: c.publishRetries.Load(), EmptyPolls: c.emptyPolls.Load(),
 		Sitemaps: c.sitemaps.Load(),

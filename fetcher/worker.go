@@ -84,6 +84,7 @@ type Worker struct {
 	stats  workerCounters
 	client *Client
 	pub    *publisher
+	seen   *linkCache // links published and acked, per shard (nil: crawler.link_cache 0)
 
 	// Outputs, opened by Run.
 	fetchLog *FetchLog
@@ -143,6 +144,7 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 		return nil, err
 	}
 	w.client = c
+	w.seen = newLinkCache(opts.Config.LinkCache, opts.Shards)
 	if w.pub, err = newPublisher(nc, opts.ID, log, &w.stats.publishRetries); err != nil {
 		return nil, err
 	}
@@ -305,16 +307,16 @@ func (w *Worker) newFetchPool(fetchCtx, pubCtx context.Context) *fetchPool {
 	}
 }
 
-// start handles lease l of shard in a goroutine of its own, in the fetch
-// slot its caller took.
-func (p *fetchPool) start(shard uint32, l msg.Lease) {
+// start handles lease l, granted by is, in a goroutine of its own, in
+// the fetch slot its caller took.
+func (p *fetchPool) start(is issuer, l msg.Lease) {
 	p.wg.Add(1)
 	p.w.stats.inFlight.Add(1)
 	go func() {
 		defer p.wg.Done()
 		s := &leaseSlot{p: p, fetching: true}
 		defer s.free()
-		if err := p.w.handle(p.fetchCtx, p.pubCtx, shard, l, s.handoff); err != nil {
+		if err := p.w.handle(p.fetchCtx, p.pubCtx, is, l, s.handoff); err != nil {
 			p.unpublished.Add(1)
 			p.w.log.Error("lease result not published", "url", l.URL, "err", err)
 		}
@@ -385,7 +387,7 @@ func leaseLoops(workers int) int { return min(max(workers/8, 1), 4) }
 
 // leaseLoop asks for leases for free fetch slots and starts them, until
 // ctx ends. Several run at once, sharing slots.
-func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, start func(uint32, msg.Lease)) {
+func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, start func(issuer, msg.Lease)) {
 	empties := 0 // empty lease replies in a row
 	for {
 		// Hold one slot before asking, then as many more as are free, up
@@ -415,7 +417,7 @@ func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, 
 			}
 			continue
 		}
-		reply, err := w.requestLeases(l, uint32(held))
+		reply, is, err := w.requestLeases(l, uint32(held))
 		if err != nil || len(reply.Leases) == 0 {
 			w.budget.settle(reserved, nil)
 			for ; held > 0; held-- {
@@ -448,7 +450,7 @@ func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, 
 			} else {
 				slots <- struct{}{} // a frontier granted more than asked: wait for a slot
 			}
-			start(reply.Shard, ls)
+			start(is, ls)
 		}
 		for ; held > 0; held-- {
 			<-slots
@@ -460,7 +462,7 @@ func (w *Worker) leaseLoop(ctx context.Context, l *leaser, slots chan struct{}, 
 // most, for the replies to l's unanswered requests and starts the leases
 // they grant, each in a fetch slot, charged to the max_pages budget as the
 // loop charges leases it did not ask for.
-func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, start func(uint32, msg.Lease)) {
+func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, start func(issuer, msg.Lease)) {
 	for ; l.unanswered > 0; l.unanswered-- {
 		var resp *nats.Msg
 		select {
@@ -468,8 +470,8 @@ func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, star
 		case <-time.After(time.Until(by)):
 			return // the frontier is gone or the reply was lost
 		}
-		var reply msg.LeaseReply
-		if len(resp.Data) == 0 || reply.UnmarshalBinary(resp.Data) != nil {
+		reply, is, err := w.decodeReply(resp)
+		if err != nil || len(reply.Leases) == 0 {
 			continue
 		}
 		w.stats.leases.Add(uint64(len(reply.Leases)))
@@ -477,7 +479,7 @@ func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, star
 		w.budget.settle(0, reply.Leases)
 		for _, ls := range reply.Leases {
 			slots <- struct{}{}
-			start(reply.Shard, ls)
+			start(is, ls)
 		}
 	}
 }
@@ -487,7 +489,7 @@ func (w *Worker) drainReplies(l *leaser, by time.Time, slots chan struct{}, star
 // answer to an earlier one (whose leases are just as valid). A reply that
 // has already arrived is returned without asking again. The request is not
 // tied to Run's ctx: leases granted while shutting down are still fetched.
-func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, error) {
+func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, issuer, error) {
 	var resp *nats.Msg
 	select {
 	case resp = <-l.replies:
@@ -496,28 +498,49 @@ func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, error) {
 		req := msg.LeaseRequest{Crawler: w.opts.ID, Max: n}
 		data, err := req.MarshalBinary()
 		if err != nil {
-			return nil, err
+			return nil, issuer{}, err
 		}
 		if err := w.nc.PublishRequest(w.opts.Subjects.Work(), l.inbox, data); err != nil {
-			return nil, fmt.Errorf("fetcher: lease request: %w", err)
+			return nil, issuer{}, fmt.Errorf("fetcher: lease request: %w", err)
 		}
 		l.unanswered++
 		select {
 		case resp = <-l.replies:
 			l.unanswered--
 		case <-time.After(leaseRequestTimeout):
-			return nil, fmt.Errorf("fetcher: lease request: %w", nats.ErrTimeout)
+			return nil, issuer{}, fmt.Errorf("fetcher: lease request: %w", nats.ErrTimeout)
 		}
 	}
+	reply, is, err := w.decodeReply(resp)
+	if err != nil {
+		w.log.Warn("undecodable lease reply", "err", err)
+	}
+	return reply, is, err
+}
+
+// issuer is what a lease reply says about the frontier shard that
+// granted its leases, and so about where and how their results go.
+type issuer struct {
+	shard uint32
+	// outcomeLinks: the shard reads own-shard links inside an outcome
+	// (the reply carried msg.HeaderOutcomeLinks). A frontier of an earlier
+	// release does not, and gets them as link batches.
+	outcomeLinks bool
+}
+
+// decodeReply decodes a lease reply and its headers, and passes the
+// shard's epoch to the link cache. An empty body is an empty reply.
+func (w *Worker) decodeReply(resp *nats.Msg) (*msg.LeaseReply, issuer, error) {
 	var reply msg.LeaseReply
 	if len(resp.Data) == 0 {
-		return &reply, nil
+		return &reply, issuer{}, nil
 	}
 	if err := reply.UnmarshalBinary(resp.Data); err != nil {
-		w.log.Warn("undecodable lease reply", "err", err)
-		return nil, fmt.Errorf("fetcher: lease reply: %w", err)
+		return nil, issuer{}, fmt.Errorf("fetcher: lease reply: %w", err)
 	}
-	return &reply, nil
+	is := issuer{shard: reply.Shard, outcomeLinks: resp.Header.Get(msg.HeaderOutcomeLinks) == "1"}
+	w.seen.observe(reply.Shard, resp.Header)
+	return &reply, is, nil
 }
 
 // publishSlotsPerWorker is how many pages per fetch slot may wait for
@@ -527,9 +550,14 @@ func (w *Worker) requestLeases(l *leaser, n uint32) (*msg.LeaseReply, error) {
 // path.
 const publishSlotsPerWorker = 1
 
-// handle fetches one lease and publishes its links, then its outcome. It
-// calls handoff once the page is fetched and parsed, before publishing.
-func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Lease, handoff func()) error {
+// handle fetches one lease and publishes its links, then its outcome. The
+// links that belong to the lease's own shard ride in the outcome when its
+// frontier reads them there (is.outcomeLinks) and they fit one batch; the
+// others go first, as link batches, acknowledged before the outcome is
+// sent. It calls handoff once the page is fetched and parsed, before
+// publishing.
+func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease, handoff func()) error {
+	shard := is.shard
 	if w.dropExpired(l) {
 		return nil
 	}
@@ -548,12 +576,20 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, shard uint32, l msg.Le
 	out := w.outcome(shard, l, r)
 	links := w.links(l, r)
 	handoff()
-	kept, err := w.publishLinks(pubCtx, l, links)
-	if err != nil {
+	rt := route(l.URL, l.Depth, links, w.router(), w.seen)
+	if is.outcomeLinks {
+		out.Links = rt.take(int(shard))
+	}
+	if err := w.publishLinks(pubCtx, rt); err != nil {
 		return err
 	}
-	out.LinksFound = uint32(kept)
-	return w.publishOutcome(pubCtx, l, r, out)
+	out.LinksFound = uint32(rt.links)
+	reported, err := w.publishOutcome(pubCtx, l, r, out)
+	if reported {
+		// The links are in the stream: their frontiers decide them.
+		w.seen.add(rt.remember, l.Depth+1)
+	}
+	return err
 }
 
 // noticeFetched tells lease l's frontier on core NATS that the request
@@ -623,46 +659,51 @@ func (w *Worker) links(l msg.Lease, r *Response) []msg.Link {
 	return nil
 }
 
-// publishLinks routes the links of lease l's page to the shards that own
-// them and publishes them there in batches. It returns how many links it
-// kept (the rest did not canonicalize).
-func (w *Worker) publishLinks(pubCtx context.Context, l msg.Lease, links []msg.Link) (kept int, err error) {
-	rt := route(l.URL, l.Depth, links, w.router())
+// publishLinks publishes a page's routed link batches to the shards that
+// own them and waits for their acks. The links rt.take took out travel in
+// the outcome instead; they count as published once it is acked.
+func (w *Worker) publishLinks(pubCtx context.Context, rt routed) error {
 	w.stats.linksDropped.Add(uint64(rt.dropped))
 	var msgs []*nats.Msg
 	for _, s := range rt.shards {
 		for _, b := range rt.batches[s] {
 			data, err := b.MarshalBinary()
 			if err != nil {
-				return 0, fmt.Errorf("fetcher: encode link batch: %w", err)
+				return fmt.Errorf("fetcher: encode link batch: %w", err)
 			}
 			msgs = append(msgs, w.pub.message(w.opts.Subjects.Links(s), data))
 		}
 	}
 	if err := w.pub.send(pubCtx, msgs...); err != nil {
-		return 0, err
+		return err
 	}
 	w.stats.batches.Add(uint64(len(msgs)))
-	w.stats.linksPublished.Add(uint64(rt.links))
-	return rt.links, nil
+	w.stats.linksPublished.Add(uint64(rt.links - rt.taken - rt.skipped))
+	w.stats.linksSkipped.Add(uint64(rt.skipped))
+	return nil
 }
 
 // publishOutcome writes the fetch log line of lease l, then publishes its
-// outcome. A log line that cannot be written stops the worker, and the
-// lease is given back.
-func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response, out *msg.Outcome) error {
+// outcome; reported says it was acked. A log line that cannot be written
+// stops the worker, and the lease is given back instead (its outcome, and
+// the links it carried, are not sent).
+func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response, out *msg.Outcome) (reported bool, err error) {
 	// The log line is in its file before the outcome is published: a page
 	// the frontier records as done is in the log, kill -9 or not.
 	if err := w.logFetch(l, r, out); err != nil {
 		w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
-		return w.release(pubCtx, out.Shard, l, msg.ReleaseArchive)
+		return false, w.release(pubCtx, out.Shard, l, msg.ReleaseArchive)
 	}
 	if err := w.sendOutcome(pubCtx, out); err != nil {
-		return err
+		return false, err
 	}
 	w.stats.outcomes.Add(1)
+	if out.Links != nil {
+		w.stats.linksPublished.Add(uint64(len(out.Links.Links)))
+		w.stats.linksInOutcomes.Add(uint64(len(out.Links.Links)))
+	}
 	w.count(l, r, out)
-	return nil
+	return true, nil
 }
 
 // release gives lease l back to its frontier unfetched (or fetched but

@@ -129,10 +129,11 @@ func TestWorkerFetchLogFullGivesLeaseBack(t *testing.T) {
 	}
 	site, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<p>x</p>`)
+		fmt.Fprint(w, `<p>x</p><a href="/b">b</a>`)
 	}))
 	e := bustest.Start(t)
 	front := startFrontier(t, bustest.Connect(t, e), config.Default().NATS)
+	front.outcomeLinks, front.epoch = true, "e1"
 	front.add(0, msg.Lease{ID: 1, URL: site.URL + "/a", Deadline: time.Now().Add(time.Minute)})
 	cfg := workerConfig(t.TempDir())
 	cfg.FetchLog = "/dev/full"
@@ -155,6 +156,11 @@ func TestWorkerFetchLogFullGivesLeaseBack(t *testing.T) {
 	}
 	if s := w.Stats(); s.Fetched != 0 || s.Released != 1 {
 		t.Errorf("stats %+v: want 0 fetched, 1 released", s)
+	}
+	// The page's link rode in the outcome that was not sent: it is not
+	// remembered as published (the page, fetched again, sends it).
+	if r := route(site.URL+"/a", 0, []msg.Link{{URL: site.URL + "/b", Kind: 1}}, w.router(), w.seen); r.skipped != 0 || w.seen.current(0) == nil {
+		t.Errorf("a link of a page given back is remembered (skipped %d) or the epoch was not taken", r.skipped)
 	}
 }
 

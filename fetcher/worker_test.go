@@ -35,6 +35,14 @@ type fakeFrontier struct {
 	// gen, when set, makes up leases instead of taking them from queue.
 	gen func(max int) (shard uint32, leases []msg.Lease)
 
+	// outcomeLinks sets msg.HeaderOutcomeLinks on replies, as a
+	// frontier that reads links inside outcomes does; without it the
+	// fake is a frontier of the release before.
+	outcomeLinks bool
+	// epoch, when set, goes on replies as msg.HeaderEpoch (with a
+	// max_links_per_page of 100).
+	epoch string
+
 	mu      sync.Mutex
 	hold    func(*nats.Msg) bool // when it returns true the request is not answered (the test may answer it later)
 	queue   []grant              // guarded by mu
@@ -104,8 +112,7 @@ func (f *fakeFrontier) serve(m *nats.Msg) {
 	if f.gen != nil {
 		var reply msg.LeaseReply
 		reply.Shard, reply.Leases = f.gen(int(req.Max))
-		data, _ := reply.MarshalBinary()
-		m.Respond(data)
+		f.respond(m, &reply)
 		return
 	}
 	f.mu.Lock()
@@ -122,8 +129,21 @@ func (f *fakeFrontier) serve(m *nats.Msg) {
 	}
 	f.granted += len(reply.Leases)
 	f.mu.Unlock()
+	f.respond(m, &reply)
+}
+
+func (f *fakeFrontier) respond(m *nats.Msg, reply *msg.LeaseReply) {
 	data, _ := reply.MarshalBinary()
-	m.Respond(data)
+	r := nats.NewMsg(m.Reply)
+	r.Data = data
+	if f.outcomeLinks {
+		r.Header.Set(msg.HeaderOutcomeLinks, "1")
+	}
+	if f.epoch != "" {
+		r.Header.Set(msg.HeaderEpoch, f.epoch)
+		r.Header.Set(msg.HeaderLinksPerPage, "100")
+	}
+	m.RespondMsg(r)
 }
 
 // collect reads from the stream until it holds want outcomes.
@@ -175,7 +195,15 @@ func workerConfig(dir string) config.Crawler {
 	return c
 }
 
+// TestWorker runs a worker against a frontier of the release before
+// (own-shard links as link batches) and one that reads them inside
+// outcomes: the same links reach the same shards either way.
 func TestWorker(t *testing.T) {
+	t.Run("links in batches", func(t *testing.T) { testWorker(t, false) })
+	t.Run("links in outcomes", func(t *testing.T) { testWorker(t, true) })
+}
+
+func testWorker(t *testing.T, outcomeLinks bool) {
 	const shards = 3
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -219,6 +247,7 @@ func TestWorker(t *testing.T) {
 	natsCfg := config.Default().NATS
 	fnc := bustest.Connect(t, e)
 	front := startFrontier(t, fnc, natsCfg)
+	front.outcomeLinks = outcomeLinks
 	deadline := time.Now().Add(time.Minute)
 	leases := []struct {
 		shard uint32
@@ -293,8 +322,21 @@ func TestWorker(t *testing.T) {
 			}
 			outcomes[r.outcome.LeaseID] = r.outcome
 			outcomeSeq[r.outcome.URL] = r.seq
+			if lb := r.outcome.Links; lb != nil {
+				if !outcomeLinks {
+					t.Errorf("lease %d: links in the outcome for a frontier that did not ask for them", r.outcome.LeaseID)
+				}
+				if lb.Source != r.outcome.URL || lb.Depth != depthOf(leases, lb.Source) {
+					t.Errorf("outcome links from %s at depth %d, want %s at its lease's depth", lb.Source, lb.Depth, r.outcome.URL)
+				}
+				k := fmt.Sprintf("%d %s", shard, lb.Source)
+				batches[k] = append(batches[k], lb.Links...)
+			}
 		case r.batch != nil:
 			fmt.Sscanf(r.subject, "trawl.links.%d", &shard)
+			if ls, _ := leaseFor(leases, r.batch.Source); outcomeLinks && ls == shard {
+				t.Errorf("a link batch from %s to its own lease's shard %d: want it in the outcome", r.batch.Source, shard)
+			}
 			k := fmt.Sprintf("%d %s", shard, r.batch.Source)
 			batches[k] = append(batches[k], r.batch.Links...)
 			batchSeq[r.batch.Source] = max(batchSeq[r.batch.Source], r.seq)
@@ -396,9 +438,12 @@ func TestWorker(t *testing.T) {
 		st.Status2xx != 6 || st.Status3xx != 1 || st.Status4xx != 1 || st.NoStatus != 1 || st.LinksPublished != 9 || st.Errors != 2 {
 		t.Errorf("stats %+v", st)
 	}
+	if (st.LinksInOutcomes > 0) != outcomeLinks {
+		t.Errorf("%d links in outcomes; frontier reads them there: %v", st.LinksInOutcomes, outcomeLinks)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(w.Collector())
-	if fams, err := reg.Gather(); err != nil || len(fams) != 12 {
+	if fams, err := reg.Gather(); err != nil || len(fams) != 14 {
 		t.Errorf("metrics: %d families, err %v", len(fams), err)
 	}
 	front.mu.Lock()
@@ -432,12 +477,22 @@ func depthOf(leases []struct {
 	shard uint32
 	lease msg.Lease
 }, url string) uint32 {
+	_, depth := leaseFor(leases, url)
+	return depth
+}
+
+// leaseFor returns the shard and depth of the lease of url, or -1 and
+// 1<<31 when there is none.
+func leaseFor(leases []struct {
+	shard uint32
+	lease msg.Lease
+}, url string) (shard int, depth uint32) {
 	for _, g := range leases {
 		if g.lease.URL == url {
-			return g.lease.Depth
+			return int(g.shard), g.lease.Depth
 		}
 	}
-	return 1 << 31
+	return -1, 1 << 31
 }
 
 func readLines(t testing.TB, path string) []string {
@@ -456,7 +511,7 @@ func TestRoute(t *testing.T) {
 		links = append(links, msg.Link{URL: fmt.Sprintf("%s%d", long, i), Kind: 1})
 	}
 	links = append(links, msg.Link{URL: "http://exa mple.test/", Kind: 1}, msg.Link{URL: "http://b.test/" + strings.Repeat("q", msg.MaxURLLen), Kind: 1})
-	r := route("http://src.test/", 3, links, msg.Router{Shards: 1})
+	r := route("http://src.test/", 3, links, msg.Router{Shards: 1}, nil)
 	if r.links != 300 || r.dropped != 2 || len(r.shards) != 1 {
 		t.Fatalf("links %d dropped %d shards %v", r.links, r.dropped, r.shards)
 	}

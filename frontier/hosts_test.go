@@ -23,6 +23,11 @@ func TestRobotsTTLRefetch(t *testing.T) {
 		t.Fatalf("first lease %+v, want the https robots.txt", r)
 	}
 	h.apply(nil, robotsOutcome(r, 200, "User-agent: *\nDisallow: /2\n"))
+	// The seed host made links to it admissible; its first robots.txt
+	// only denies.
+	if n := h.s.Loosened(); n != 1 {
+		t.Errorf("Loosened = %d after a seed host and its first robots.txt, want 1", n)
+	}
 	h.clock.Advance(time.Second)
 	if l := h.leaseOne(); l.Robots || l.URL != "https://example.com/1" {
 		t.Fatalf("lease %+v, want /1", l)
@@ -46,6 +51,10 @@ func TestRobotsTTLRefetch(t *testing.T) {
 		t.Fatalf("lease after an expired robots lease %+v, want robots.txt", r)
 	}
 	h.apply(nil, robotsOutcome(r, 200, "User-agent: *\nDisallow: /1\n"))
+	// Rules that denied /2 are replaced: /2 may be admitted now.
+	if n := h.s.Loosened(); n != 2 {
+		t.Errorf("Loosened = %d after robots.txt was replaced, want 2", n)
+	}
 	h.clock.Advance(time.Second)
 	// /1 is now disallowed and dropped, /2 allowed.
 	if l := h.leaseOne(); l.URL != "https://example.com/2" {

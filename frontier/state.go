@@ -87,6 +87,7 @@ type State struct {
 	// already moved (0: none); Compact deletes them.
 	inboxStaleMax uint64
 	applyGen      uint64 // Apply calls so far (host.applyGen)
+	loosened      uint64 // see Loosened
 	doneN         int64
 	lastCP        msg.CheckpointStatus
 	journaled     int64     // keys journaled since the last checkpoint
@@ -772,6 +773,20 @@ func (s *State) Close() error {
 // consumer, so that a state file that is not the one the consumer served
 // (deleted, emptied, replaced) is noticed; see Service.Run.
 func (s *State) CrawlID() string { return s.crawlID }
+
+// Loosened counts the changes since Open after which the State may admit
+// a link it rejected before: a host became a seed host (scope.seed_hosts_only
+// rejected links to it), or a host whose robots.txt rules were in force got
+// a new robots.txt result (they denied some links). Every other rejection
+// stands for as long as the process runs (scope rules, trap rules, depth
+// and per-page limits depend on the link alone; max_pages_per_host only
+// fills) and a duplicate stays one. A crawler that skips links it has
+// already published relies on this: see the service's epoch header.
+func (s *State) Loosened() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loosened
+}
 
 // Empty reports whether the state has never received a link: a new or
 // emptied file. The service uses it to tell a replaced state file from a

@@ -147,6 +147,7 @@ func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candida
 			for j := range p.Links {
 				h := s.getHostLocked(p.Links[j].Host)
 				if !h.rec.Seed {
+					s.loosened++
 					h.rec.Seed = true
 					h.dirty = true
 					s.seedNames[hostName(h.name)] = true
@@ -316,6 +317,9 @@ func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *msg.Outco
 // crawl everything.
 func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time.Time) error {
 	rb := tx.Bucket(bucketRobots)
+	if h.rec.RobotsStatus == robotsOK {
+		s.loosened++ // rules that denied links are replaced
+	}
 	h.rec.RobotsHTTP = uint32(min(max(o.Status, 0), 999))
 	h.rec.RobotsFetched = now
 	st := o.Status

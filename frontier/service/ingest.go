@@ -120,7 +120,7 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	noAck := make([]bool, len(batch)) // dead-lettering failed: leave it for redelivery
 	var batches []*msg.LinkBatch
 	var outcomes []*msg.Outcome
-	var dead int
+	var dead, withLinks int
 	for i, m := range batch {
 		lb, out, err := s.decode(m)
 		switch {
@@ -133,6 +133,13 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 		case lb != nil:
 			batches = append(batches, lb)
 		default:
+			// An outcome's own links are applied with it, in this
+			// transaction, before every outcome of the batch: as if
+			// published as a link batch ahead of it.
+			if out.Links != nil {
+				withLinks++
+				batches = append(batches, out.Links)
+			}
 			outcomes = append(outcomes, out)
 		}
 	}
@@ -142,11 +149,12 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	res, err := s.st.Apply(prepared, outcomes)
 	if err != nil {
 		s.m.applyErrors.Inc()
-		return fmt.Errorf("%w (%d link batches, %d outcomes)", err, len(batches), len(outcomes))
+		return fmt.Errorf("%w (%d link batches, %d of them in outcomes, %d outcomes)", err, len(batches), withLinks, len(outcomes))
 	}
 	s.m.commitSeconds.Observe(time.Since(start).Seconds())
-	s.m.messages.WithLabelValues("links").Add(float64(len(batches)))
-	s.m.messages.WithLabelValues("outcome").Add(float64(len(outcomes)))
+	s.m.messages.WithLabelValues("links").Add(float64(len(batches) - withLinks))
+	s.m.messages.WithLabelValues("outcome").Add(float64(len(outcomes) - withLinks))
+	s.m.messages.WithLabelValues("outcome_links").Add(float64(withLinks))
 	s.m.messages.WithLabelValues("dead").Add(float64(dead))
 	_ = res
 

@@ -124,9 +124,11 @@ type killLoad struct {
 	subj msg.Subjects
 
 	leases, reported atomic.Int64 // the crawler's
+	outcomeLinks     atomic.Int64 // outcomes the crawler built with links
+	next             atomic.Int64 // the next page ID never published, shared by both
 
 	mu    sync.Mutex
-	acked map[string]bool // every URL in a batch whose publish was acked
+	acked map[string]bool // every URL in a batch or outcome whose publish was acked
 }
 
 func TestKill9(t *testing.T) {
@@ -248,27 +250,19 @@ func waitDrained(t *testing.T, nc *nats.Conn, subj msg.Subjects) {
 // space so that about a third repeat, a few too long for scope, and
 // /private paths that host 0's robots.txt disallows.
 func (l *killLoad) publish(ctx context.Context) {
-	next := 0
 	for ctx.Err() == nil {
 		lb := msg.LinkBatch{Source: fmt.Sprintf("http://h%d.test/", rand.IntN(killHosts)), Depth: uint32(rand.IntN(3))}
-		if next == 0 {
+		if l.next.Load() == 0 {
 			lb.Source, lb.Depth = "", 0 // the first batch carries seeds
 		}
 		for range 10 {
-			id := next
-			if next > 0 && rand.IntN(3) == 0 {
-				id = rand.IntN(next) // a repeat
+			var id int
+			if n := int(l.next.Load()); n > 0 && rand.IntN(3) == 0 {
+				id = rand.IntN(n) // a repeat
 			} else {
-				next++
+				id = int(l.next.Add(1) - 1)
 			}
-			u := fmt.Sprintf("http://h%d.test/p/%d", id%killHosts, id)
-			switch {
-			case id%97 == 5:
-				u += "/" + strings.Repeat("x", 250) // over scope.max_url_length
-			case id%13 == 7:
-				u = fmt.Sprintf("http://h0.test/private/%d", id)
-			}
-			lb.Links = append(lb.Links, msg.Link{URL: u, Kind: 1})
+			lb.Links = append(lb.Links, msg.Link{URL: pageURL(id), Kind: 1})
 		}
 		b, err := lb.MarshalBinary()
 		if err != nil {
@@ -288,6 +282,19 @@ func (l *killLoad) publish(ctx context.Context) {
 		l.mu.Unlock()
 		time.Sleep(3 * time.Millisecond)
 	}
+}
+
+// pageURL is the URL of page id: most on h<id mod killHosts>, a few too
+// long for scope, and /private paths that host 0's robots.txt disallows.
+func pageURL(id int) string {
+	u := fmt.Sprintf("http://h%d.test/p/%d", id%killHosts, id)
+	switch {
+	case id%97 == 5:
+		u += "/" + strings.Repeat("x", 250) // over scope.max_url_length
+	case id%13 == 7:
+		u = fmt.Sprintf("http://h0.test/private/%d", id)
+	}
+	return u
 }
 
 // crawl leases and reports until ctx is done: robots.txt (h0 disallows
@@ -328,6 +335,16 @@ func (l *killLoad) crawl(ctx context.Context) {
 				o.Status = 404
 			default:
 				o.Status = 200
+				if m.Header.Get(msg.HeaderOutcomeLinks) == "1" {
+					// The page links to itself (a duplicate) and to a
+					// page no batch has carried yet. (Drawn from the
+					// batches' IDs: other new keys would change the
+					// filter's false positives, which this test cannot
+					// tell from lost URLs.)
+					l.outcomeLinks.Add(1)
+					o.Links = &msg.LinkBatch{Source: ls.URL, Depth: ls.Depth, Links: []msg.Link{
+						{URL: ls.URL, Kind: 1}, {URL: pageURL(int(l.next.Add(1) - 1)), Kind: 1}}}
+				}
 			}
 			b, err := o.MarshalBinary()
 			if err != nil {
@@ -337,6 +354,13 @@ func (l *killLoad) crawl(ctx context.Context) {
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			if _, err := l.js.Publish(pctx, l.subj.Done(int(rep.Shard)), b); err == nil {
 				l.reported.Add(1)
+				if o.Links != nil {
+					l.mu.Lock()
+					for _, lk := range o.Links.Links {
+						l.acked[lk.URL] = true
+					}
+					l.mu.Unlock()
+				}
 			}
 			cancel()
 		}
@@ -372,7 +396,7 @@ func (l *killLoad) check(st *frontier.State, rounds int) {
 		}
 	}
 	s := st.Status()
-	t.Logf("crawler: %d leases, %d outcomes reported", l.leases.Load(), l.reported.Load())
+	t.Logf("crawler: %d leases, %d outcomes reported, %d of them with links", l.leases.Load(), l.reported.Load(), l.outcomeLinks.Load())
 	t.Logf("%d kill rounds, %d distinct URLs acked: %v; status: admitted %d, duplicates %d, queued %d, leased %d, done %d, rejected %v, outcomes %v",
 		rounds, len(l.acked), states, s.Admitted, s.Duplicates, s.Queued, s.Leased, s.Done, s.Rejected, s.Outcomes)
 	for i, sf := range s.Filter.Subfilters {

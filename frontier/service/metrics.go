@@ -14,7 +14,7 @@ import (
 // here repeats one of its names. Every metric carries a const
 // label shard.
 type serviceMetrics struct {
-	messages          *prometheus.CounterVec // JetStream messages applied, by type: links, outcome, dead
+	messages          *prometheus.CounterVec // JetStream messages applied, by type: links, outcome, outcome_links, dead
 	commitSeconds     prometheus.Histogram   // Apply duration per batch
 	applyErrors       prometheus.Counter
 	leaseRequests     *prometheus.CounterVec // by result: granted, empty, bad, error
@@ -36,7 +36,7 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 	}
 	m := &serviceMetrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts(opts("messages_total",
-			"JetStream messages committed and acked, by type (links, outcome, dead: dead-lettered).")), []string{"type"}),
+			"JetStream messages committed and acked, by type (links, outcome, outcome_links: an outcome carrying its page's links for this shard, dead: dead-lettered).")), []string{"type"}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "trawl", Subsystem: "frontier",
 			Name: "commit_duration_seconds", Help: "Time to apply one batch of messages in one bbolt transaction.",
 			ConstLabels: cl, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),

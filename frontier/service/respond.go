@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -131,6 +132,7 @@ func (s *Server) serveWork(batch []*nats.Msg, fatal func(error)) {
 		}
 	}
 	s.m.leasesGranted.Add(float64(len(pool)))
+	hdr := s.replyHeader()
 	for i, m := range batch {
 		reply := msg.LeaseReply{Shard: uint32(s.shard)}
 		n := min(want[i], len(pool))
@@ -151,9 +153,22 @@ func (s *Server) serveWork(batch []*nats.Msg, fatal func(error)) {
 			s.log.Error("encode lease reply", "err", err)
 			continue
 		}
-		if err := m.Respond(b); err != nil {
+		if err := m.RespondMsg(&nats.Msg{Data: b, Header: hdr}); err != nil {
 			s.log.Debug("lease reply not sent; the leases will expire", "err", err)
 		}
+	}
+}
+
+// leaseHeader is the headers of a lease reply (see msg.HeaderEpoch). It
+// reads the epoch after the leases are granted: a change the crawler
+// learns of late only makes it skip links for one more lease round trip,
+// as links it published just before the change were decided by the old
+// rules.
+func (s *Server) leaseHeader() nats.Header {
+	return nats.Header{
+		msg.HeaderOutcomeLinks: []string{"1"},
+		msg.HeaderEpoch:        []string{s.epochBase + "-" + strconv.FormatUint(s.st.Loosened(), 10)},
+		msg.HeaderLinksPerPage: []string{strconv.Itoa(s.opts.Config.Scope.MaxLinksPerPage)},
 	}
 }
 

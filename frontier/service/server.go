@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/trawlhq/trawl/frontier"
 	"log/slog"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync"
@@ -139,6 +140,13 @@ type Server struct {
 	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
 
 	work chan *nats.Msg // lease requests, from the work subscription to workLoop
+	// replyHeader makes the headers of the lease replies of one
+	// serveWork: what this frontier reads (msg.HeaderOutcomeLinks) and
+	// its epoch (msg.HeaderEpoch, msg.HeaderLinksPerPage). s.leaseHeader
+	// unless a test stands in a frontier of an earlier release. Set by
+	// New, read-only after.
+	replyHeader func() nats.Header
+	epochBase   string // "<crawl ID>-<random drawn by New>"
 
 	mu struct {
 		sync.Mutex
@@ -183,7 +191,9 @@ func New(nc *nats.Conn, st *frontier.State, opts Options) (*Server, error) {
 		commitInterval:  f.CommitInterval,
 		checkpointEvery: f.CheckpointInterval,
 		maxLeases:       f.MaxLeasesPerReply,
+		epochBase:       st.CrawlID() + "-" + strconv.FormatUint(rand.Uint64(), 36),
 	}
+	s.replyHeader = s.leaseHeader
 	if s.m, err = newServiceMetrics(opts.Registry, f.Shard); err != nil {
 		return nil, err
 	}

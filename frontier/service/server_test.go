@@ -63,8 +63,9 @@ func startService(t testing.TB, e *bus.Embedded, cfg config.Config) *svcHarness 
 }
 
 // startServiceWith starts a Server with opts (its Config set to cfg) on
-// svcNC, or on nc, the harness's own connection, when svcNC is nil.
-func startServiceWith(t testing.TB, cfg config.Config, nc, svcNC *nats.Conn, opts Options) *svcHarness {
+// svcNC, or on nc, the harness's own connection, when svcNC is nil;
+// tweaks change the Server before it runs.
+func startServiceWith(t testing.TB, cfg config.Config, nc, svcNC *nats.Conn, opts Options, tweaks ...func(*Server)) *svcHarness {
 	t.Helper()
 	h := publisher(t, cfg, nc)
 	if svcNC == nil {
@@ -79,6 +80,9 @@ func startServiceWith(t testing.TB, cfg config.Config, nc, svcNC *nats.Conn, opt
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
+	}
+	for _, f := range tweaks {
+		f(svc)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.st, h.svc, h.cancel, h.done = st, svc, cancel, make(chan struct{})

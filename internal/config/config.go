@@ -151,7 +151,11 @@ type Crawler struct {
 	AllowPrivateNetworks bool              `yaml:"allow_private_networks"`
 	// Sitemaps: robots.txt Sitemap: lines become links, and fetched
 	// sitemaps and RSS/Atom feeds are read for links.
-	Sitemaps    bool     `yaml:"sitemaps"`
+	Sitemaps bool `yaml:"sitemaps"`
+	// LinkCache is how many links (8 bytes each) a crawler remembers as
+	// published, split between the frontier shards, so as not to publish
+	// them again; 0 turns it off.
+	LinkCache   int      `yaml:"link_cache"`
 	FetchLog    string   `yaml:"fetch_log"` // JSON-lines log path; "" = off
 	WARCDir     string   `yaml:"warc_dir"`  // "" = no WARC output
 	WARCMaxSize ByteSize `yaml:"warc_max_size"`
@@ -241,6 +245,7 @@ func Default() Config {
 			ArchiveSync:    ArchiveSyncInterval,
 			ShutdownGrace:  5 * time.Second,
 			Sitemaps:       true,
+			LinkCache:      1 << 20,
 		},
 		Crawl: Crawl{Progress: time.Second},
 	}

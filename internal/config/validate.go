@@ -220,6 +220,7 @@ func (v *validator) crawler(w Crawler) {
 	v.positive(w.HeaderTimeout, "crawler.header_timeout")
 	v.check(w.IdlePerHost >= 0, "crawler.idle_per_host", "must not be negative")
 	v.check(w.IdleTotal >= 0, "crawler.idle_total", "must not be negative")
+	v.between(int64(w.LinkCache), 0, 1<<31, "crawler.link_cache")
 	v.nonNegative(w.DNSCacheTTL, "crawler.dns_cache_ttl")
 	v.resolve(w.Resolve)
 	v.check(w.WARCMaxSize >= 1<<20, "crawler.warc_max_size", "must be at least 1MiB, got %v", w.WARCMaxSize)

@@ -8,17 +8,18 @@
 //   - LinkBatch (crawler -> frontier, JetStream subject <prefix>.links.<shard>):
 //     the links one fetched page yielded that belong to one shard.
 //   - Outcome (crawler -> frontier, JetStream <prefix>.done.<shard>): the result
-//     of one lease: status, timings, Retry-After, redirect target, and for a
-//     robots.txt lease the first 500 KiB of the body.
+//     of one lease: status, timings, Retry-After, redirect target, for a
+//     robots.txt lease the first 500 KiB of the body, and (version 3) the
+//     page's links that belong to the lease's own shard.
 //   - LeaseRequest / LeaseReply (core NATS request/reply on <prefix>.work, a
 //     queue group across shards): a crawler asks for up to N leases; one
 //     frontier answers with leases whose hosts may be fetched now.
 //   - Status (JSON, request/reply on <prefix>.status, every shard answers):
 //     progress counters for `frontier status` and the one-command crawl.
 //
-// # Encoding (versions 1 and 2)
+// # Encoding (versions 1 to 3)
 //
-// Every binary message starts with two bytes, the format version (1 or 2)
+// Every binary message starts with two bytes, the format version (1 to 3)
 // and the message type, followed by the fields in declaration order:
 //
 //	uvarint  unsigned integers and durations (nanoseconds), lengths, counts
@@ -35,9 +36,17 @@
 // Adding a field means a new version: decoders keep accepting the versions
 // they know, so a frontier can be upgraded before its crawlers. Version 2
 // adds the redirect hop count (Link.Hops, Lease.Hops) to link batches and
-// lease replies. Encoders write the lowest version that holds the message:
-// version 1 unless a link or lease carries hops, so a process of the
-// previous release reads everything but redirect chains.
+// lease replies. Version 3 exists for outcomes only: an Outcome that
+// carries Links. Encoders write the lowest version that holds the message:
+// version 1 unless a link or lease carries hops or an outcome links, so a
+// process of the previous release reads everything but redirect chains.
+//
+// # Headers
+//
+// A frontier says on each lease reply which newer layouts it reads
+// (HeaderOutcomeLinks); a crawler writes an outcome with links only to a
+// shard whose reply said so, so a frontier of an earlier release, which
+// would dead-letter it, never gets one.
 //
 // # Caveats
 //

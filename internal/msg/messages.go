@@ -36,19 +36,48 @@ type LinkBatch struct {
 
 // AppendBinary appends the encoding of m to b.
 func (m *LinkBatch) AppendBinary(b []byte) ([]byte, error) {
-	if len(m.Links) > MaxLinks {
-		return b, fmt.Errorf("%w: %d links (limit %d)", ErrTooLarge, len(m.Links), MaxLinks)
+	if err := m.check(); err != nil {
+		return b, err
 	}
-	v2 := false
-	size := 2 + 3*binary.MaxVarintLen32 + len(m.Source)
-	for i := range m.Links {
-		v2 = v2 || m.Links[i].Hops > 0
-		size += len(m.Links[i].URL) + 3 + binary.MaxVarintLen32 // length, kind, nofollow, hops
-	}
+	v2 := m.hasHops()
 	// One allocation for the whole batch: appending ~100 URLs to nil
 	// doubled the buffer about ten times a page.
-	b = slices.Grow(b, size)
+	b = slices.Grow(b, 2+m.size())
 	e := headerV(b, TypeLinkBatch, versionFor(v2))
+	e.linkBatch(m, v2)
+	return e.b, nil
+}
+
+// check enforces the encoder's limits on a batch.
+func (m *LinkBatch) check() error {
+	if len(m.Links) > MaxLinks {
+		return fmt.Errorf("%w: %d links (limit %d)", ErrTooLarge, len(m.Links), MaxLinks)
+	}
+	return nil
+}
+
+// hasHops reports whether a link of m carries hops (version 2).
+func (m *LinkBatch) hasHops() bool {
+	for i := range m.Links {
+		if m.Links[i].Hops > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// size bounds the encoded size of m's fields.
+func (m *LinkBatch) size() int {
+	n := 3*binary.MaxVarintLen32 + len(m.Source)
+	for i := range m.Links {
+		n += len(m.Links[i].URL) + 3 + binary.MaxVarintLen32 // length, kind, nofollow, hops
+	}
+	return n
+}
+
+// linkBatch writes m's fields; hops says whether each link carries its
+// Hops (version 2 and later).
+func (e *encoder) linkBatch(m *LinkBatch, hops bool) {
 	e.str(m.Source)
 	e.uint(uint64(m.Depth))
 	e.uint(uint64(len(m.Links)))
@@ -56,11 +85,10 @@ func (m *LinkBatch) AppendBinary(b []byte) ([]byte, error) {
 		e.str(l.URL)
 		e.b = append(e.b, l.Kind)
 		e.bool(l.NoFollow)
-		if v2 {
+		if hops {
 			e.uint(uint64(l.Hops))
 		}
 	}
-	return e.b, nil
 }
 
 // MarshalBinary encodes m.
@@ -69,6 +97,16 @@ func (m *LinkBatch) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil)
 // UnmarshalBinary decodes a link batch, replacing m's contents.
 func (m *LinkBatch) UnmarshalBinary(b []byte) error {
 	d := newDecoder(b, TypeLinkBatch)
+	lb := d.linkBatch(d.version >= 2)
+	if err := d.finish(); err != nil {
+		return err
+	}
+	*m = lb
+	return nil
+}
+
+// linkBatch reads a batch's fields as encoder.linkBatch writes them.
+func (d *decoder) linkBatch(hops bool) LinkBatch {
 	src := d.str("source")
 	depth := d.u32("depth")
 	n := d.count("links", MaxLinks, 3)
@@ -83,15 +121,11 @@ func (m *LinkBatch) UnmarshalBinary(b []byte) error {
 			d.fail(fmt.Errorf("%w: link kind %d", ErrMalformed, k), "link.kind")
 		}
 		links[i].NoFollow = d.bool("link.nofollow")
-		if d.version >= 2 {
+		if hops {
 			links[i].Hops = d.u32("link.hops")
 		}
 	}
-	if err := d.finish(); err != nil {
-		return err
-	}
-	*m = LinkBatch{Source: src, Depth: depth, Links: links}
-	return nil
+	return LinkBatch{Source: src, Depth: depth, Links: links}
 }
 
 // Timings break down one fetch. Zero means not measured (a reused
@@ -121,6 +155,12 @@ const (
 // not ReleaseNone, Release byte. A fetch result is byte for byte what it
 // was before Release existed; a decoder that predates it rejects a
 // release (trailing byte), and the lease then expires as before.
+//
+// Version 3 (written only when Links is set): the v1 fields up to Body,
+// then Links as a LinkBatch's fields (Source, Depth, count, per link URL,
+// Kind, NoFollow, Hops uvarint). A release carries no links. A decoder
+// of an earlier release rejects version 3, so a crawler embeds links only
+// for a frontier that said it reads them (see Outcome.Links).
 type Outcome struct {
 	LeaseID     uint64
 	Shard       uint32 // the shard that issued the lease
@@ -140,6 +180,14 @@ type Outcome struct {
 	// Release, when set, gives the lease back: the frontier requeues the
 	// URL without counting an attempt and ignores the other fields.
 	Release Release
+	// Links, when set, are the page's links that belong to the shard of
+	// the lease (Shard): the frontier applies them in the same commit as
+	// the outcome, so a page costs one stored message instead of a link
+	// batch and an outcome. nil: none, or they travel as LinkBatch
+	// messages. A crawler sets it only for a frontier whose lease reply
+	// carried the HeaderOutcomeLinks header; an older frontier rejects
+	// (dead-letters) an outcome with links.
+	Links *LinkBatch
 }
 
 // AppendBinary appends the encoding of m to b.
@@ -150,7 +198,21 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 	if m.Status < 0 || m.Bytes < 0 {
 		return b, fmt.Errorf("%w: negative status or byte count", ErrMalformed)
 	}
-	e := header(b, TypeOutcome)
+	if m.Release > maxRelease {
+		return b, fmt.Errorf("%w: release reason %d", ErrMalformed, m.Release)
+	}
+	version := byte(1)
+	if m.Links != nil {
+		if m.Release != ReleaseNone {
+			return b, fmt.Errorf("%w: a release with links", ErrMalformed)
+		}
+		if err := m.Links.check(); err != nil {
+			return b, err
+		}
+		version = outcomeLinksVersion
+		b = slices.Grow(b, 64+len(m.URL)+len(m.Error)+len(m.ContentType)+len(m.Redirect)+len(m.Body)+m.Links.size())
+	}
+	e := headerV(b, TypeOutcome, version)
 	e.uint(m.LeaseID)
 	e.uint(uint64(m.Shard))
 	e.str(m.URL)
@@ -168,10 +230,10 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 	e.str(m.Redirect)
 	e.uint(uint64(m.LinksFound))
 	e.bytes(m.Body)
-	if m.Release > maxRelease {
-		return b, fmt.Errorf("%w: release reason %d", ErrMalformed, m.Release)
-	}
-	if m.Release != ReleaseNone {
+	switch {
+	case m.Links != nil:
+		e.linkBatch(m.Links, true)
+	case m.Release != ReleaseNone:
 		e.b = append(e.b, byte(m.Release))
 	}
 	return e.b, nil
@@ -203,7 +265,11 @@ func (m *Outcome) UnmarshalBinary(b []byte) error {
 	o.Redirect = d.str("redirect")
 	o.LinksFound = d.u32("links_found")
 	o.Body = d.bytes("body", MaxBodyLen)
-	if d.err == nil && d.off < len(d.b) {
+	switch {
+	case d.version >= outcomeLinksVersion:
+		lb := d.linkBatch(true)
+		o.Links = &lb
+	case d.err == nil && d.off < len(d.b):
 		o.Release = Release(d.byte("release"))
 		if d.err == nil && (o.Release == ReleaseNone || o.Release > maxRelease) {
 			d.fail(fmt.Errorf("%w: release reason %d", ErrMalformed, o.Release), "release")

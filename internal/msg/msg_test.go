@@ -38,6 +38,13 @@ func samples() []binaryMessage {
 		&Outcome{LeaseID: 2, URL: "http://h.test/", Error: "dial tcp: connection refused"},
 		&Outcome{LeaseID: 3, URL: "http://h.test/slow", Release: ReleaseCancelled},
 		&Outcome{LeaseID: 4, URL: "http://h.test/", Release: ReleaseArchive},
+		&Outcome{LeaseID: 5, Shard: 1, URL: "https://example.com/a", Status: 200, FetchedAt: t0, Bytes: 99,
+			ContentType: "text/html", LinksFound: 3, Links: &LinkBatch{Source: "https://example.com/a", Depth: 2, Links: []Link{
+				{URL: "https://example.com/b", Kind: 1},
+				{URL: "https://example.com/c", Kind: 2, NoFollow: true},
+			}}},
+		&Outcome{LeaseID: 6, URL: "https://example.com/r", Status: 301, Redirect: "https://example.com/s",
+			Links: &LinkBatch{Source: "https://example.com/r", Links: []Link{{URL: "https://example.com/s", Kind: 3, Hops: 2}}}},
 		&LeaseRequest{Crawler: "host-1/42", Max: 64},
 		&Fetched{},
 		&Fetched{Shard: 3, LeaseID: 1<<63 + 9, Total: 1500 * time.Microsecond},
@@ -84,6 +91,54 @@ func TestVersionsCompatible(t *testing.T) {
 	var cut LinkBatch
 	if err := cut.UnmarshalBinary(b[:len(b)-1]); !errors.Is(err, ErrTruncated) {
 		t.Errorf("v2 batch without its hops: err = %v, want ErrTruncated", err)
+	}
+}
+
+// TestOutcomeLinks: an outcome without links is written as version 1,
+// byte for byte as before; with links as version 3, which the decoders
+// of other types and a cut message refuse, and a release cannot carry.
+func TestOutcomeLinks(t *testing.T) {
+	plain := Outcome{LeaseID: 7, Shard: 2, URL: "https://a.test/p", Status: 200, LinksFound: 1}
+	// The v1 bytes, spelled out as the previous release wrote them.
+	v1 := []byte{1, 2, 7, 2, 16}
+	v1 = append(v1, "https://a.test/p"...)
+	// robots, status, error, fetched_at, 5 timings, retry_after, bytes,
+	// content_type, truncated, redirect, links_found, body
+	v1 = append(v1, 0, 200, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0)
+	if b, _ := plain.MarshalBinary(); !bytes.Equal(b, v1) {
+		t.Errorf("an outcome without links encodes as %v, want the v1 bytes %v", b, v1)
+	}
+	with := plain
+	with.Links = &LinkBatch{Source: plain.URL, Depth: 1, Links: []Link{{URL: "https://a.test/q", Kind: 1}}}
+	b, err := with.MarshalBinary()
+	if err != nil || b[0] != 3 || !bytes.Equal(b[2:len(v1)], v1[2:]) {
+		t.Fatalf("an outcome with links encodes as %v (%v), want version 3 with the v1 fields first", b, err)
+	}
+	var got Outcome
+	if err := got.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(got, with) {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, with)
+	}
+	if err := got.UnmarshalBinary(b[:len(b)-1]); !errors.Is(err, ErrTruncated) {
+		t.Errorf("v3 outcome cut in its links: err = %v, want ErrTruncated", err)
+	}
+	if err := got.UnmarshalBinary(b[:len(v1)-1]); !errors.Is(err, ErrTruncated) {
+		t.Errorf("v3 outcome without its links: err = %v, want ErrTruncated", err)
+	}
+	var lb LinkBatch
+	v3batch, _ := with.Links.MarshalBinary()
+	v3batch[0] = 3
+	if err := lb.UnmarshalBinary(v3batch); !errors.Is(err, ErrVersion) {
+		t.Errorf("a version-3 link batch: err = %v, want ErrVersion", err)
+	}
+	rel := with
+	rel.Release = ReleaseCancelled
+	if _, err := rel.MarshalBinary(); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a release with links: err = %v, want ErrMalformed", err)
+	}
+	too := with
+	too.Links = &LinkBatch{Links: make([]Link, MaxLinks+1)}
+	if _, err := too.MarshalBinary(); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("an outcome with too many links: err = %v, want ErrTooLarge", err)
 	}
 }
 
@@ -282,12 +337,22 @@ func FuzzDecode(f *testing.F) {
 			if len(again) > len(b) {
 				t.Fatalf("%T re-encoding grew from %d to %d bytes", m, len(b), len(again))
 			}
-			// Version 2 is written exactly when hops need it.
-			if want := versionFor(hasHops(m)); again[0] != want {
+			// Version 2 is written exactly when hops need it, version 3
+			// exactly when an outcome carries links.
+			if want := wantVersion(m); again[0] != want {
 				t.Fatalf("%T written as version %d, want %d", m, again[0], want)
 			}
 		}
 	})
+}
+
+// wantVersion is the version m must be written as: 3 for an outcome
+// with links, 2 for hops, else 1.
+func wantVersion(m binaryMessage) byte {
+	if o, ok := m.(*Outcome); ok && o.Links != nil {
+		return outcomeLinksVersion
+	}
+	return versionFor(hasHops(m))
 }
 
 // hasHops reports whether a link or lease of m carries hops.

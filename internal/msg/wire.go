@@ -7,10 +7,15 @@ import (
 )
 
 // Version is the newest format version this package writes and reads.
-// Version 2 adds the redirect hop count to Link and Lease; an encoder
-// writes version 1 for a message with nothing version 2 adds (see
-// versionFor), so processes of the previous release keep reading it.
-const Version = 2
+// Version 2 adds the redirect hop count to Link and Lease; version 3 adds
+// an Outcome's own-shard links (Outcome.Links) and exists for outcomes
+// only. An encoder writes the lowest version that holds the message (see
+// versionFor), so processes of the previous release keep reading what
+// does not need the new fields.
+const Version = 3
+
+// outcomeLinksVersion is the version of an Outcome that carries Links.
+const outcomeLinksVersion = 3
 
 // MinVersion is the oldest format version the decoders accept.
 const MinVersion = 1
@@ -132,6 +137,10 @@ func newDecoder(b []byte, want Type) *decoder {
 	d.version = b[0]
 	if t != want {
 		d.err = fmt.Errorf("%w: got %v, want %v", ErrType, t, want)
+		return d
+	}
+	if d.version >= outcomeLinksVersion && t != TypeOutcome {
+		d.err = fmt.Errorf("%w: %d for a %v", ErrVersion, d.version, t)
 		return d
 	}
 	d.off = 2

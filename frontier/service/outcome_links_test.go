@@ -1,0 +1,149 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/trawlhq/trawl/fetcher"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/testkit/bustest"
+)
+
+// TestOutcomeLinksWithCrawler crawls a 21-page site with a real crawler
+// against a frontier that reads links inside outcomes and against one
+// whose lease replies do not say so (a frontier of the release before):
+// the crawler embeds a page's links in its outcome and skips links it
+// has published before only for the first, and both admit every page.
+func TestOutcomeLinksWithCrawler(t *testing.T) {
+	const pages = 20
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		for i := range pages {
+			fmt.Fprintf(w, `<a href="/p%d">p</a> `, i)
+		}
+		fmt.Fprint(w, `<a href="/">home</a>`)
+	})
+	site := httptest.NewServer(mux)
+	defer site.Close()
+
+	for _, tc := range []struct {
+		name   string
+		header bool
+	}{{"frontier reads outcome links and has an epoch", true}, {"frontier of the release before", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := bustest.Start(t)
+			cfg := svcConfig(t, e)
+			var tweaks []func(*Server)
+			if !tc.header {
+				tweaks = append(tweaks, func(s *Server) { s.replyHeader = func() nats.Header { return nil } })
+			}
+			h := startServiceWith(t, cfg, bustest.Connect(t, e), nil, Options{AckWait: 2 * time.Second}, tweaks...)
+			h.links("", 0, site.URL+"/")
+
+			cc := config.Default().Crawler
+			cc.AllowPrivateNetworks = true
+			cc.Workers, cc.LeaseBatch = 4, 4
+			w, err := fetcher.NewWorker(bustest.Connect(t, e), fetcher.WorkerOptions{Config: cc, Subjects: h.subj, Shards: 1, ID: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			runErr := make(chan error, 1)
+			go func() { runErr <- w.Run(ctx) }()
+			const want = pages + 1 // the pages and the root (robots.txt is not a page)
+			deadline := time.Now().Add(svcWait)
+			var st msg.Status
+			for st = h.svc.Status(); st.Done < want && time.Now().Before(deadline); st = h.svc.Status() {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+			if err := <-runErr; err != nil {
+				t.Fatalf("worker: %v", err)
+			}
+			st = h.settle()
+			if st.Done != want || st.Admitted != pages+1 || st.Queued != 0 {
+				t.Fatalf("done %d, admitted %d, queued %d; want %d done, %d admitted, none queued", st.Done, st.Admitted, st.Queued, want, pages+1)
+			}
+			links := counterValue(t, h.svc.m.messages.WithLabelValues("links"))
+			outcomes := counterValue(t, h.svc.m.messages.WithLabelValues("outcome"))
+			withLinks := counterValue(t, h.svc.m.messages.WithLabelValues("outcome_links"))
+			ws := w.Stats()
+			if ws.LinksPublished+ws.LinksSkipped != want*want {
+				t.Errorf("worker published %d links and skipped %d, want %d in all", ws.LinksPublished, ws.LinksSkipped, want*want)
+			}
+			if !tc.header {
+				// The seed batch, then per page a link batch and an
+				// outcome, and robots.txt's outcome; every link sent.
+				if links != 1+want || outcomes != 1+want || withLinks != 0 || ws.LinksSkipped != 0 || ws.LinksInOutcomes != 0 {
+					t.Errorf("messages: links %v, outcome %v, outcome_links %v; skipped %d, in outcomes %d; want %d, %d, 0; 0, 0",
+						links, outcomes, withLinks, ws.LinksSkipped, ws.LinksInOutcomes, 1+want, 1+want)
+				}
+				return
+			}
+			// Only the seed batch travels alone; a page's links ride in its
+			// outcome, and the links every page repeats are sent once
+			// (the root's) or a few times (pages fetched before it was acked).
+			if links != 1 || outcomes+withLinks != 1+want || withLinks < 1 || ws.LinksInOutcomes != ws.LinksPublished || ws.LinksSkipped < want*want/2 {
+				t.Errorf("messages: links %v, outcome %v, outcome_links %v; links published %d, in outcomes %d, skipped %d",
+					links, outcomes, withLinks, ws.LinksPublished, ws.LinksInOutcomes, ws.LinksSkipped)
+			}
+		})
+	}
+}
+
+// TestLeaseReplyEpoch: lease replies carry the frontier's epoch and
+// max_links_per_page; the epoch differs for another process on the same
+// state file and changes when a seed host is added (links rejected as off
+// the seed hosts may be admitted now).
+func TestLeaseReplyEpoch(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	h := startService(t, e, cfg)
+	send := func(source, url string) { h.links(source, 0, url); h.settle() }
+	send("", "http://a.test/")
+	epoch := func() string {
+		t.Helper()
+		b, _ := (&msg.LeaseRequest{Crawler: "test", Max: 0}).MarshalBinary()
+		m, err := h.nc.Request(h.subj.Work(), b, svcWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := m.Header.Get(msg.HeaderLinksPerPage), fmt.Sprint(cfg.Scope.MaxLinksPerPage); got != want {
+			t.Errorf("%s: %q, want %q", msg.HeaderLinksPerPage, got, want)
+		}
+		return m.Header.Get(msg.HeaderEpoch)
+	}
+	e1 := epoch()
+	if !strings.HasPrefix(e1, h.st.CrawlID()+"-") {
+		t.Fatalf("epoch %q does not start with the crawl ID %q", e1, h.st.CrawlID())
+	}
+	send("http://a.test/", "http://b.test/") // off the seed hosts: rejected
+	if e := epoch(); e != e1 {
+		t.Errorf("epoch changed from %q to %q without a seed host added", e1, e)
+	}
+	send("", "http://b.test/")
+	e2 := epoch()
+	if e2 == e1 {
+		t.Errorf("epoch %q unchanged after a seed host was added", e2)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	h = startService(t, e, cfg)
+	if e3 := epoch(); e3 == e2 || e3 == e1 {
+		t.Errorf("a restarted frontier on the same file kept the epoch %q", e3)
+	}
+}
