@@ -211,9 +211,11 @@ func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 		if err != nil {
 			return err
 		}
-		if r.URL == key {
-			e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
-			return nil
+		for i, u := range r.entries {
+			if u.URL == key && r.first+uint64(i) >= h.rec.HeadSeq {
+				e.State, e.Attempts, e.Hops = "queued", u.Attempts, u.Hops
+				return nil
+			}
 		}
 	}
 	return nil

@@ -17,6 +17,7 @@ type host struct {
 	robotsInflight bool           // a robots.txt lease is out
 	rules          *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
 	inbox          []uint64       // keys of its inbox records, oldest first
+	pending        segment        // URLs admitted by the Apply under way, not yet in the inbox
 	dirty          bool           // rec changed in the current transaction
 	applyGen       uint64         // the last Apply that admitted a URL of the host (State.applyGen)
 	idx            int            // position in the ready heap, -1 when absent

@@ -445,20 +445,21 @@ func (s *State) loadInboxTx(tx *bolt.Tx) error {
 			return err
 		}
 		h := s.getHostLocked(r.Host) // new since its record was last written: no record yet
-		if r.Seq < h.rec.CompactedSeq {
+		if r.first < h.rec.CompactedSeq {
 			// Moved to its segments before a crash; Compact deletes it.
 			s.inboxStaleMax = max(s.inboxStaleMax, binary.BigEndian.Uint64(k))
 			return nil
 		}
-		if r.Seq >= h.rec.NextSeq {
+		if end := r.end(); end > h.rec.NextSeq {
 			// Admitted after the host record was last written.
-			h.rec.NextSeq = r.Seq + 1
-			h.rec.Queued++
-			h.rec.Admitted++
-			s.queued++
+			n := end - max(h.rec.NextSeq, r.first)
+			h.rec.NextSeq = end
+			h.rec.Queued += n
+			h.rec.Admitted += n
+			s.queued += int64(n)
 		}
 		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
-		s.inboxN++
+		s.inboxN += int64(r.end() - max(r.first, min(h.rec.HeadSeq, r.end())))
 		return nil
 	})
 }
