@@ -15,9 +15,9 @@ type host struct {
 
 	inflight       int            // leases out, page and robots
 	robotsInflight bool           // a robots.txt lease is out
+	pending        int32          // 1 + its index in State.pending while the Apply under way admits URLs of it, else 0
 	rules          *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
 	inbox          []uint64       // keys of its inbox records, oldest first
-	pending        segment        // URLs admitted by the Apply under way, not yet in the inbox
 	dirty          bool           // rec changed in the current transaction
 	applyGen       uint64         // the last Apply that admitted a URL of the host (State.applyGen)
 	idx            int            // position in the ready heap, -1 when absent

@@ -82,7 +82,11 @@ type State struct {
 	tx     *bolt.Tx
 	count  counters
 	queued int64
-	inboxN int64 // records in the inbox
+	inboxN int64 // URLs in the inbox, not leased
+	// pending are the URLs the Apply under way admitted, per host (in
+	// pendingHosts), until flushInboxLocked writes them to the inbox.
+	pending      []segment
+	pendingHosts []*host
 	// inboxStaleMax is the last key of the inbox records Open skipped as
 	// already moved (0: none); Compact deletes them.
 	inboxStaleMax uint64

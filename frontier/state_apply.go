@@ -120,7 +120,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		s.enqueueLocked(h, pl.Key, c.depth, pl.Hops, now)
 		res.Admitted++
 	}
-	if err := s.flushInboxLocked(tx.Bucket(bucketInbox), touched); err != nil {
+	if err := s.flushInboxLocked(tx.Bucket(bucketInbox)); err != nil {
 		return nil, err
 	}
 	if err := s.filter.AppendJournal(tx, newHashes); err != nil {

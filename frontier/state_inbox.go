@@ -79,10 +79,13 @@ func decodeInbox(b []byte) (inboxRecord, error) {
 // enqueueLocked queues a new URL of h: it joins h's URLs of this Apply,
 // which flushInboxLocked writes as one inbox record before the commit.
 func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.Time) {
-	if len(h.pending.entries) == 0 {
-		h.pending.first = h.rec.NextSeq
+	if h.pending == 0 {
+		s.pending = append(s.pending, segment{first: h.rec.NextSeq})
+		s.pendingHosts = append(s.pendingHosts, h)
+		h.pending = int32(len(s.pending))
 	}
-	h.pending.entries = append(h.pending.entries, urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops})
+	g := &s.pending[h.pending-1]
+	g.entries = append(g.entries, urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops})
 	s.inboxN++
 	h.rec.NextSeq++
 	h.rec.Queued++
@@ -93,24 +96,24 @@ func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.
 	s.queued++
 }
 
-// flushInboxLocked writes the URLs enqueueLocked gave the hosts in hs, one
-// inbox record per host, and adds its key to the host's inbox.
-func (s *State) flushInboxLocked(ib *bolt.Bucket, hs []*host) error {
-	for _, h := range hs {
-		if len(h.pending.entries) == 0 {
-			continue
-		}
+// flushInboxLocked writes the URLs enqueueLocked queued, one inbox record
+// per host, and adds its key to the host's inbox.
+func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
+	for i, h := range s.pendingHosts {
 		id, err := ib.NextSequence()
 		if err != nil {
 			return fmt.Errorf("inbox sequence: %w", err)
 		}
-		rec := inboxRecord{Host: h.name, segment: h.pending}
+		rec := inboxRecord{Host: h.name, segment: s.pending[i]}
 		if err := ib.Put(u64key(id), rec.encode()); err != nil {
 			return fmt.Errorf("enqueue: %w", err)
 		}
 		h.inbox = append(h.inbox, id)
-		h.pending = segment{}
+		h.pending = 0
 	}
+	clear(s.pending)
+	clear(s.pendingHosts)
+	s.pending, s.pendingHosts = s.pending[:0], s.pendingHosts[:0]
 	return nil
 }
 
