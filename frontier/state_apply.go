@@ -156,7 +156,7 @@ func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candida
 		}
 		for j := range p.Links {
 			pl := &p.Links[j]
-			h := s.hosts[pl.Host]
+			h := s.findHostLocked(pl.Host)
 			switch {
 			case !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
 				res.Rejected[ReasonOffSeedHosts]++
