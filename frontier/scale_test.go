@@ -89,6 +89,9 @@ func BenchmarkScale(b *testing.B) {
 			stepNew += res.Admitted
 		}
 		applied := time.Since(start)
+		if admitted == 0 {
+			inboxBytes(b, s, stepNew)
+		}
 		cstart := time.Now()
 		if _, err := s.Compact(); err != nil {
 			b.Fatal(err)
@@ -156,6 +159,22 @@ func leaseCycle(b *testing.B, s *State, n int) float64 {
 		b.Fatal(err)
 	}
 	return float64(done) / time.Since(start).Seconds()
+}
+
+// inboxBytes logs what the inbox takes per URL admitted since the last
+// compaction (n).
+func inboxBytes(b *testing.B, s *State, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketInbox).Stats()
+		alloc := st.BranchAlloc + st.LeafAlloc
+		logf("inbox before the first compaction: %d records for %d URLs, alloc %.1f MiB, %.1f B/URL", st.KeyN, n, float64(alloc)/(1<<20), float64(alloc)/float64(n))
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 }
 
 // bucketBytes logs each bucket's keys, pages in use and bytes per key.

@@ -33,6 +33,9 @@ import (
 // variable for tests).
 var compactChunk = 100_000
 
+// inboxFill is the bbolt FillPercent of `inbox` when Apply writes it.
+const inboxFill = 0.95
+
 // inboxGroupVersion is the version of an inbox record that holds one
 // host's URLs admitted by one Apply. Versions 1 and 2 (written before it)
 // hold one URL each and are still read.
@@ -99,6 +102,10 @@ func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.
 // flushInboxLocked writes the URLs enqueueLocked queued, one inbox record
 // per host, and adds its key to the host's inbox.
 func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
+	// Keys only ever append: a split page is never written into again,
+	// so fill it (bbolt's default of 50% would leave half of every page
+	// empty).
+	ib.FillPercent = inboxFill
 	for i, h := range s.pendingHosts {
 		id, err := ib.NextSequence()
 		if err != nil {
