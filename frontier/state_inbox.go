@@ -36,6 +36,12 @@ var compactChunk = 100_000
 // inboxFill is the bbolt FillPercent of `inbox` when Apply writes it.
 const inboxFill = 0.95
 
+// inboxRecordBytes bounds an inbox record's URLs (their bytes plus 10
+// each, before front coding): one Apply may admit any number of URLs of a
+// host (a sitemap), and a reader refuses a segment body over
+// maxSegmentBody. A variable for tests.
+var inboxRecordBytes = maxSegmentBody / 4
+
 // inboxGroupVersion is the version of an inbox record that holds one
 // host's URLs admitted by one Apply. Versions 1 and 2 (written before it)
 // hold one URL each and are still read.
@@ -107,15 +113,24 @@ func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
 	// empty).
 	ib.FillPercent = inboxFill
 	for i, h := range s.pendingHosts {
-		id, err := ib.NextSequence()
-		if err != nil {
-			return fmt.Errorf("inbox sequence: %w", err)
+		run := s.pending[i]
+		for len(run.entries) > 0 {
+			n, size := 0, 0
+			for n < len(run.entries) && (n == 0 || size < inboxRecordBytes) {
+				size += 10 + len(run.entries[n].URL)
+				n++
+			}
+			id, err := ib.NextSequence()
+			if err != nil {
+				return fmt.Errorf("inbox sequence: %w", err)
+			}
+			rec := inboxRecord{Host: h.name, segment: segment{first: run.first, entries: run.entries[:n]}}
+			if err := ib.Put(u64key(id), rec.encode()); err != nil {
+				return fmt.Errorf("enqueue: %w", err)
+			}
+			h.inbox = append(h.inbox, id)
+			run.first, run.entries = run.first+uint64(n), run.entries[n:]
 		}
-		rec := inboxRecord{Host: h.name, segment: s.pending[i]}
-		if err := ib.Put(u64key(id), rec.encode()); err != nil {
-			return fmt.Errorf("enqueue: %w", err)
-		}
-		h.inbox = append(h.inbox, id)
 		h.pending = 0
 	}
 	clear(s.pending)

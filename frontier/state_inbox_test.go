@@ -275,6 +275,34 @@ func TestInboxRecordPerHostAndApply(t *testing.T) {
 	h.leaseAllInOrder(want[6:], 3)
 }
 
+// An Apply admitting more URLs of a host than one record takes writes
+// several, which lease in order.
+func TestInboxRecordBytes(t *testing.T) {
+	defer func(n int) { inboxRecordBytes = n }(inboxRecordBytes)
+	inboxRecordBytes = 200 // about 5 URLs
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 40 {
+		want = append(want, fmt.Sprintf("http://h0.example/a/%02d", i))
+	}
+	h.seed(want[0])
+	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+	n := 0
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketInbox).Stats().KeyN
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 7 {
+		t.Fatalf("%d inbox records, want 7: the seed's, then 39 URLs of 22 bytes, 7 a record", n)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	h.leaseAllInOrder(want, 1)
+}
+
 // A file whose inbox holds records of one URL each (versions 1 and 2, as
 // written before an Apply wrote one record per host) opens, leases in
 // order and compacts, mixed with the records written now.
