@@ -135,7 +135,7 @@ func (s *State) explainLeaseLocked(e *Explanation) {
 func (s *State) explainHostLocked(h *host, key string, now time.Time) *HostExplanation {
 	hx := &HostExplanation{
 		Seed: h.rec.Seed, Queued: h.rec.Queued, Admitted: h.rec.Admitted, Done: h.rec.Done,
-		Inflight: h.inflight, NextFetch: h.rec.NextFetch, PausedUntil: h.rec.PausedUntil,
+		Inflight: int(h.inflight), NextFetch: h.rec.NextFetch, PausedUntil: h.rec.PausedUntil,
 		BackoffLevel: h.rec.BackoffLevel, ErrorStreak: h.rec.ErrorStreak, LastResponse: h.rec.LastResponse,
 		Robots: robotsStatusName(h.rec.RobotsStatus), RobotsHTTP: h.rec.RobotsHTTP,
 		RobotsFetched: h.rec.RobotsFetched, CrawlDelay: s.crawlDelay(h),
@@ -211,9 +211,11 @@ func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 		if err != nil {
 			return err
 		}
-		if r.URL == key {
-			e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
-			return nil
+		for i, u := range r.entries {
+			if u.URL == key && r.first+uint64(i) >= h.rec.HeadSeq {
+				e.State, e.Attempts, e.Hops = "queued", u.Attempts, u.Hops
+				return nil
+			}
 		}
 	}
 	return nil
@@ -242,7 +244,7 @@ func (s *State) topHostsLocked(n int) []msg.HostStatus {
 	out := make([]msg.HostStatus, len(top))
 	for i, h := range top {
 		out[i] = msg.HostStatus{
-			Host: h.name, Queued: int64(h.rec.Queued), Inflight: h.inflight, Done: int64(h.rec.Done),
+			Host: h.name, Queued: int64(h.rec.Queued), Inflight: int(h.inflight), Done: int64(h.rec.Done),
 			NextFetch: h.rec.NextFetch, Robots: robotsStatusName(h.rec.RobotsStatus),
 			Backoff: h.rec.BackoffLevel,
 		}

@@ -28,9 +28,9 @@ const SchemaVersion = 2
 //	         "crawl_id"  -> 32 lowercase hex digits, drawn at random when
 //	                        the file is created (State.CrawlID); a file
 //	                        without one gets one on its next Open
-//	inbox    u64 BE (the bucket's NextSequence) -> inbox record: URLs
-//	         admitted since the last compaction, in admission order
-//	         (see state_inbox.go).
+//	inbox    u64 BE (the bucket's NextSequence) -> inbox record: the
+//	         URLs one Apply admitted for one host, admitted since the
+//	         last compaction, in admission order (see state_inbox.go).
 //	segments host + 0x00 + seq (u64 BE) -> segment record: a block of a
 //	         host's queued URLs with consecutive seqs, front-coded and
 //	         S2-compressed (version 2; version 1 is uncompressed); the key
@@ -69,8 +69,11 @@ const SchemaVersion = 2
 // Version 2 is written only when hops is not 0, so a file of a crawl
 // that met no redirect chain stays readable by the code before it.
 //
-// Inbox record: version, host, host seq, URL, depth, attempts, enqueued
-// at; version 2 adds hops, as the URL record.
+// Inbox record, version 3 (what Apply writes): version, host, then a
+// segment record (its version and body, segment.go) of the host's URLs
+// from one Apply. Versions 1 and 2, still read, hold one URL: version,
+// host, host seq, URL, depth, attempts, enqueued at; version 2 adds hops,
+// as the URL record.
 //
 // Segment record: see segment.go (FuzzSegment).
 //
@@ -78,8 +81,9 @@ const SchemaVersion = 2
 // seed), next fetch, backoff level, error streak, paused until, last
 // response time (ns), robots status (0 unknown, 1 ok, 2 allow-all after a
 // 4xx, 3 unavailable), robots HTTP status, robots fetched at; version 2
-// (written by schema 2) adds head seq (segment URLs below it are leased)
-// and compacted seq (inbox records below it are already in segments).
+// (written by schema 2) adds head seq (segment and inbox URLs below it
+// are leased) and compacted seq (inbox records below it are already in
+// segments).
 //
 // Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
 // deadline, attempts, enqueued at; version 2 adds hops, as the URL record.
@@ -281,14 +285,20 @@ func (r *urlRecord) encode() []byte {
 
 func decodeURL(b []byte) (urlRecord, error) {
 	d := dec{b: b}
-	v := d.versionUpTo("url record", hopsVersion)
-	var r urlRecord
-	r.URL = d.s("url")
-	r.Depth = uint32(d.small("url depth", math.MaxUint32))
-	r.Attempts = uint32(d.small("url attempts", math.MaxUint32))
-	r.EnqueuedAt = d.t("url enqueued at")
-	r.Hops = d.hops("url hops", v)
+	r := d.url("url", d.versionUpTo("url record", hopsVersion))
 	return r, d.end("url record")
+}
+
+// url reads the fields of a URL record after its version v (what names
+// the record in errors).
+func (d *dec) url(what string, v uint64) urlRecord {
+	var r urlRecord
+	r.URL = d.s(what)
+	r.Depth = uint32(d.small(what+" depth", math.MaxUint32))
+	r.Attempts = uint32(d.small(what+" attempts", math.MaxUint32))
+	r.EnqueuedAt = d.t(what + " enqueued at")
+	r.Hops = d.hops(what+" hops", v)
+	return r
 }
 
 // Robots status of a host.
@@ -323,8 +333,9 @@ type hostRecord struct {
 	RobotsStatus  uint8
 	RobotsHTTP    uint32
 	RobotsFetched time.Time
-	// HeadSeq: the host's segment URLs with a smaller seq are leased
-	// (its first segment is deleted once all of its URLs are).
+	// HeadSeq: the host's segment and inbox URLs with a smaller seq are
+	// leased (its first segment or inbox record is deleted once all of
+	// its URLs are).
 	HeadSeq uint64
 	// CompactedSeq: the host's inbox records with a smaller seq are in
 	// its segments (Compact removes them from the inbox after moving them).

@@ -174,11 +174,11 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 				return err
 			}
 			segs.FillPercent = segmentFill
-			var run []inboxRecord
+			var run inboxRecord
 			flush := func() error {
-				added, err := appendSegments(segs, run[0].Host, 0, run)
+				added, err := appendSegments(segs, run.Host, 0, run.segment)
 				rep.Segments += uint64(added)
-				run = run[:0]
+				run.entries = run.entries[:0]
 				return err
 			}
 			for n := 0; k != nil && n < migrateChunk; n++ {
@@ -190,16 +190,20 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 				if err != nil {
 					return fmt.Errorf("queue record of %s: %w", host, err)
 				}
-				if len(run) > 0 && run[0].Host != host {
+				seq := beUint64(k[len(host)+1:])
+				if len(run.entries) > 0 && (run.Host != host || run.end() != seq) {
 					if err := flush(); err != nil {
 						return err
 					}
 				}
-				run = append(run, inboxRecord{Host: host, Seq: beUint64(k[len(host)+1:]), urlRecord: r})
+				if len(run.entries) == 0 {
+					run.Host, run.first = host, seq
+				}
+				run.entries = append(run.entries, r)
 				rep.QueuedURLs++
 				k, v = c.Next()
 			}
-			if len(run) > 0 {
+			if len(run.entries) > 0 {
 				return flush()
 			}
 			return nil

@@ -16,7 +16,8 @@ import (
 //  2. segments: the compacted queue (segment.go), from the host record's
 //     HeadSeq: a lease moves HeadSeq past the URL rather than rewriting
 //     the segment, and deletes the segment with its last URL.
-//  3. the inbox: URLs admitted since the last compaction (state_inbox.go).
+//  3. the inbox: URLs admitted since the last compaction (state_inbox.go),
+//     from HeadSeq too once the host has no segments left.
 
 // queueBuckets are the buckets a host queue lives in.
 type queueBuckets struct {
@@ -33,8 +34,8 @@ type headOf struct {
 	seq         uint64
 	returnedKey []byte // set when it is in `returned`
 	segmentKey  []byte // set when it is in the host's first segment
-	segmentEnd  uint64 // that segment's end seq
-	inboxKey    []byte // set when it is in `inbox`
+	inboxKey    []byte // set when it is in the host's first inbox record
+	end         uint64 // the end seq of that segment or inbox record
 }
 
 // peekLocked returns h's head, or ok false when it has nothing queued.
@@ -52,14 +53,8 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 		if err != nil {
 			return hd, false, fmt.Errorf("queue segment of %s: %w", h.name, err)
 		}
-		i := uint64(0)
-		if h.rec.HeadSeq > g.first {
-			i = h.rec.HeadSeq - g.first
-		}
-		if i >= uint64(len(g.entries)) {
-			return hd, false, fmt.Errorf("%w: first queue segment of %s ends at seq %d, its head seq is %d", ErrCorrupt, h.name, g.end(), h.rec.HeadSeq)
-		}
-		return headOf{rec: g.entries[i], seq: g.first + i, segmentKey: bytes.Clone(k), segmentEnd: g.end()}, true, nil
+		rec, seq, err := headIn(&g, h, "first queue segment")
+		return headOf{rec: rec, seq: seq, segmentKey: bytes.Clone(k), end: g.end()}, err == nil, err
 	}
 	if len(h.inbox) == 0 {
 		return hd, false, nil
@@ -69,11 +64,25 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 	if v == nil {
 		return hd, false, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, h.inbox[0], h.name)
 	}
-	rec, err := decodeInbox(v)
+	r, err := decodeInbox(v)
 	if err != nil {
 		return hd, false, fmt.Errorf("inbox record of %s: %w", h.name, err)
 	}
-	return headOf{rec: rec.urlRecord, seq: rec.Seq, inboxKey: key}, true, nil
+	rec, seq, err := headIn(&r.segment, h, "first inbox record")
+	return headOf{rec: rec, seq: seq, inboxKey: key, end: r.end()}, err == nil, err
+}
+
+// headIn returns the URL of g at h's HeadSeq (g's first when HeadSeq is
+// below it), where g is h's first segment or inbox record, which holds it.
+func headIn(g *segment, h *host, what string) (urlRecord, uint64, error) {
+	i := uint64(0)
+	if h.rec.HeadSeq > g.first {
+		i = h.rec.HeadSeq - g.first
+	}
+	if i >= uint64(len(g.entries)) {
+		return urlRecord{}, 0, fmt.Errorf("%w: %s of %s ends at seq %d, its head seq is %d", ErrCorrupt, what, h.name, g.end(), h.rec.HeadSeq)
+	}
+	return g.entries[i], g.first + i, nil
 }
 
 // popLocked removes the head peekLocked returned.
@@ -86,12 +95,16 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 		// The segment stays as written; the host record (rewritten with
 		// every lease anyway) moves its head past the URL.
 		h.rec.HeadSeq = hd.seq + 1
-		if h.rec.HeadSeq == hd.segmentEnd {
+		if h.rec.HeadSeq == hd.end {
 			err = qb.segments.Delete(hd.segmentKey)
 		}
 	default:
-		err = qb.inbox.Delete(hd.inboxKey)
-		h.inbox = h.inbox[1:]
+		// Likewise the inbox record, deleted with its last URL.
+		h.rec.HeadSeq = hd.seq + 1
+		if h.rec.HeadSeq == hd.end {
+			err = qb.inbox.Delete(hd.inboxKey)
+			h.inbox = h.inbox[1:]
+		}
 		s.inboxN--
 	}
 	if err != nil {
@@ -117,11 +130,11 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, at
 	return nil
 }
 
-// appendSegments writes recs, URLs of host in seq order, after the host's
-// last segment: into it while it is under segmentBytes and the seqs run
-// on (dropping its URLs below headSeq, which are leased), then into new
-// segments. It reports how many segments it added.
-func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, recs []inboxRecord) (added int, err error) {
+// appendSegments writes run, URLs of host with consecutive seqs, after the
+// host's last segment: into it while it is under segmentBytes and the seqs
+// run on (dropping its URLs below headSeq, which are leased), then into
+// new segments. It reports how many segments it added.
+func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment) (added int, err error) {
 	prefix := queuePrefix(host)
 	var cur segment
 	var curKey []byte
@@ -139,7 +152,7 @@ func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, recs []inbox
 		if err != nil {
 			return 0, fmt.Errorf("queue segment of %s: %w", host, err)
 		}
-		if g.end() == recs[0].Seq {
+		if g.end() == run.first {
 			if headSeq > g.first {
 				g.entries = g.entries[min(headSeq-g.first, uint64(len(g.entries))):]
 				g.first = headSeq
@@ -163,18 +176,18 @@ func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, recs []inbox
 		cur, curKey, size, prev = segment{}, nil, 0, ""
 		return err
 	}
-	for i := range recs {
-		r := &recs[i]
-		if len(cur.entries) > 0 && (size >= segmentBytes || cur.end() != r.Seq) {
+	for i := range run.entries {
+		r, seq := &run.entries[i], run.first+uint64(i)
+		if len(cur.entries) > 0 && (size >= segmentBytes || cur.end() != seq) {
 			if err := flush(); err != nil {
 				return added, err
 			}
 		}
 		if len(cur.entries) == 0 {
-			cur.first, size = r.Seq, 3
+			cur.first, size = seq, 3
 		}
 		size += 10 + len(r.URL) - sharedPrefix(prev, r.URL)
-		cur.entries = append(cur.entries, r.urlRecord)
+		cur.entries = append(cur.entries, *r)
 		prev = r.URL
 	}
 	return added, flush()

@@ -160,7 +160,9 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 	add := func(url string) { hs = append(hs, hashKey(url)) }
 	err := tx.Bucket(bucketInbox).ForEach(func(_, v []byte) error {
 		r, err := decodeInbox(v)
-		add(r.URL)
+		for _, u := range r.entries {
+			add(u.URL)
+		}
 		return err
 	})
 	if err == nil {

@@ -89,6 +89,9 @@ func BenchmarkScale(b *testing.B) {
 			stepNew += res.Admitted
 		}
 		applied := time.Since(start)
+		if admitted == 0 {
+			inboxBytes(b, s, stepNew)
+		}
 		cstart := time.Now()
 		if _, err := s.Compact(); err != nil {
 			b.Fatal(err)
@@ -110,6 +113,11 @@ func BenchmarkScale(b *testing.B) {
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
 			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024)
 	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	hosts := len(s.hosts)
+	logf("live heap after a GC: %.0f MiB for %d known hosts, %.0f B per host", float64(ms.HeapAlloc)/(1<<20), hosts, float64(ms.HeapAlloc)/float64(hosts))
 	if _, err := s.Checkpoint(); err != nil {
 		b.Fatal(err)
 	}
@@ -156,6 +164,22 @@ func leaseCycle(b *testing.B, s *State, n int) float64 {
 		b.Fatal(err)
 	}
 	return float64(done) / time.Since(start).Seconds()
+}
+
+// inboxBytes logs what the inbox takes per URL admitted since the last
+// compaction (n).
+func inboxBytes(b *testing.B, s *State, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketInbox).Stats()
+		alloc := st.BranchAlloc + st.LeafAlloc
+		logf("inbox before the first compaction: %d records for %d URLs, alloc %.1f MiB, %.1f B/URL", st.KeyN, n, float64(alloc)/(1<<20), float64(alloc)/float64(n))
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 }
 
 // bucketBytes logs each bucket's keys, pages in use and bytes per key.

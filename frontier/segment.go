@@ -136,7 +136,7 @@ func decodeSegment(b []byte) (segment, error) {
 	}
 	var g segment
 	g.first = d.u("segment first seq")
-	n := d.small("segment count", uint64(len(b))) // every entry takes bytes
+	n := d.small("segment count", uint64(len(d.b))) // every entry takes bytes of the (decompressed) body
 	if d.err == nil && n == 0 {
 		d.fail("segment count")
 	}

@@ -66,12 +66,8 @@ func TestAppendSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	recs := func(host string, first uint64, entries []urlRecord) []inboxRecord {
-		out := make([]inboxRecord, len(entries))
-		for i, e := range entries {
-			out[i] = inboxRecord{Host: host, Seq: first + uint64(i), urlRecord: e}
-		}
-		return out
+	recs := func(_ string, first uint64, entries []urlRecord) segment {
+		return segment{first: first, entries: entries}
 	}
 	a, ab := testEntries("a.example", 200), testEntries("ab.example", 3)
 	err = db.Update(func(tx *bolt.Tx) error {

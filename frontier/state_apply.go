@@ -90,7 +90,6 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	seen := make([]bool, len(cands))
 	s.filter.TestAndAddHashes(hs, seen)
 	newHashes := hs[:0:0]
-	ib := tx.Bucket(bucketInbox)
 	truth := tx.Bucket(bucketTruth)
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
 	for i := range cands {
@@ -118,10 +117,11 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 			h.applyGen = s.applyGen
 			touched = append(touched, h)
 		}
-		if err := s.enqueueLocked(ib, h, pl.Key, c.depth, pl.Hops, now); err != nil {
-			return nil, err
-		}
+		s.enqueueLocked(h, pl.Key, c.depth, pl.Hops, now)
 		res.Admitted++
+	}
+	if err := s.flushInboxLocked(tx.Bucket(bucketInbox)); err != nil {
+		return nil, err
 	}
 	if err := s.filter.AppendJournal(tx, newHashes); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -157,7 +157,7 @@ func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candida
 		}
 		for j := range p.Links {
 			pl := &p.Links[j]
-			h := s.hosts[pl.Host]
+			h := s.findHostLocked(pl.Host)
 			switch {
 			case !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
 				res.Rejected[ReasonOffSeedHosts]++

@@ -253,7 +253,7 @@ func FuzzOpenStateFile(f *testing.F) {
 // findings, and refuses a corrupt one, never writing to any of them.
 func TestCheck(t *testing.T) {
 	good, opts := goodStateFile(t, 100_000, 3000)
-	pageSize, _, branches := pagesOf(t, good, boltBranch)
+	pageSize, hwm, branches := pagesOf(t, good, boltBranch)
 	write := func(b []byte) string {
 		path := filepath.Join(t.TempDir(), "state.db")
 		if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -297,7 +297,7 @@ func TestCheck(t *testing.T) {
 		file       []byte
 	}{
 		{"keys out of order", "out of order", b},
-		{"truncated", "truncated below its data", good[:len(good)/64]},
+		{"truncated", "truncated below its data", good[:hwm*pageSize/2]},
 	} {
 		path = write(tt.file)
 		if _, err := Check(path, opts.Config); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {

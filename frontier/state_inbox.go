@@ -3,7 +3,6 @@ package frontier
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -14,58 +13,88 @@ import (
 //
 // Apply does not put a new URL into its host's queue segments: new links
 // spread over many hosts would each rewrite a different host's last
-// segment, a 4 KiB page per new URL. Apply appends it instead to `inbox`,
-// keyed by the bucket's own sequence, a handful of pages per transaction.
-// Compact moves the oldest inbox records into the hosts' segments
-// (segment.go), host by host, so a host's URLs of the whole interval cost
-// one segment write; Checkpoint runs it. Every URL carries its host
-// sequence number from admission, and Compact moves the oldest records
-// first, so for every host its segments precede (have smaller seqs than)
-// its inbox entries (queue.go has the whole order). Memory keeps, per
-// host, the inbox keys in order (8 bytes per URL admitted since the last
-// compaction), rebuilt on Open by scanning the inbox.
+// segment, a 4 KiB page per new URL. Apply appends instead, per host it
+// admitted URLs of, one record to `inbox`: those URLs as a segment (the
+// run of seqs they got, front-coded and compressed, segment.go), keyed by
+// the bucket's own sequence, so a transaction writes a handful of pages
+// whatever the number of URLs. Compact moves the oldest inbox records into
+// the hosts' segments, host by host, so a host's URLs of the whole
+// interval cost one segment write; Checkpoint runs it. Every URL carries
+// its host sequence number from admission, and Compact moves the oldest
+// records first, so for every host its segments precede (have smaller
+// seqs than) its inbox records, and a host's inbox records hold
+// consecutive seqs in key order (queue.go has the whole order). A lease
+// from the inbox moves the host's HeadSeq, as from a segment, and deletes
+// the record with its last URL. Memory keeps, per host, its inbox keys in
+// order (8 bytes per host and Apply since the last compaction), rebuilt on
+// Open by scanning the inbox.
 
-// compactChunk is how many inbox records one Compact transaction moves
-// (a variable for tests).
+// compactChunk is how many inbox URLs one Compact transaction moves (a
+// variable for tests).
 var compactChunk = 100_000
 
-// inboxRecord is a URL admitted since the last compaction.
+// inboxFill is the bbolt FillPercent of `inbox` when Apply writes it.
+const inboxFill = 0.95
+
+// inboxRecordBytes bounds an inbox record's URLs (their bytes plus 10
+// each, before front coding): one Apply may admit any number of URLs of a
+// host (a sitemap), and a reader refuses a segment body over
+// maxSegmentBody. A variable for tests.
+var inboxRecordBytes = maxSegmentBody / 4
+
+// inboxGroupVersion is the version of an inbox record that holds one
+// host's URLs admitted by one Apply. Versions 1 and 2 (written before it)
+// hold one URL each and are still read.
+const inboxGroupVersion = 3
+
+// inboxRecord is one inbox record: URLs of Host with consecutive seqs.
 type inboxRecord struct {
 	Host string
-	Seq  uint64 // the host's sequence number: its queue key once compacted
-	urlRecord
+	segment
 }
 
+// encode writes version inboxGroupVersion: the version, the host, then
+// the URLs as a segment record (version and body, segment.go).
 func (r *inboxRecord) encode() []byte {
-	e := make(enc, 0, len(r.Host)+len(r.URL)+32)
-	return e.u(hopsRecordVersion(r.Hops)).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(uint64(r.Attempts)).t(r.EnqueuedAt).hops(r.Hops)
+	seg := r.segment.encode()
+	e := make(enc, 0, len(r.Host)+len(seg)+4).u(inboxGroupVersion).s(r.Host)
+	return append(e, seg...)
 }
 
+// decodeInbox reads an inbox record of any version; a version 1 or 2
+// record (version, host, seq, URL, depth, attempts, enqueued at, and for
+// 2 hops) becomes a record of one URL.
 func decodeInbox(b []byte) (inboxRecord, error) {
 	d := dec{b: b}
-	v := d.versionUpTo("inbox record", hopsVersion)
+	v := d.versionUpTo("inbox record", inboxGroupVersion)
 	var r inboxRecord
 	r.Host = d.s("inbox host")
-	r.Seq = d.u("inbox seq")
-	r.URL = d.s("inbox url")
-	r.Depth = uint32(d.small("inbox depth", math.MaxUint32))
-	r.Attempts = uint32(d.small("inbox attempts", math.MaxUint32))
-	r.EnqueuedAt = d.t("inbox enqueued at")
-	r.Hops = d.hops("inbox hops", v)
+	if d.err != nil {
+		return r, d.err
+	}
+	if v == inboxGroupVersion {
+		g, err := decodeSegment(d.b)
+		if err != nil {
+			return r, fmt.Errorf("inbox URLs of %q: %w", r.Host, err)
+		}
+		r.segment = g
+		return r, nil
+	}
+	r.first = d.u("inbox seq")
+	r.entries = []urlRecord{d.url("inbox url", v)}
 	return r, d.end("inbox record")
 }
 
-// enqueueLocked appends a new URL of h to the inbox.
-func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth, hops uint32, now time.Time) error {
-	id, err := ib.NextSequence()
-	if err != nil {
-		return fmt.Errorf("inbox sequence: %w", err)
+// enqueueLocked queues a new URL of h: it joins h's URLs of this Apply,
+// which flushInboxLocked writes as one inbox record before the commit.
+func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.Time) {
+	if h.pending == 0 {
+		s.pending = append(s.pending, segment{first: h.rec.NextSeq})
+		s.pendingHosts = append(s.pendingHosts, h)
+		h.pending = int32(len(s.pending))
 	}
-	rec := inboxRecord{Host: h.name, Seq: h.rec.NextSeq, urlRecord: urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops}}
-	if err := ib.Put(u64key(id), rec.encode()); err != nil {
-		return fmt.Errorf("enqueue: %w", err)
-	}
-	h.inbox = append(h.inbox, id)
+	g := &s.pending[h.pending-1]
+	g.entries = append(g.entries, urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops})
 	s.inboxN++
 	h.rec.NextSeq++
 	h.rec.Queued++
@@ -74,6 +103,39 @@ func (s *State) enqueueLocked(ib *bolt.Bucket, h *host, url string, depth, hops 
 	// (a random page per host per Apply); Open replays the inbox records
 	// the record does not reflect (seq >= its NextSeq) into its counts.
 	s.queued++
+}
+
+// flushInboxLocked writes the URLs enqueueLocked queued, one inbox record
+// per host, and adds its key to the host's inbox.
+func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
+	// Keys only ever append: a split page is never written into again,
+	// so fill it (bbolt's default of 50% would leave half of every page
+	// empty).
+	ib.FillPercent = inboxFill
+	for i, h := range s.pendingHosts {
+		run := s.pending[i]
+		for len(run.entries) > 0 {
+			n, size := 0, 0
+			for n < len(run.entries) && (n == 0 || size < inboxRecordBytes) {
+				size += 10 + len(run.entries[n].URL)
+				n++
+			}
+			id, err := ib.NextSequence()
+			if err != nil {
+				return fmt.Errorf("inbox sequence: %w", err)
+			}
+			rec := inboxRecord{Host: h.name, segment: segment{first: run.first, entries: run.entries[:n]}}
+			if err := ib.Put(u64key(id), rec.encode()); err != nil {
+				return fmt.Errorf("enqueue: %w", err)
+			}
+			h.inbox = append(h.inbox, id)
+			run.first, run.entries = run.first+uint64(n), run.entries[n:]
+		}
+		h.pending = 0
+	}
+	clear(s.pending)
+	clear(s.pendingHosts)
+	s.pending, s.pendingHosts = s.pending[:0], s.pendingHosts[:0]
 	return nil
 }
 
@@ -145,8 +207,9 @@ func (s *State) compactWith(yield func() error) (int, error) {
 }
 
 // compactHostsLocked moves the inbox records up to cutoff of names[i:],
-// whole hosts at a time, up to about compactChunk records, in one
-// transaction, and returns how many it moved and the next host's index.
+// whole hosts at a time, up to about compactChunk URLs, in one
+// transaction, and returns how many URLs it moved and the next host's
+// index.
 func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved, next int, err error) {
 	var touched []*host
 	var counts []int
@@ -163,24 +226,25 @@ func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved,
 			if m == 0 {
 				continue
 			}
-			recs := make([]inboxRecord, m)
-			for j, id := range h.inbox[:m] {
-				v := ib.Get(u64key(id))
-				if v == nil {
-					return fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, id, h.name)
-				}
-				if recs[j], err = decodeInbox(v); err != nil {
-					return fmt.Errorf("inbox record of %s: %w", h.name, err)
-				}
-			}
-			if _, err := appendSegments(segs, h.name, h.rec.HeadSeq, recs); err != nil {
+			run, err := s.inboxRunLocked(ib, h, m)
+			if err != nil {
 				return err
 			}
-			h.rec.CompactedSeq = recs[m-1].Seq + 1
+			end := run.end()
+			// The URLs leased from the inbox (below HeadSeq) stay out.
+			if skip := min(h.rec.HeadSeq-min(h.rec.HeadSeq, run.first), uint64(len(run.entries))); skip > 0 {
+				run.entries, run.first = run.entries[skip:], run.first+skip
+			}
+			if len(run.entries) > 0 {
+				if _, err := appendSegments(segs, h.name, h.rec.HeadSeq, run); err != nil {
+					return err
+				}
+			}
+			h.rec.CompactedSeq = end
 			h.dirty = true
 			touched = append(touched, h)
 			counts = append(counts, m)
-			moved += m
+			moved += len(run.entries)
 		}
 		return s.putMetaLocked(tx, touched)
 	})
@@ -194,6 +258,32 @@ func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved,
 	}
 	s.inboxN -= int64(moved)
 	return moved, i, nil
+}
+
+// inboxRunLocked reads h's first m inbox records: URLs with consecutive
+// seqs.
+func (s *State) inboxRunLocked(ib *bolt.Bucket, h *host, m int) (segment, error) {
+	var run segment
+	for _, id := range h.inbox[:m] {
+		v := ib.Get(u64key(id))
+		if v == nil {
+			return run, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, id, h.name)
+		}
+		r, err := decodeInbox(v)
+		if err != nil {
+			return run, fmt.Errorf("inbox record %d of %s: %w", id, h.name, err)
+		}
+		switch {
+		case r.Host != h.name:
+			return run, fmt.Errorf("%w: inbox record %d of %s names host %q", ErrCorrupt, id, h.name, r.Host)
+		case len(run.entries) == 0:
+			run.first = r.first
+		case r.first != run.end():
+			return run, fmt.Errorf("%w: inbox record %d of %s starts at seq %d, not %d", ErrCorrupt, id, h.name, r.first, run.end())
+		}
+		run.entries = append(run.entries, r.entries...)
+	}
+	return run, nil
 }
 
 // dropInboxLocked deletes the inbox records up to cutoff (all moved by

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,11 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 
 // crash reopens the state from a copy of its file taken now, as a kill -9
 // would leave it (every Apply and Compact commits before it returns).
-func (h *harness) crash() {
+func (h *harness) crash() { h.crashEditing(nil) }
+
+// crashEditing is crash with edit, when not nil, run on the copy before
+// it is opened.
+func (h *harness) crashEditing(edit func(path string)) {
 	h.t.Helper()
 	crashed := filepath.Join(h.t.TempDir(), "crashed.db")
 	b, err := os.ReadFile(h.path)
@@ -145,6 +150,9 @@ func (h *harness) crash() {
 	}
 	h.s.Close()
 	h.path = crashed
+	if edit != nil {
+		edit(crashed)
+	}
 	h.open()
 }
 
@@ -206,4 +214,170 @@ func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
 		}
 	}
 	h.leaseAllInOrder(want, 4)
+}
+
+// An Apply writes one inbox record per host it admitted URLs of, however
+// many. Leases from the middle of a record survive a crash (the host's
+// HeadSeq says where its head is); a record leaves the inbox with its last
+// URL; Compact moves only the URLs not leased.
+func TestInboxRecordPerHostAndApply(t *testing.T) {
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 30 {
+		want = append(want, fmt.Sprintf("http://h%d.example/a/%02d", i%3, i))
+	}
+	h.seed(want[:3]...)
+	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[3:18]...)})
+	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[18:]...)})
+	inboxKeys := func() int {
+		n := 0
+		if err := h.s.db.View(func(tx *bolt.Tx) error {
+			n = tx.Bucket(bucketInbox).Stats().KeyN
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := inboxKeys(); n != 9 {
+		t.Fatalf("%d inbox records, want 9: one per host and Apply", n)
+	}
+	// Two leases per host: the seed records (one URL) go, the next
+	// records lose their first URL.
+	var got []string
+	for range 2 {
+		for _, l := range h.lease(3) {
+			got = append(got, l.URL)
+			h.apply(nil, outcome(l, 200))
+		}
+		h.clock.Advance(time.Minute)
+	}
+	if n := inboxKeys(); n != 6 || h.s.counters()["inbox"] != 24 {
+		t.Fatalf("%d inbox records, gauge %d; want 6 and 24", n, h.s.counters()["inbox"])
+	}
+	h.crash()
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.s.Status(); st.Queued != 24 || h.s.counters()["inbox"] != 24 {
+		t.Fatalf("after the crash: %d queued, inbox gauge %d; want 24", st.Queued, h.s.counters()["inbox"])
+	}
+	if n, err := h.s.Compact(); err != nil || n != 24 {
+		t.Fatalf("Compact = %d, %v; want 24", n, err)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if w := slices.Sorted(slices.Values(want[:6])); !slices.Equal(got, w) {
+		t.Fatalf("first leases %v, want %v", got, w)
+	}
+	h.leaseAllInOrder(want[6:], 3)
+}
+
+// An Apply admitting more URLs of a host than one record takes writes
+// several, which lease in order.
+func TestInboxRecordBytes(t *testing.T) {
+	defer func(n int) { inboxRecordBytes = n }(inboxRecordBytes)
+	inboxRecordBytes = 200 // about 5 URLs
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 40 {
+		want = append(want, fmt.Sprintf("http://h0.example/a/%02d", i))
+	}
+	h.seed(want[0])
+	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+	n := 0
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketInbox).Stats().KeyN
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 7 {
+		t.Fatalf("%d inbox records, want 7: the seed's, then 39 URLs of 22 bytes, 7 a record", n)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	h.leaseAllInOrder(want, 1)
+}
+
+// A file whose inbox holds records of one URL each (versions 1 and 2, as
+// written before an Apply wrote one record per host) opens, leases in
+// order and compacts, mixed with the records written now.
+func TestInboxReadsOneURLRecords(t *testing.T) {
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 12 {
+		want = append(want, fmt.Sprintf("http://h%d.example/a/%02d", i%2, i))
+	}
+	h.seed(want[:2]...)
+	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[2:8]...)})
+	// A crash, and every inbox record rewritten as records of one URL, in
+	// the same order.
+	h.crashEditing(func(path string) {
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Update(legacyInboxOf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.s.Status(); st.Queued != 8 || h.s.counters()["inbox"] != 8 {
+		t.Fatalf("%d queued, inbox gauge %d; want 8", st.Queued, h.s.counters()["inbox"])
+	}
+	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[8:]...)})
+	ls := h.lease(2) // the one-URL records go first
+	for _, l := range ls {
+		h.apply(nil, outcome(l, 200))
+	}
+	if n, err := h.s.Compact(); err != nil || n != 10 {
+		t.Fatalf("Compact = %d, %v; want 10", n, err)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Minute)
+	h.leaseAllInOrder(want[2:], 2)
+	if len(ls) != 2 || ls[0].URL == ls[1].URL || !slices.Contains(want[:2], ls[0].URL) || !slices.Contains(want[:2], ls[1].URL) {
+		t.Fatalf("first leases %+v, want the seeds", ls)
+	}
+}
+
+// legacyInboxOf rewrites the inbox of tx as records of one URL each
+// (versions 1 and 2 in turn), in the same order.
+func legacyInboxOf(tx *bolt.Tx) error {
+	ib := tx.Bucket(bucketInbox)
+	var recs []inboxRecord
+	if err := ib.ForEach(func(_, v []byte) error {
+		r, err := decodeInbox(v)
+		recs = append(recs, r)
+		return err
+	}); err != nil {
+		return err
+	}
+	seq := ib.Sequence()
+	if err := tx.DeleteBucket(bucketInbox); err != nil {
+		return err
+	}
+	ib, err := tx.CreateBucket(bucketInbox)
+	if err == nil {
+		err = ib.SetSequence(seq)
+	}
+	for _, r := range recs {
+		for i, u := range r.entries {
+			u.Hops = uint32(i % 2)
+			id, _ := ib.NextSequence()
+			if err == nil {
+				err = ib.Put(u64key(id), legacyInbox(r.Host, r.first+uint64(i), u))
+			}
+		}
+	}
+	return err
 }

@@ -111,26 +111,31 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostIn
 		if h == nil {
 			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
 		}
-		if r.Seq < h.rec.CompactedSeq {
+		if r.first < h.rec.CompactedSeq {
 			return nil // moved, not yet deleted
 		}
 		i := perHostInbox[r.Host]
 		if i >= len(h.inbox) || h.inbox[i] != binary.BigEndian.Uint64(k) {
 			return fmt.Errorf("%w: inbox record %x of %s not where memory has it", ErrCorrupt, k, r.Host)
 		}
-		if !s.filter.Test([]byte(r.URL)) {
-			return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
-		}
 		perHostInbox[r.Host]++
-		perHost[r.Host]++
-		inboxN++
+		for j, u := range r.entries {
+			if r.first+uint64(j) < h.rec.HeadSeq {
+				continue // leased
+			}
+			if !s.filter.Test([]byte(u.URL)) {
+				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, u.URL)
+			}
+			perHost[r.Host]++
+			inboxN++
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if inboxN != s.inboxN {
-		return nil, fmt.Errorf("%w: inbox holds %d records, memory counts %d", ErrCorrupt, inboxN, s.inboxN)
+		return nil, fmt.Errorf("%w: inbox holds %d URLs, memory counts %d", ErrCorrupt, inboxN, s.inboxN)
 	}
 	return perHostInbox, nil
 }
