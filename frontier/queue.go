@@ -49,27 +49,35 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), returnedKey: bytes.Clone(k)}, true, nil
 	}
 	if k, v := qb.segments.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
-		g, err := decodeSegment(v)
-		if err != nil {
-			return hd, false, fmt.Errorf("queue segment of %s: %w", h.name, err)
+		g := s.heads.get(h, k)
+		if g == nil {
+			dg, err := decodeSegment(v)
+			if err != nil {
+				return hd, false, fmt.Errorf("queue segment of %s: %w", h.name, err)
+			}
+			g = s.heads.put(h, k, dg)
 		}
-		rec, seq, err := headIn(&g, h, "first queue segment")
+		rec, seq, err := headIn(g, h, "first queue segment")
 		return headOf{rec: rec, seq: seq, segmentKey: bytes.Clone(k), end: g.end()}, err == nil, err
 	}
 	if len(h.inbox) == 0 {
 		return hd, false, nil
 	}
 	key := u64key(h.inbox[0])
-	v := qb.inbox.Get(key)
-	if v == nil {
-		return hd, false, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, h.inbox[0], h.name)
+	g := s.heads.get(h, key)
+	if g == nil {
+		v := qb.inbox.Get(key)
+		if v == nil {
+			return hd, false, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, h.inbox[0], h.name)
+		}
+		r, err := decodeInbox(v)
+		if err != nil {
+			return hd, false, fmt.Errorf("inbox record of %s: %w", h.name, err)
+		}
+		g = s.heads.put(h, key, r.segment)
 	}
-	r, err := decodeInbox(v)
-	if err != nil {
-		return hd, false, fmt.Errorf("inbox record of %s: %w", h.name, err)
-	}
-	rec, seq, err := headIn(&r.segment, h, "first inbox record")
-	return headOf{rec: rec, seq: seq, inboxKey: key, end: r.end()}, err == nil, err
+	rec, seq, err := headIn(g, h, "first inbox record")
+	return headOf{rec: rec, seq: seq, inboxKey: key, end: g.end()}, err == nil, err
 }
 
 // headIn returns the URL of g at h's HeadSeq (g's first when HeadSeq is
@@ -97,6 +105,7 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 		h.rec.HeadSeq = hd.seq + 1
 		if h.rec.HeadSeq == hd.end {
 			err = qb.segments.Delete(hd.segmentKey)
+			s.heads.drop(h)
 		}
 	default:
 		// Likewise the inbox record, deleted with its last URL.
@@ -104,6 +113,7 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 		if h.rec.HeadSeq == hd.end {
 			err = qb.inbox.Delete(hd.inboxKey)
 			h.inbox = h.inbox[1:]
+			s.heads.drop(h)
 		}
 		s.inboxN--
 	}

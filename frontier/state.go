@@ -88,6 +88,7 @@ type State struct {
 	pending      []segment
 	pendingHosts []*host
 	lastHost     *host // see findHostLocked
+	heads        headCache
 	// inboxStaleMax is the last key of the inbox records Open skipped as
 	// already moved (0: none); Compact deletes them.
 	inboxStaleMax uint64

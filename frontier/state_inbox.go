@@ -226,6 +226,7 @@ func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved,
 			if m == 0 {
 				continue
 			}
+			s.heads.drop(h) // its last segment may change, its inbox records go
 			run, err := s.inboxRunLocked(ib, h, m)
 			if err != nil {
 				return err

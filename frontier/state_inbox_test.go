@@ -381,3 +381,42 @@ func legacyInboxOf(tx *bolt.Tx) error {
 	}
 	return err
 }
+
+// The head cache (heads.go) keeps a host's decoded first segment between
+// leases. Compact appending to that same segment must not leave the
+// cached copy in use: its URLs past the old end would be skipped, and the
+// segment deleted with them, when the cached end is reached.
+func TestHeadCacheAfterCompactAppends(t *testing.T) {
+	h := newHarness(t, noRobots)
+	var want []string
+	for i := range 12 {
+		want = append(want, fmt.Sprintf("http://h0.example/a/%02d", i))
+	}
+	h.seed(want[0])
+	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:4]...)})
+	if _, err := h.s.Compact(); err != nil { // one segment: /00-/03
+		t.Fatal(err)
+	}
+	var got []string
+	lease := func() {
+		for _, l := range h.lease(1) {
+			got = append(got, l.URL)
+			h.apply(nil, outcome(l, 200))
+		}
+		h.clock.Advance(time.Minute)
+	}
+	lease() // /00, from the segment, now cached
+	h.apply([]*msg.LinkBatch{links(want[0], 0, want[4:]...)})
+	if _, err := h.s.Compact(); err != nil { // appended to the same segment
+		t.Fatal(err)
+	}
+	for range 20 {
+		lease()
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("leased %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,71 @@
+package frontier
+
+// The head cache.
+//
+// A lease reads the URL at its host's head from the host's first segment
+// or, when the host has none, its first inbox record, and both hold many
+// URLs: decoding one per lease (decompressing it and building every URL
+// string) costs in proportion to the record, not the lease. An inbox
+// record holds all of a host's URLs from one Apply, up to
+// inboxRecordBytes, so a one-host crawl decoded hundreds of URLs per
+// lease. headCache keeps the decoded head of the hosts being leased, keyed
+// by host, with the bbolt key it was read from, within a byte budget.
+//
+// An entry is valid while its key still holds what was decoded: segment
+// and inbox keys are never reused, an inbox record never changes, and a
+// segment changes only when Compact appends to it (then the host's entry
+// is dropped). An entry is also dropped when its record is deleted.
+
+// headCacheBytes is the budget of the head cache: about the decoded size
+// of the heads of a few thousand hosts (a 1,536-byte segment decodes to
+// ~6 KiB). When an insert would exceed it the cache is emptied: hosts
+// being leased come back at once, idle ones do not.
+const headCacheBytes = 32 << 20
+
+// headCache maps hosts to their decoded head record.
+type headCache struct {
+	m     map[*host]*cachedHead
+	bytes int
+}
+
+type cachedHead struct {
+	key   string // the bbolt key (segments or inbox) it was decoded from
+	g     segment
+	bytes int
+}
+
+// get returns h's cached head when it was decoded from key.
+func (c *headCache) get(h *host, key []byte) *segment {
+	if e := c.m[h]; e != nil && e.key == string(key) {
+		return &e.g
+	}
+	return nil
+}
+
+// put caches g, decoded from key, as h's head and returns the cached copy.
+func (c *headCache) put(h *host, key []byte, g segment) *segment {
+	size := 64 + len(key)
+	for i := range g.entries {
+		size += len(g.entries[i].URL) + 48
+	}
+	c.drop(h)
+	if c.bytes+size > headCacheBytes {
+		clear(c.m)
+		c.bytes = 0
+	}
+	if c.m == nil {
+		c.m = make(map[*host]*cachedHead)
+	}
+	e := &cachedHead{key: string(key), g: g, bytes: size}
+	c.m[h] = e
+	c.bytes += size
+	return &e.g
+}
+
+// drop forgets h's head.
+func (c *headCache) drop(h *host) {
+	if e := c.m[h]; e != nil {
+		c.bytes -= e.bytes
+		delete(c.m, h)
+	}
+}
