@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -41,6 +42,8 @@ var (
 	scaleDir   = flag.String("scale.dir", "", "directory for the state file (default: a temporary one)")
 	scaleCap   = flag.Uint64("scale.filter", 1_000_000_000, "fixed filter capacity")
 	scaleLease = flag.Int("scale.leases", 200_000, "URLs leased and finished to measure the cycle")
+	scaleProf  = flag.String("scale.cpuprofile", "", "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
+	scaleFrom  = flag.Int("scale.profile-from", 0, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
 )
 
 func BenchmarkScale(b *testing.B) {
@@ -73,7 +76,19 @@ func BenchmarkScale(b *testing.B) {
 	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB")
 	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
 	admitted, links := 0, 0
+	profiling := false
 	for admitted < *scaleURLs {
+		if *scaleProf != "" && !profiling && admitted >= *scaleFrom {
+			f, err := os.Create(*scaleProf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				b.Fatal(err)
+			}
+			profiling = true
+			defer f.Close()
+		}
 		start := time.Now()
 		stepLinks, stepNew := 0, 0
 		for stepNew < *scaleStep && admitted+stepNew < *scaleURLs {
@@ -112,6 +127,9 @@ func BenchmarkScale(b *testing.B) {
 			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
 			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024)
+	}
+	if profiling {
+		pprof.StopCPUProfile()
 	}
 	runtime.GC()
 	var ms runtime.MemStats
