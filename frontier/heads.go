@@ -16,16 +16,15 @@ package frontier
 // segment changes only when Compact appends to it (then the host's entry
 // is dropped). An entry is also dropped when its record is deleted.
 
-// headCacheBytes is the budget of the head cache: about the decoded size
-// of the heads of a few thousand hosts (a 1,536-byte segment decodes to
-// ~6 KiB). When an insert would exceed it the cache is emptied: hosts
-// being leased come back at once, idle ones do not.
-const headCacheBytes = 32 << 20
-
-// headCache maps hosts to their decoded head record.
+// headCache maps hosts to their decoded head record, within max bytes
+// (frontier.head_cache, 32 MiB by default: the heads of a few thousand
+// hosts, a 1,536-byte segment decoding to ~6 KiB). When an insert would
+// exceed it the cache is emptied: hosts being leased come back at once,
+// idle ones do not. 0 keeps nothing.
 type headCache struct {
 	m     map[*host]*cachedHead
 	bytes int
+	max   int
 }
 
 type cachedHead struct {
@@ -49,7 +48,10 @@ func (c *headCache) put(h *host, key []byte, g segment) *segment {
 		size += len(g.entries[i].URL) + 48
 	}
 	c.drop(h)
-	if c.bytes+size > headCacheBytes {
+	if size > c.max {
+		return &g
+	}
+	if c.bytes+size > c.max {
 		clear(c.m)
 		c.bytes = 0
 	}

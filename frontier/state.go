@@ -134,6 +134,7 @@ func Open(opts Options) (*State, error) {
 		maxInflight: max(1, fc.MaxInflightPerHost),
 		hosts:       make(map[string]*host), seedNames: make(map[string]bool),
 		leases: make(map[uint64]*leaseRecord), readOnly: opts.ReadOnly,
+		heads: headCache{max: int(fc.HeadCache)},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -420,3 +420,19 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 		t.Fatalf("leased %v, want %v", got, want)
 	}
 }
+
+// frontier.head_cache 0 keeps nothing, and leasing works the same.
+func TestHeadCacheOff(t *testing.T) {
+	h := newHarness(t, noRobots)
+	h.s.heads.max = 0
+	var want []string
+	for i := range 6 {
+		want = append(want, fmt.Sprintf("http://h0.example/a/%02d", i))
+	}
+	h.seed(want[0])
+	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+	h.leaseAllInOrder(want, 1)
+	if len(h.s.heads.m) != 0 || h.s.heads.bytes != 0 {
+		t.Fatalf("head cache off holds %d hosts, %d bytes", len(h.s.heads.m), h.s.heads.bytes)
+	}
+}

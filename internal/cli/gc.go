@@ -17,7 +17,7 @@ const GCPercent = 400
 // runtime structures; not the Bloom filter's mapping nor bbolt's file map)
 // the trawl programs run with unless GOMEMLIMIT is set. GCPercent lets the
 // heap grow to five times what is live: harmless for a crawler or a small
-// frontier, but a frontier's host table at a million hosts is ~350 MB live,
+// frontier, but a frontier's host table at a million hosts is ~380 MB live,
 // which GOGC=400 alone would let grow to ~1.7 GB. Near the limit the
 // collector runs more often instead.
 const MemoryLimit = 1 << 30

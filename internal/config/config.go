@@ -63,6 +63,10 @@ type Frontier struct {
 	// CommitInterval bounds how long admitted links wait to be group-committed.
 	CommitInterval time.Duration `yaml:"commit_interval"`
 	MetricsAddr    string        `yaml:"metrics_addr"` // Prometheus and status page; "" disables
+	// HeadCache is the memory budget for the decoded head records
+	// (segment or inbox record) of the hosts being leased; 0 turns the
+	// cache off.
+	HeadCache ByteSize `yaml:"head_cache"`
 }
 
 // Filter sizes the URL-seen Bloom filter. A new crawl's state file takes
@@ -206,6 +210,7 @@ func Default() Config {
 			MaxLeasesPerReply:  64,
 			CommitInterval:     10 * time.Millisecond,
 			MetricsAddr:        "127.0.0.1:9464",
+			HeadCache:          32 << 20,
 		},
 		Politeness: Politeness{
 			MinDelay:      time.Second,

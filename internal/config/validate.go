@@ -142,6 +142,7 @@ func (v *validator) frontier(f Frontier) {
 	v.between(int64(f.MaxLeasesPerReply), 1, 10_000, "frontier.max_leases_per_reply")
 	v.check(f.CommitInterval > 0 && f.CommitInterval <= 10*time.Second, "frontier.commit_interval", "must be in (0, 10s], got %v", f.CommitInterval)
 	v.addr(f.MetricsAddr, "frontier.metrics_addr")
+	v.check(f.HeadCache >= 0, "frontier.head_cache", "must not be negative")
 }
 
 func (v *validator) filter(f Filter) {
