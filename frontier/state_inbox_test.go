@@ -89,10 +89,7 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 	defer func(n int) { compactChunk = n }(compactChunk)
 	compactChunk = 7 // several transactions, hosts kept whole
 	h := newHarness(t, noRobots)
-	var want []string
-	for i := range 30 {
-		want = append(want, fmt.Sprintf("http://h%d.example/page/%02d", i%3, i))
-	}
+	want := hostURLs(30, 3)
 	h.seed(want...)
 	// Compact's first half only, as a crash would leave it.
 	s := h.s
@@ -121,13 +118,8 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 	if _, err := h.s.Compact(); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.s.db.View(func(tx *bolt.Tx) error {
-		if n := tx.Bucket(bucketInbox).Stats().KeyN; n != 0 {
-			return fmt.Errorf("%d moved records still in the inbox", n)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+	if n := h.inboxRecords(); n != 0 {
+		t.Fatalf("%d moved records still in the inbox", n)
 	}
 	h.leaseAllInOrder(want, 3)
 }
@@ -189,10 +181,7 @@ func (h *harness) leaseAllInOrder(want []string, hosts int) {
 // the inbox) from the inbox records past its record's NextSeq.
 func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
 	h := newHarness(t, noRobots)
-	var want []string
-	for i := range 20 {
-		want = append(want, fmt.Sprintf("http://h%d.example/a/%02d", i%4, i))
-	}
+	want := hostURLs(20, 4)
 	h.seed(want[:8]...) // seeds: host records written
 	if _, err := h.s.Compact(); err != nil {
 		t.Fatal(err)
@@ -222,24 +211,11 @@ func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
 // URL; Compact moves only the URLs not leased.
 func TestInboxRecordPerHostAndApply(t *testing.T) {
 	h := newHarness(t, noRobots)
-	var want []string
-	for i := range 30 {
-		want = append(want, fmt.Sprintf("http://h%d.example/a/%02d", i%3, i))
-	}
+	want := hostURLs(30, 3)
 	h.seed(want[:3]...)
 	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[3:18]...)})
 	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[18:]...)})
-	inboxKeys := func() int {
-		n := 0
-		if err := h.s.db.View(func(tx *bolt.Tx) error {
-			n = tx.Bucket(bucketInbox).Stats().KeyN
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := inboxKeys(); n != 9 {
+	if n := h.inboxRecords(); n != 9 {
 		t.Fatalf("%d inbox records, want 9: one per host and Apply", n)
 	}
 	// Two leases per host: the seed records (one URL) go, the next
@@ -252,7 +228,7 @@ func TestInboxRecordPerHostAndApply(t *testing.T) {
 		}
 		h.clock.Advance(time.Minute)
 	}
-	if n := inboxKeys(); n != 6 || h.s.counters()["inbox"] != 24 {
+	if n := h.inboxRecords(); n != 6 || h.s.counters()["inbox"] != 24 {
 		t.Fatalf("%d inbox records, gauge %d; want 6 and 24", n, h.s.counters()["inbox"])
 	}
 	h.crash()
@@ -281,20 +257,10 @@ func TestInboxRecordBytes(t *testing.T) {
 	defer func(n int) { inboxRecordBytes = n }(inboxRecordBytes)
 	inboxRecordBytes = 200 // about 5 URLs
 	h := newHarness(t, noRobots)
-	var want []string
-	for i := range 40 {
-		want = append(want, fmt.Sprintf("http://h0.example/a/%02d", i))
-	}
+	want := hostURLs(40, 1)
 	h.seed(want[0])
 	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
-	n := 0
-	if err := h.s.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketInbox).Stats().KeyN
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if n != 7 {
+	if n := h.inboxRecords(); n != 7 {
 		t.Fatalf("%d inbox records, want 7: the seed's, then 39 URLs of 22 bytes, 7 a record", n)
 	}
 	if err := h.s.Verify(); err != nil {
@@ -308,10 +274,7 @@ func TestInboxRecordBytes(t *testing.T) {
 // order and compacts, mixed with the records written now.
 func TestInboxReadsOneURLRecords(t *testing.T) {
 	h := newHarness(t, noRobots)
-	var want []string
-	for i := range 12 {
-		want = append(want, fmt.Sprintf("http://h%d.example/a/%02d", i%2, i))
-	}
+	want := hostURLs(12, 2)
 	h.seed(want[:2]...)
 	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[2:8]...)})
 	// A crash, and every inbox record rewritten as records of one URL, in
@@ -388,10 +351,7 @@ func legacyInboxOf(tx *bolt.Tx) error {
 // segment deleted with them, when the cached end is reached.
 func TestHeadCacheAfterCompactAppends(t *testing.T) {
 	h := newHarness(t, noRobots)
-	var want []string
-	for i := range 12 {
-		want = append(want, fmt.Sprintf("http://h0.example/a/%02d", i))
-	}
+	want := hostURLs(12, 1)
 	h.seed(want[0])
 	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:4]...)})
 	if _, err := h.s.Compact(); err != nil { // one segment: /00-/03
@@ -425,14 +385,34 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 func TestHeadCacheOff(t *testing.T) {
 	h := newHarness(t, noRobots)
 	h.s.heads.max = 0
-	var want []string
-	for i := range 6 {
-		want = append(want, fmt.Sprintf("http://h0.example/a/%02d", i))
-	}
+	want := hostURLs(6, 1)
 	h.seed(want[0])
 	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
 	h.leaseAllInOrder(want, 1)
 	if len(h.s.heads.m) != 0 || h.s.heads.bytes != 0 {
 		t.Fatalf("head cache off holds %d hosts, %d bytes", len(h.s.heads.m), h.s.heads.bytes)
 	}
+}
+
+// hostURLs is n URLs spread round-robin over hosts h0.example ..
+// h<hosts-1>.example, in the order leaseAllInOrder wants them.
+func hostURLs(n, hosts int) []string {
+	var urls []string
+	for i := range n {
+		urls = append(urls, fmt.Sprintf("http://h%d.example/a/%02d", i%hosts, i))
+	}
+	return urls
+}
+
+// inboxRecords is the number of records in the state file's inbox.
+func (h *harness) inboxRecords() int {
+	h.t.Helper()
+	n := 0
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketInbox).Stats().KeyN
+		return nil
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+	return n
 }
