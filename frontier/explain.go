@@ -211,8 +211,8 @@ func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 		if err != nil {
 			return err
 		}
-		for i, u := range r.entries {
-			if u.URL == key && r.first+uint64(i) >= h.rec.HeadSeq {
+		for _, u := range r.entries[r.leased(h.rec.HeadSeq):] {
+			if u.URL == key {
 				e.State, e.Attempts, e.Hops = "queued", u.Attempts, u.Hops
 				return nil
 			}

@@ -83,14 +83,11 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 // headIn returns the URL of g at h's HeadSeq (g's first when HeadSeq is
 // below it), where g is h's first segment or inbox record, which holds it.
 func headIn(g *segment, h *host, what string) (urlRecord, uint64, error) {
-	i := uint64(0)
-	if h.rec.HeadSeq > g.first {
-		i = h.rec.HeadSeq - g.first
-	}
-	if i >= uint64(len(g.entries)) {
+	i := g.leased(h.rec.HeadSeq)
+	if i >= len(g.entries) {
 		return urlRecord{}, 0, fmt.Errorf("%w: %s of %s ends at seq %d, its head seq is %d", ErrCorrupt, what, h.name, g.end(), h.rec.HeadSeq)
 	}
-	return g.entries[i], g.first + i, nil
+	return g.entries[i], g.first + uint64(i), nil
 }
 
 // popLocked removes the head peekLocked returned.
@@ -225,11 +222,9 @@ func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) er
 		if err != nil {
 			return fmt.Errorf("queue segment of %s: %w", host, err)
 		}
-		for i, r := range g.entries {
-			if seq := g.first + uint64(i); seq >= h.rec.HeadSeq {
-				if err := fn(seq, r); err != nil {
-					return err
-				}
+		for i := g.leased(h.rec.HeadSeq); i < len(g.entries); i++ {
+			if err := fn(g.first+uint64(i), g.entries[i]); err != nil {
+				return err
 			}
 		}
 	}
@@ -267,10 +262,7 @@ func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func
 		if headSeq != nil {
 			head = headSeq(host)
 		}
-		for i, r := range g.entries {
-			if g.first+uint64(i) < head {
-				continue
-			}
+		for _, r := range g.entries[g.leased(head):] {
 			if err := fn(host, r); err != nil {
 				return err
 			}

@@ -57,6 +57,12 @@ type segment struct {
 // end is the seq after the segment's last entry.
 func (g *segment) end() uint64 { return g.first + uint64(len(g.entries)) }
 
+// leased is how many of g's first entries have a seq below head (a host's
+// HeadSeq): leased already, no longer queued.
+func (g *segment) leased(head uint64) int {
+	return int(min(max(head, g.first)-g.first, uint64(len(g.entries))))
+}
+
 // segmentCompressed is the version of a segment record whose body is one
 // S2 block (see encode).
 const segmentCompressed = 2

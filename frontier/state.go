@@ -467,7 +467,7 @@ func (s *State) loadInboxTx(tx *bolt.Tx) error {
 			s.queued += int64(n)
 		}
 		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
-		s.inboxN += int64(r.end() - max(r.first, min(h.rec.HeadSeq, r.end())))
+		s.inboxN += int64(len(r.entries) - r.leased(h.rec.HeadSeq))
 		return nil
 	})
 }

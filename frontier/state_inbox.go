@@ -233,9 +233,8 @@ func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved,
 			}
 			end := run.end()
 			// The URLs leased from the inbox (below HeadSeq) stay out.
-			if skip := min(h.rec.HeadSeq-min(h.rec.HeadSeq, run.first), uint64(len(run.entries))); skip > 0 {
-				run.entries, run.first = run.entries[skip:], run.first+skip
-			}
+			skip := run.leased(h.rec.HeadSeq)
+			run.entries, run.first = run.entries[skip:], run.first+uint64(skip)
 			if len(run.entries) > 0 {
 				if _, err := appendSegments(segs, h.name, h.rec.HeadSeq, run); err != nil {
 					return err

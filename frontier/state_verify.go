@@ -119,10 +119,7 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostIn
 			return fmt.Errorf("%w: inbox record %x of %s not where memory has it", ErrCorrupt, k, r.Host)
 		}
 		perHostInbox[r.Host]++
-		for j, u := range r.entries {
-			if r.first+uint64(j) < h.rec.HeadSeq {
-				continue // leased
-			}
+		for _, u := range r.entries[r.leased(h.rec.HeadSeq):] {
 			if !s.filter.Test([]byte(u.URL)) {
 				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, u.URL)
 			}
