@@ -24,7 +24,9 @@ import (
 // root: its id within the high water mark and referenced once, its header
 // naming it, a branch or leaf page, every element's key and value inside
 // the page, keys ascending within the bounds their parents set, bucket
-// values (inline ones included) well formed. That is everything bbolt's
+// values (inline ones included) well formed; of a page with overflow
+// pages it reads only the first page and the keys and bucket values
+// beyond it (see span). That is everything bbolt's
 // open-time walk verifies: when that walk finds a problem it panics on
 // the opening goroutine while its own walking goroutine goes on reading
 // the map, which faults once the map is gone. guard still turns any
@@ -217,19 +219,47 @@ func (c *fileChecker) mark(id, overflow uint64) bool {
 	return true
 }
 
-// read returns page id with its overflow pages, after checking its header.
-func (c *fileChecker) read(id uint64, wantFlags uint16) ([]byte, error) {
+// span is a page with its overflow pages as checkFile reads it: the
+// first bytes at once, the rest only where a check needs them (keys and
+// bucket values), never the bytes of plain values. A value's bytes are
+// nothing bbolt follows, and the 1 MiB chunks of a 1e9 filter are more
+// than half of a big file: reading them made checkFile cost per byte of
+// the file instead of per page.
+type span struct {
+	r    io.ReaderAt // nil: b is all of it (an inline page)
+	off  int64       // file offset of the page
+	b    []byte      // the first len(b) bytes
+	size uint64      // bytes over the page and its overflow pages
+}
+
+// at returns n bytes from offset from within the span, which the caller
+// has checked lie inside it.
+func (p *span) at(from, n uint64) ([]byte, error) {
+	if from+n <= uint64(len(p.b)) {
+		return p.b[from : from+n], nil
+	}
+	b := make([]byte, n)
+	if _, err := p.r.ReadAt(b, p.off+int64(from)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// read returns page id with its overflow pages, after checking its
+// header, with its first page read.
+func (c *fileChecker) read(id uint64, wantFlags uint16) (*span, error) {
 	if id < 2 || id >= c.m.hwm {
 		return nil, fmt.Errorf("page %d referenced, outside 2..%d", id, c.m.hwm-1)
 	}
-	var h [boltHeaderSize]byte
-	if _, err := c.r.ReadAt(h[:], int64(id*c.m.pageSize)); err != nil {
+	off := int64(id * c.m.pageSize)
+	b := make([]byte, c.m.pageSize)
+	if _, err := c.r.ReadAt(b, off); err != nil {
 		return nil, fmt.Errorf("page %d: %w", id, err)
 	}
-	if got := ne.Uint64(h[0:]); got != id {
+	if got := ne.Uint64(b[0:]); got != id {
 		return nil, fmt.Errorf("page %d: its header says page %d", id, got)
 	}
-	flags := ne.Uint16(h[8:])
+	flags := ne.Uint16(b[8:])
 	ok := flags == wantFlags
 	if wantFlags == boltBranch|boltLeaf { // either, not both
 		ok = flags == boltBranch || flags == boltLeaf
@@ -237,27 +267,23 @@ func (c *fileChecker) read(id uint64, wantFlags uint16) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("page %d: flags %#x, want %#x", id, flags, wantFlags)
 	}
-	overflow := uint64(ne.Uint32(h[12:]))
+	overflow := uint64(ne.Uint32(b[12:]))
 	if !c.mark(id, overflow) {
 		return nil, fmt.Errorf("page %d (+%d overflow): past the high water mark %d or referenced twice", id, overflow, c.m.hwm)
 	}
-	b := make([]byte, (overflow+1)*c.m.pageSize)
-	if _, err := c.r.ReadAt(b, int64(id*c.m.pageSize)); err != nil {
-		return nil, fmt.Errorf("page %d: %w", id, err)
-	}
-	return b, nil
+	return &span{r: c.r, off: off, b: b, size: (overflow + 1) * c.m.pageSize}, nil
 }
 
 func (c *fileChecker) freelist(id uint64) error {
-	b, err := c.read(id, boltFreelist)
+	p, err := c.read(id, boltFreelist)
 	if err != nil {
 		return fmt.Errorf("freelist: %w", err)
 	}
-	n, at := uint64(ne.Uint16(b[10:])), uint64(boltHeaderSize)
+	n, at := uint64(ne.Uint16(p.b[10:])), uint64(boltHeaderSize)
 	if n == 0xFFFF {
-		n, at = ne.Uint64(b[boltHeaderSize:]), boltHeaderSize+8
+		n, at = ne.Uint64(p.b[boltHeaderSize:]), boltHeaderSize+8
 	}
-	if n > (uint64(len(b))-at)/8 {
+	if n > (p.size-at)/8 {
 		return fmt.Errorf("freelist page %d: %d ids do not fit", id, n)
 	}
 	return nil
@@ -271,44 +297,55 @@ func (c *fileChecker) page(id uint64, depth int, lo, hi []byte) ([]byte, error) 
 	if depth > boltMaxDepth {
 		return nil, fmt.Errorf("page %d: tree deeper than %d", id, boltMaxDepth)
 	}
-	b, err := c.read(id, boltBranch|boltLeaf)
+	p, err := c.read(id, boltBranch|boltLeaf)
 	if err != nil {
 		return nil, err
 	}
 	if c.seen != nil {
-		c.seen(id, ne.Uint16(b[8:]))
+		c.seen(id, ne.Uint16(p.b[8:]))
 	}
-	return c.elements(id, b, depth, lo, hi)
+	return c.elements(id, p, depth, lo, hi)
 }
 
-// elements checks the elements of page b (id 0: inline in a bucket value,
+// elements checks the elements of page p (id 0: inline in a bucket value,
 // whose key order bbolt does not check) and recurses into its children and
 // buckets. It returns the largest key under the page.
-func (c *fileChecker) elements(id uint64, b []byte, depth int, lo, hi []byte) ([]byte, error) {
-	flags, n := ne.Uint16(b[8:]), uint64(ne.Uint16(b[10:]))
-	if uint64(len(b)) < boltHeaderSize+n*boltElemSize {
-		return nil, fmt.Errorf("page %d: %d elements do not fit in %d bytes", id, n, len(b))
+func (c *fileChecker) elements(id uint64, p *span, depth int, lo, hi []byte) ([]byte, error) {
+	flags, n := ne.Uint16(p.b[8:]), uint64(ne.Uint16(p.b[10:]))
+	if p.size < boltHeaderSize+n*boltElemSize {
+		return nil, fmt.Errorf("page %d: %d elements do not fit in %d bytes", id, n, p.size)
 	}
 	if flags == boltBranch && n == 0 {
 		return nil, fmt.Errorf("page %d: empty branch page", id)
 	}
-	// Bounds first: every key must be inside the page before any is read.
+	elems, err := p.at(0, boltHeaderSize+n*boltElemSize)
+	if err != nil {
+		return nil, fmt.Errorf("page %d: %w", id, err)
+	}
+	elem := func(i uint64) []byte { return elems[boltHeaderSize+i*boltElemSize:][:boltElemSize] }
+	// Bounds first: every key and value must be inside the page before
+	// any is read. Plain values are never read (see span).
 	keys := make([][]byte, n)
-	vals := make([][]byte, n)
+	type ranges struct{ key, ksize, val, vsize uint64 } // offsets in the page
+	rs := make([]ranges, n)
 	for i := uint64(0); i < n; i++ {
-		off := boltHeaderSize + i*boltElemSize
-		e := b[off : off+boltElemSize]
+		e := elem(i)
 		var pos, ksize, vsize uint64
 		if flags == boltBranch {
 			pos, ksize = uint64(ne.Uint32(e[0:])), uint64(ne.Uint32(e[4:]))
 		} else {
 			pos, ksize, vsize = uint64(ne.Uint32(e[4:])), uint64(ne.Uint32(e[8:])), uint64(ne.Uint32(e[12:]))
 		}
-		if off+pos+ksize+vsize > uint64(len(b)) {
+		k := boltHeaderSize + i*boltElemSize + pos
+		if k+ksize+vsize > p.size {
 			return nil, fmt.Errorf("page %d: element %d (pos %d, key %d, value %d bytes) outside the page", id, i, pos, ksize, vsize)
 		}
-		k := off + pos
-		keys[i], vals[i] = b[k:k+ksize], b[k+ksize:k+ksize+vsize]
+		rs[i] = ranges{k, ksize, k + ksize, vsize}
+	}
+	for i, r := range rs {
+		if keys[i], err = p.at(r.key, r.ksize); err != nil {
+			return nil, fmt.Errorf("page %d: %w", id, err)
+		}
 	}
 	prev := lo
 	for i := uint64(0); i < n; i++ {
@@ -327,8 +364,7 @@ func (c *fileChecker) elements(id uint64, b []byte, depth int, lo, hi []byte) ([
 			if i+1 < n {
 				next = keys[i+1]
 			}
-			e := b[boltHeaderSize+i*boltElemSize:]
-			max, err := c.page(ne.Uint64(e[8:]), depth+1, key, next)
+			max, err := c.page(ne.Uint64(elem(i)[8:]), depth+1, key, next)
 			if err != nil {
 				return nil, err
 			}
@@ -336,8 +372,12 @@ func (c *fileChecker) elements(id uint64, b []byte, depth int, lo, hi []byte) ([
 			continue
 		}
 		prev = key
-		if ne.Uint32(b[boltHeaderSize+i*boltElemSize:])&boltBucketLeaf != 0 {
-			if err := c.bucket(id, i, vals[i], depth); err != nil {
+		if ne.Uint32(elem(i))&boltBucketLeaf != 0 {
+			v, err := p.at(rs[i].val, rs[i].vsize)
+			if err != nil {
+				return nil, fmt.Errorf("page %d: %w", id, err)
+			}
+			if err := c.bucket(id, i, v, depth); err != nil {
 				return nil, err
 			}
 		}
@@ -361,7 +401,7 @@ func (c *fileChecker) bucket(id, i uint64, v []byte, depth int) error {
 	if len(inline) < boltHeaderSize || ne.Uint16(inline[8:]) != boltLeaf {
 		return fmt.Errorf("page %d: inline bucket of element %d is not a leaf page", id, i)
 	}
-	_, err := c.elements(0, inline, depth+1, nil, nil)
+	_, err := c.elements(0, &span{b: inline, size: uint64(len(inline))}, depth+1, nil, nil)
 	return err
 }
 
