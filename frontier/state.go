@@ -405,7 +405,8 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 	if err := s.loadMetaTx(tx.Bucket(bucketMeta)); err != nil {
 		return err
 	}
-	if err := s.loadHostsTx(tx); err != nil {
+	loaded, err := s.loadHostsTx(tx)
+	if err != nil {
 		return err
 	}
 	if err := s.loadInboxTx(tx); err != nil {
@@ -414,12 +415,25 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 	if err := s.loadLeasesTx(tx); err != nil {
 		return err
 	}
-	// The ready heap built at once, not by a push per host (a third of a
-	// second at 1M hosts).
-	for _, h := range s.hosts {
+	// The ready heap built at once, not by a push per host, and from the
+	// hosts in key order, not the map's: hosts never fetched tie on time
+	// and order by name, so the array is most of a heap already (pushes
+	// in map order were ~0.5 s of CPU at 1M hosts, heap.Init in map order
+	// ~0.35 s).
+	ready := func(h *host) {
 		if s.wantsReady(h) {
 			h.idx = int32(len(s.ready))
 			s.ready = append(s.ready, h)
+		}
+	}
+	for i := range loaded {
+		ready(&loaded[i])
+	}
+	if len(s.hosts) > len(loaded) { // hosts the inbox named that have no record yet
+		for _, h := range s.hosts {
+			if h.idx < 0 {
+				ready(h)
+			}
 		}
 	}
 	heap.Init(&s.ready)
@@ -450,25 +464,25 @@ func (s *State) loadMetaTx(meta *bolt.Bucket) error {
 }
 
 // loadHostsTx reads every host with its parsed robots.txt, and sums the
-// queued and done counts.
-func (s *State) loadHostsTx(tx *bolt.Tx) error {
+// queued and done counts. It returns the hosts read, in key order.
+func (s *State) loadHostsTx(tx *bolt.Tx) ([]host, error) {
 	rb, hb := tx.Bucket(bucketRobots), tx.Bucket(bucketHosts)
 	// Sized up front, and the hosts allocated as one slice (hosts are
 	// never forgotten): growing the map and a million allocations were
 	// half of loading 1M hosts. Stats walks only the bucket's pages.
 	n := hb.Stats().KeyN
 	s.hosts = make(map[string]*host, n)
-	slab := make([]host, n)
-	return hb.ForEach(func(k, v []byte) error {
+	slab, used := make([]host, n), 0
+	err := hb.ForEach(func(k, v []byte) error {
 		rec, err := decodeHost(v)
 		if err != nil {
 			return fmt.Errorf("host %q: %w", k, err)
 		}
-		if len(slab) == 0 {
-			slab = make([]host, 1) // more keys than Stats counted: cannot happen in one transaction
+		h := &host{} // more keys than Stats counted: cannot happen in one transaction
+		if used < len(slab) {
+			h = &slab[used]
+			used++
 		}
-		h := &slab[0]
-		slab = slab[1:]
 		*h = host{name: string(k), rec: rec, idx: -1}
 		if rec.RobotsStatus == robotsOK {
 			h.rules = robots.Parse(rb.Get(k))
@@ -481,6 +495,7 @@ func (s *State) loadHostsTx(tx *bolt.Tx) error {
 		s.doneN += int64(rec.Done)
 		return nil
 	})
+	return slab[:used], err
 }
 
 // loadInboxTx gives each host the keys of its inbox records, in order,
