@@ -478,10 +478,12 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]host, error) {
 		if err != nil {
 			return fmt.Errorf("host %q: %w", k, err)
 		}
-		h := &host{} // more keys than Stats counted: cannot happen in one transaction
+		var h *host
 		if used < len(slab) {
 			h = &slab[used]
 			used++
+		} else {
+			h = new(host) // more keys than Stats counted: cannot happen in one transaction
 		}
 		*h = host{name: string(k), rec: rec, idx: -1}
 		if rec.RobotsStatus == robotsOK {
