@@ -284,6 +284,11 @@ func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 		if info.Reached < 3 || info.Reached > info.Pages {
 			t.Errorf("%d URLs: %+v", n, info)
 		}
+		// Through the map (checkFile) and plain reads: the same walk.
+		plain, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
+		if err != nil || plain != info {
+			t.Errorf("%d URLs: mapped %+v, plain reads %+v, %v", n, info, plain, err)
+		}
 		s, err := Open(opts)
 		if err != nil {
 			t.Fatalf("%d URLs (%d bytes): %v", n, len(good), err)
