@@ -36,14 +36,17 @@ import (
 // memory (bbolt's map: the page cache's to evict). At the end it measures
 // the lease + outcome cycle at that depth and the time to reopen the shard.
 var (
-	scaleURLs  = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
-	scaleHosts = flag.Int("scale.hosts", 100_000, "hosts the URLs spread over")
-	scaleStep  = flag.Int("scale.step", 2_000_000, "new URLs between reports (and Compacts)")
-	scaleDir   = flag.String("scale.dir", "", "directory for the state file (default: a temporary one)")
-	scaleCap   = flag.Uint64("scale.filter", 1_000_000_000, "fixed filter capacity")
-	scaleLease = flag.Int("scale.leases", 200_000, "URLs leased and finished to measure the cycle")
-	scaleProf  = flag.String("scale.cpuprofile", "", "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
-	scaleFrom  = flag.Int("scale.profile-from", 0, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
+	scaleURLs    = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
+	scaleHosts   = flag.Int("scale.hosts", 100_000, "hosts the URLs spread over")
+	scaleStep    = flag.Int("scale.step", 2_000_000, "new URLs between reports (and Compacts)")
+	scaleDir     = flag.String("scale.dir", "", "directory for the state file (default: a temporary one)")
+	scaleCap     = flag.Uint64("scale.filter", 1_000_000_000, "fixed filter capacity")
+	scaleLease   = flag.Int("scale.leases", 200_000, "URLs leased and finished to measure the cycle")
+	scaleProf    = flag.String("scale.cpuprofile", "", "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
+	scaleFrom    = flag.Int("scale.profile-from", 0, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
+	scaleReopen  = flag.String("scale.reopen", "", "state file BenchmarkReopen opens")
+	scaleReopens = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
+	scaleKeep    = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
 )
 
 func BenchmarkScale(b *testing.B) {
@@ -52,17 +55,12 @@ func BenchmarkScale(b *testing.B) {
 		dir = b.TempDir()
 	}
 	path := filepath.Join(dir, fmt.Sprintf("scale-%d.db", os.Getpid()))
-	defer os.Remove(path)
-	cfg := config.Default()
-	cfg.Frontier.Filter.Mode = "fixed"
-	cfg.Frontier.Filter.Capacity = *scaleCap
-	cfg.Frontier.MaxLeasesPerReply = 10_000
-	cfg.Scope.SeedHostsOnly = false
-	cfg.Scope.MaxRepeatedSegments = 0
-	cfg.Scope.MaxPagesPerHost = 0
-	cfg.Robots.Obey = false
-	cfg.Politeness.MinDelay = 0
-	cfg.Politeness.DelayFactor = 0
+	if *scaleKeep {
+		defer logf("kept %s", path)
+	} else {
+		defer os.Remove(path)
+	}
+	cfg := scaleConfig()
 	open := func() *State {
 		s, err := Open(Options{Config: cfg, Path: path})
 		if err != nil {
@@ -154,6 +152,63 @@ func BenchmarkScale(b *testing.B) {
 	s.Close()
 	b.ReportMetric(cycle, "leases/s")
 	b.ReportMetric(reopen.Seconds(), "reopen-s")
+}
+
+// scaleConfig is the configuration the scale benchmarks open the shard with.
+func scaleConfig() config.Config {
+	cfg := config.Default()
+	cfg.Frontier.Filter.Mode = "fixed"
+	cfg.Frontier.Filter.Capacity = *scaleCap
+	cfg.Frontier.MaxLeasesPerReply = 10_000
+	cfg.Scope.SeedHostsOnly = false
+	cfg.Scope.MaxRepeatedSegments = 0
+	cfg.Scope.MaxPagesPerHost = 0
+	cfg.Robots.Obey = false
+	cfg.Politeness.MinDelay = 0
+	cfg.Politeness.DelayFactor = 0
+	return cfg
+}
+
+// BenchmarkReopen opens an existing state file (one BenchmarkScale kept
+// with -scale.keep) -scale.reopens times and prints each Open's time,
+// without growing a shard again:
+//
+//	go test -tags scale ./frontier -run '^$' -bench Reopen -benchtime 1x \
+//	    -scale.reopen FILE [-scale.reopens 3] [-scale.cpuprofile cpu.out]
+//
+// It opens read-write, as the service does (a read-only Open skips bbolt's
+// freelist rebuild), so each Open commits a transaction: run it on a copy
+// of the kept file. -scale.cpuprofile profiles all the Opens.
+func BenchmarkReopen(b *testing.B) {
+	if *scaleReopen == "" {
+		b.Skip("-scale.reopen FILE not given")
+	}
+	if *scaleProf != "" {
+		f, err := os.Create(*scaleProf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var total time.Duration
+	for i := 0; i < *scaleReopens; i++ {
+		start := time.Now()
+		s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen})
+		if err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		total += took
+		logf("reopen %d: %v (%d hosts)", i+1, took, len(s.hosts))
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(total.Seconds()/float64(*scaleReopens), "reopen-s")
 }
 
 // leaseCycle leases n URLs in replies of up to 10,000 and reports each as

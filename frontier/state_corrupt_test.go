@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -80,6 +81,7 @@ func TestOpenCorruptFiles(t *testing.T) {
 	pageSize, hwm, branches := pagesOf(t, good, boltBranch)
 	_, _, leaves := pagesOf(t, good, boltLeaf)
 	branch := branches[0]
+	big := overflowLeaf(t, good, pageSize, leaves) // the filter's chunk
 	rng := rand.New(rand.NewPCG(1, 2))
 	edit := func(f func(b []byte) []byte) func() []byte {
 		return func() []byte { return f(bytes.Clone(good)) }
@@ -129,6 +131,24 @@ func TestOpenCorruptFiles(t *testing.T) {
 			binary.NativeEndian.PutUint32(elem(b, leaves[0], 0)[12:], 1<<31)
 			return b
 		})},
+		// checkFile does not read the value bytes on a leaf's overflow
+		// pages (the filter's chunks): what bbolt follows there, the page
+		// span and the element bounds, is still checked (the bytes are
+		// the filter's to check: TestCheckSkipsValueBytes).
+		{"overflow leaf spans past the high water mark", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint32(b[big*pageSize+12:], uint32(hwm))
+			return b
+		})},
+		{"overflow leaf one page short", edit(func(b []byte) []byte {
+			n := binary.NativeEndian.Uint32(b[big*pageSize+12:])
+			binary.NativeEndian.PutUint32(b[big*pageSize+12:], n-1)
+			return b
+		})},
+		{"overflow leaf value past its last page", edit(func(b []byte) []byte {
+			e := elem(b, big, 0)
+			binary.NativeEndian.PutUint32(e[12:], binary.NativeEndian.Uint32(e[12:])+uint32(pageSize))
+			return b
+		})},
 		{"random garbage", func() []byte {
 			b := make([]byte, 64<<10)
 			for i := range b {
@@ -166,26 +186,90 @@ func TestOpenCorruptFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := tt.file()
-			path := filepath.Join(t.TempDir(), "state.db")
-			if err := os.WriteFile(path, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			o := opts
-			o.Path = path
-			s, err := Open(o)
-			if err == nil {
-				s.Close()
-				t.Fatal("Open succeeded")
-			}
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
-				t.Fatalf("Open: %v; want ErrCorrupt naming %s", err, path)
-			}
-			t.Logf("%v", err)
+			path := openCorrupt(t, opts, b)
 			if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
 				t.Error("Open changed the corrupt file")
 			}
 		})
 	}
+}
+
+// overflowLeaf returns the first of leaves that has overflow pages.
+func overflowLeaf(t *testing.T, b []byte, pageSize uint64, leaves []uint64) uint64 {
+	t.Helper()
+	for _, id := range leaves {
+		if binary.NativeEndian.Uint32(b[id*pageSize+12:]) > 0 {
+			return id
+		}
+	}
+	t.Fatal("no leaf page with overflow pages")
+	return 0
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.ReaderAt
+	n int64
+}
+
+func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(b, off)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestCheckSkipsValueBytes: checkFile reads a leaf's overflow pages only
+// where they hold keys or bucket values, so the filter's chunks (1.12 GiB
+// of a 1e9 filter) cost it a page read each, not their size.
+func TestCheckSkipsValueBytes(t *testing.T) {
+	good, opts := goodStateFile(t, 1_000_000, 3000) // a 1.2 MB filter: two chunks
+	pageSize, hwm, leaves := pagesOf(t, good, boltLeaf)
+	var overflow uint64
+	for _, id := range leaves {
+		overflow += uint64(binary.NativeEndian.Uint32(good[id*pageSize+12:]))
+	}
+	r := &countingReader{r: bytes.NewReader(good)}
+	if _, err := (&fileChecker{r: r, size: int64(len(good))}).check(); err != nil {
+		t.Fatal(err)
+	}
+	if limit := (hwm - overflow) * pageSize; uint64(r.n) > limit {
+		t.Errorf("checkFile read %d bytes of a file with %d pages in use, %d of them leaf overflow pages: want at most %d", r.n, hwm, overflow, limit)
+	}
+	t.Logf("read %d bytes; %d pages of %d in use, %d leaf overflow pages", r.n, hwm, pageSize, overflow)
+
+	// Garbled chunk bytes pass checkFile (bbolt follows nothing there)
+	// and the filter's CRC refuses them.
+	big := overflowLeaf(t, good, pageSize, leaves)
+	bad := bytes.Clone(good)
+	for i := (big+1)*pageSize + 100; i < (big+1)*pageSize+164; i++ {
+		bad[i] ^= 0xFF
+	}
+	if _, err := (&fileChecker{r: bytes.NewReader(bad), size: int64(len(bad))}).check(); err != nil {
+		t.Fatalf("checkFile: %v", err)
+	}
+	openCorrupt(t, opts, bad)
+}
+
+// openCorrupt writes b to a new file, checks that Open (with opts) refuses
+// it with an error wrapping ErrCorrupt that names the file, and returns
+// the file's path.
+func openCorrupt(t *testing.T, opts Options, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts.Path = path
+	s, err := Open(opts)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open succeeded")
+	}
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open: %v; want ErrCorrupt naming %s", err, path)
+	}
+	t.Logf("%v", err)
+	return path
 }
 
 // TestOpenCheckedFileIsUnchanged: checkFile accepts good files of every
@@ -199,6 +283,11 @@ func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 		}
 		if info.Reached < 3 || info.Reached > info.Pages {
 			t.Errorf("%d URLs: %+v", n, info)
+		}
+		// Through the map (checkFile) and plain reads: the same walk.
+		plain, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
+		if err != nil || plain != info {
+			t.Errorf("%d URLs: mapped %+v, plain reads %+v, %v", n, info, plain, err)
 		}
 		s, err := Open(opts)
 		if err != nil {
