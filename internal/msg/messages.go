@@ -282,6 +282,69 @@ func (m *Outcome) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// OutcomeBatch is the outcomes of several leases of one shard in one
+// message: one stored message, publish ack, delivery and consumer ack for
+// them all instead of one each. A crawler sends one only to a shard whose
+// lease reply carried HeaderOutcomeBatch; the frontier applies its
+// outcomes in one transaction and acks the message after it.
+//
+// Layout (v1, type 6): count uvarint (1 to MaxOutcomes), then each
+// outcome's own encoding (any version it has) as bytes. A decoder of an
+// earlier release rejects the type.
+type OutcomeBatch struct {
+	Outcomes []*Outcome
+}
+
+// AppendBinary appends the encoding of m to b.
+func (m *OutcomeBatch) AppendBinary(b []byte) ([]byte, error) {
+	if len(m.Outcomes) == 0 || len(m.Outcomes) > MaxOutcomes {
+		return b, fmt.Errorf("%w: %d outcomes in a batch (1 to %d)", ErrMalformed, len(m.Outcomes), MaxOutcomes)
+	}
+	e := header(b, TypeOutcomeBatch)
+	e.uint(uint64(len(m.Outcomes)))
+	var one []byte
+	for _, o := range m.Outcomes {
+		var err error
+		if one, err = o.AppendBinary(one[:0]); err != nil {
+			return b, err
+		}
+		e.bytes(one)
+	}
+	return e.b, nil
+}
+
+// MarshalBinary encodes m.
+func (m *OutcomeBatch) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// UnmarshalBinary decodes an outcome batch, replacing m's contents. One
+// outcome that does not decode fails the whole batch.
+func (m *OutcomeBatch) UnmarshalBinary(b []byte) error {
+	d := newDecoder(b, TypeOutcomeBatch)
+	// An outcome takes at least 2 header bytes and 20 of fields.
+	n := d.count("count", MaxOutcomes, 23)
+	if d.err == nil && n == 0 {
+		d.fail(fmt.Errorf("%w: an empty batch", ErrMalformed), "count")
+	}
+	outs := make([]*Outcome, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		raw := d.raw("outcome", MaxMessage)
+		if d.err != nil {
+			break
+		}
+		o := new(Outcome)
+		if err := o.UnmarshalBinary(raw); err != nil {
+			d.fail(fmt.Errorf("outcome %d: %w", i, err), "outcome")
+			break
+		}
+		outs = append(outs, o)
+	}
+	if err := d.finish(); err != nil {
+		return err
+	}
+	m.Outcomes = outs
+	return nil
+}
+
 // LeaseRequest asks for up to Max leases.
 //
 // Layout (v1, type 3): Crawler bytes, Max uvarint.
