@@ -297,20 +297,43 @@ type OutcomeBatch struct {
 
 // AppendBinary appends the encoding of m to b.
 func (m *OutcomeBatch) AppendBinary(b []byte) ([]byte, error) {
-	if len(m.Outcomes) == 0 || len(m.Outcomes) > MaxOutcomes {
-		return b, fmt.Errorf("%w: %d outcomes in a batch (1 to %d)", ErrMalformed, len(m.Outcomes), MaxOutcomes)
+	if err := checkBatchCount(len(m.Outcomes)); err != nil {
+		return b, err
 	}
-	e := header(b, TypeOutcomeBatch)
-	e.uint(uint64(len(m.Outcomes)))
-	var one []byte
-	for _, o := range m.Outcomes {
+	encoded := make([][]byte, len(m.Outcomes))
+	for i, o := range m.Outcomes {
 		var err error
-		if one, err = o.AppendBinary(one[:0]); err != nil {
+		if encoded[i], err = o.MarshalBinary(); err != nil {
 			return b, err
 		}
-		e.bytes(one)
+	}
+	return AppendOutcomeBatch(b, encoded)
+}
+
+// AppendOutcomeBatch appends an OutcomeBatch of outcomes already encoded
+// (each by Outcome.MarshalBinary) to b: a crawler encodes each outcome
+// once, and sends it alone or in a batch.
+func AppendOutcomeBatch(b []byte, encoded [][]byte) ([]byte, error) {
+	if err := checkBatchCount(len(encoded)); err != nil {
+		return b, err
+	}
+	size := 8
+	for _, o := range encoded {
+		size += 4 + len(o)
+	}
+	e := header(slices.Grow(b, size), TypeOutcomeBatch)
+	e.uint(uint64(len(encoded)))
+	for _, o := range encoded {
+		e.bytes(o)
 	}
 	return e.b, nil
+}
+
+func checkBatchCount(n int) error {
+	if n == 0 || n > MaxOutcomes {
+		return fmt.Errorf("%w: %d outcomes in a batch (1 to %d)", ErrMalformed, n, MaxOutcomes)
+	}
+	return nil
 }
 
 // MarshalBinary encodes m.
