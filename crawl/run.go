@@ -41,7 +41,8 @@ type Options struct {
 	// the shard's status, the worker's) and is what frontier.metrics_addr
 	// serves. Default: a new registry.
 	Registry *prometheus.Registry
-	// Poll is how often the stop conditions are checked (default 100 ms).
+	// Poll is how often the stop conditions are checked (default 25 ms:
+	// a crawl that is over ends within two polls).
 	Poll time.Duration
 	// Fresh starts the crawl over: the frontier's state file and the NATS
 	// store of the data dir are removed first (crawler --fresh). Without
@@ -162,7 +163,7 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Poll <= 0 {
-		o.Poll = 100 * time.Millisecond
+		o.Poll = 25 * time.Millisecond
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 30 * time.Second

@@ -30,7 +30,9 @@ var (
 	mRetries   = cdesc("publish_retries_total", "JetStream publishes retried.")
 	mEmpty     = cdesc("empty_polls_total", "Lease requests that got nothing.")
 	mSitemaps  = cdesc("sitemaps_total", "Sitemaps, sitemap indexes and RSS/Atom feeds read for links.")
-	metricDesc = []*prometheus.Desc{mLeases, mExpired, mReleased, mFetched, mBytes, mErrors, mInFlight, mLinks, mInOutcome, mSkipped, mDropped, mRetries, mEmpty, mSitemaps}
+	mOutcomes  = cdesc("outcomes_total", "Lease outcomes published (fetch results and leases given back), alone or in batches.")
+	mOBatches  = cdesc("outcome_batches_total", "Messages that carried several outcomes of outcomes_total to one shard (msg.OutcomeBatch).")
+	metricDesc = []*prometheus.Desc{mLeases, mExpired, mReleased, mFetched, mBytes, mErrors, mInFlight, mLinks, mInOutcome, mSkipped, mDropped, mRetries, mEmpty, mSitemaps, mOutcomes, mOBatches}
 )
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -62,4 +64,6 @@ func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mRetries, s.PublishRetries)
 	counter(mEmpty, s.EmptyPolls)
 	counter(mSitemaps, s.Sitemaps)
+	counter(mOutcomes, s.Outcomes+s.Released)
+	counter(mOBatches, s.OutcomeBatches)
 }

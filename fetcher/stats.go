@@ -25,10 +25,13 @@ type WorkerStats struct {
 	// LinksSkipped counts links not published because the worker had
 	// published them to their shard before, in its current epoch (see
 	// crawler.link_cache); they are not in LinksPublished.
-	LinksSkipped   uint64
-	LinksDropped   uint64 // links that did not canonicalize
-	Batches        uint64 // LinkBatch messages published
-	Outcomes       uint64 // Outcome messages published
+	LinksSkipped uint64
+	LinksDropped uint64 // links that did not canonicalize
+	Batches      uint64 // LinkBatch messages published
+	Outcomes     uint64 // outcomes published (alone or in batches)
+	// OutcomeBatches counts the msg.OutcomeBatch messages that carried
+	// outcomes of Outcomes, several to a message.
+	OutcomeBatches uint64
 	PublishRetries uint64 // publishes retried after a failure or timeout
 	EmptyPolls     uint64 // lease requests answered with nothing or not at all
 	Sitemaps       uint64 // sitemaps, sitemap indexes and feeds read for links
@@ -41,7 +44,7 @@ type workerCounters struct {
 	s2xx, s3xx, s4xx, s5xx, noStatus                atomic.Uint64
 	inFlight                                        atomic.Int64
 	linksPublished, linksDropped, batches, outcomes atomic.Uint64
-	linksInOutcomes, linksSkipped                   atomic.Uint64
+	linksInOutcomes, linksSkipped, outcomeBatches   atomic.Uint64
 	publishRetries, emptyPolls, sitemaps            atomic.Uint64
 }
 
@@ -67,7 +70,7 @@ func (c *workerCounters) snapshot() WorkerStats {
 		Status2xx: c.s2xx.Load(), Status3xx: c.s3xx.Load(), Status4xx: c.s4xx.Load(), Status5xx: c.s5xx.Load(),
 		NoStatus: c.noStatus.Load(), InFlight: c.inFlight.Load(),
 		LinksPublished: c.linksPublished.Load(), LinksInOutcomes: c.linksInOutcomes.Load(), LinksSkipped: c.linksSkipped.Load(), LinksDropped: c.linksDropped.Load(),
-		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(),
+		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(), OutcomeBatches: c.outcomeBatches.Load(),
 		PublishRetries: c.publishRetries.Load(), EmptyPolls: c.emptyPolls.Load(),
 		Sitemaps: c.sitemaps.Load(),
 	}

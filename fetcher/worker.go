@@ -85,6 +85,8 @@ type Worker struct {
 	client *Client
 	pub    *publisher
 	seen   *linkCache // links published and acked, per shard (nil: crawler.link_cache 0)
+	// outcomes gathers the outcomes waiting for a shard into one message.
+	outcomes *outcomeQueue
 
 	// Outputs, opened by Run.
 	fetchLog *FetchLog
@@ -145,6 +147,7 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 	}
 	w.client = c
 	w.seen = newLinkCache(opts.Config.LinkCache, opts.Shards)
+	w.outcomes = newOutcomeQueue(w.sendOutcomes)
 	if w.pub, err = newPublisher(nc, opts.ID, log, &w.stats.publishRetries); err != nil {
 		return nil, err
 	}
@@ -526,6 +529,9 @@ type issuer struct {
 	// (the reply carried msg.HeaderOutcomeLinks). A frontier of an earlier
 	// release does not, and gets them as link batches.
 	outcomeLinks bool
+	// outcomeBatch: the shard reads msg.OutcomeBatch (the reply carried
+	// msg.HeaderOutcomeBatch); else each outcome is a message of its own.
+	outcomeBatch bool
 }
 
 // decodeReply decodes a lease reply and its headers, and passes the
@@ -538,7 +544,11 @@ func (w *Worker) decodeReply(resp *nats.Msg) (*msg.LeaseReply, issuer, error) {
 	if err := reply.UnmarshalBinary(resp.Data); err != nil {
 		return nil, issuer{}, fmt.Errorf("fetcher: lease reply: %w", err)
 	}
-	is := issuer{shard: reply.Shard, outcomeLinks: resp.Header.Get(msg.HeaderOutcomeLinks) == "1"}
+	is := issuer{
+		shard:        reply.Shard,
+		outcomeLinks: resp.Header.Get(msg.HeaderOutcomeLinks) == "1",
+		outcomeBatch: resp.Header.Get(msg.HeaderOutcomeBatch) == "1",
+	}
 	w.seen.observe(reply.Shard, resp.Header)
 	return &reply, is, nil
 }
@@ -562,15 +572,15 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 		return nil
 	}
 	if fetchCtx.Err() != nil || w.failure() != nil {
-		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
+		return w.release(pubCtx, is, l, msg.ReleaseCancelled)
 	}
 	r := w.fetch(fetchCtx, l)
 	switch {
 	case r.ArchiveErr != nil:
 		w.fail(fmt.Errorf("%w: %s: %w", ErrArchive, l.URL, r.ArchiveErr))
-		return w.release(pubCtx, shard, l, msg.ReleaseArchive)
+		return w.release(pubCtx, is, l, msg.ReleaseArchive)
 	case r.Err != nil && fetchCtx.Err() != nil:
-		return w.release(pubCtx, shard, l, msg.ReleaseCancelled)
+		return w.release(pubCtx, is, l, msg.ReleaseCancelled)
 	}
 	w.noticeFetched(shard, l, r)
 	out := w.outcome(shard, l, r)
@@ -584,7 +594,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 		return err
 	}
 	out.LinksFound = uint32(rt.links)
-	reported, err := w.publishOutcome(pubCtx, l, r, out)
+	reported, err := w.publishOutcome(pubCtx, is, l, r, out)
 	if reported {
 		// The links are in the stream: their frontiers decide them.
 		w.seen.add(rt.remember, l.Depth+1)
@@ -687,14 +697,14 @@ func (w *Worker) publishLinks(pubCtx context.Context, rt routed) error {
 // outcome; reported says it was acked. A log line that cannot be written
 // stops the worker, and the lease is given back instead (its outcome, and
 // the links it carried, are not sent).
-func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response, out *msg.Outcome) (reported bool, err error) {
+func (w *Worker) publishOutcome(pubCtx context.Context, is issuer, l msg.Lease, r *Response, out *msg.Outcome) (reported bool, err error) {
 	// The log line is in its file before the outcome is published: a page
 	// the frontier records as done is in the log, kill -9 or not.
 	if err := w.logFetch(l, r, out); err != nil {
 		w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
-		return false, w.release(pubCtx, out.Shard, l, msg.ReleaseArchive)
+		return false, w.release(pubCtx, is, l, msg.ReleaseArchive)
 	}
-	if err := w.sendOutcome(pubCtx, out); err != nil {
+	if err := w.sendOutcome(pubCtx, is, out); err != nil {
 		return false, err
 	}
 	w.stats.outcomes.Add(1)
@@ -708,10 +718,10 @@ func (w *Worker) publishOutcome(pubCtx context.Context, l msg.Lease, r *Response
 
 // release gives lease l back to its frontier unfetched (or fetched but
 // not archived): the URL is requeued without counting an attempt.
-func (w *Worker) release(pubCtx context.Context, shard uint32, l msg.Lease, why msg.Release) error {
+func (w *Worker) release(pubCtx context.Context, is issuer, l msg.Lease, why msg.Release) error {
 	w.budget.giveBack(l)
-	out := &msg.Outcome{LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Release: why}
-	if err := w.sendOutcome(pubCtx, out); err != nil {
+	out := &msg.Outcome{LeaseID: l.ID, Shard: is.shard, URL: l.URL, Robots: l.Robots, Release: why}
+	if err := w.sendOutcome(pubCtx, is, out); err != nil {
 		return err
 	}
 	w.stats.released.Add(1)
@@ -719,13 +729,32 @@ func (w *Worker) release(pubCtx context.Context, shard uint32, l msg.Lease, why 
 	return nil
 }
 
-// sendOutcome publishes out to its shard's frontier.
-func (w *Worker) sendOutcome(pubCtx context.Context, out *msg.Outcome) error {
+// sendOutcome publishes out to its shard's frontier and waits for the
+// ack: through the outcome queue, with the other outcomes waiting for
+// that shard, when the shard reads outcome batches (is.outcomeBatch).
+func (w *Worker) sendOutcome(pubCtx context.Context, is issuer, out *msg.Outcome) error {
 	data, err := out.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("fetcher: encode outcome: %w", err)
 	}
-	return w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(out.Shard)), data))
+	if is.outcomeBatch {
+		return w.outcomes.add(pubCtx, out.Shard, data)
+	}
+	return w.sendOutcomes(pubCtx, out.Shard, [][]byte{data})
+}
+
+// sendOutcomes publishes encoded outcomes of shard in one message, an
+// Outcome when there is one, else an OutcomeBatch, and waits for its ack.
+func (w *Worker) sendOutcomes(pubCtx context.Context, shard uint32, encoded [][]byte) error {
+	data := encoded[0]
+	if len(encoded) > 1 {
+		var err error
+		if data, err = msg.AppendOutcomeBatch(nil, encoded); err != nil {
+			return fmt.Errorf("fetcher: encode outcome batch: %w", err)
+		}
+		w.stats.outcomeBatches.Add(1)
+	}
+	return w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data))
 }
 
 // fail records the first archive failure and stops the lease loops; the

@@ -39,6 +39,8 @@ type fakeFrontier struct {
 	// frontier that reads links inside outcomes does; without it the
 	// fake is a frontier of the release before.
 	outcomeLinks bool
+	// outcomeBatch sets msg.HeaderOutcomeBatch on replies too.
+	outcomeBatch bool
 	// epoch, when set, goes on replies as msg.HeaderEpoch (with a
 	// max_links_per_page of 100).
 	epoch string
@@ -139,6 +141,9 @@ func (f *fakeFrontier) respond(m *nats.Msg, reply *msg.LeaseReply) {
 	if f.outcomeLinks {
 		r.Header.Set(msg.HeaderOutcomeLinks, "1")
 	}
+	if f.outcomeBatch {
+		r.Header.Set(msg.HeaderOutcomeBatch, "1")
+	}
 	if f.epoch != "" {
 		r.Header.Set(msg.HeaderEpoch, f.epoch)
 		r.Header.Set(msg.HeaderLinksPerPage, "100")
@@ -175,6 +180,20 @@ func (f *fakeFrontier) collect(want int, timeout time.Duration) []received {
 					f.t.Errorf("outcome: %v", err)
 				}
 				outcomes++
+			case typ == msg.TypeOutcomeBatch && f.outcomeBatch:
+				// One received per outcome, all at the batch's sequence.
+				var ob msg.OutcomeBatch
+				if err := ob.UnmarshalBinary(m.Data()); err != nil {
+					f.t.Errorf("outcome batch: %v", err)
+				}
+				for _, o := range ob.Outcomes {
+					out = append(out, received{subject: r.subject, seq: r.seq, outcome: o})
+				}
+				outcomes += len(ob.Outcomes)
+				m.Ack()
+				continue
+			default:
+				f.t.Errorf("%v on %s", typ, m.Subject())
 			}
 			m.Ack()
 			out = append(out, r)
@@ -196,14 +215,16 @@ func workerConfig(dir string) config.Crawler {
 }
 
 // TestWorker runs a worker against a frontier of the release before
-// (own-shard links as link batches) and one that reads them inside
-// outcomes: the same links reach the same shards either way.
+// (own-shard links as link batches), one that reads them inside outcomes,
+// and one that also reads outcome batches: the same links and outcomes
+// reach the same shards every way.
 func TestWorker(t *testing.T) {
-	t.Run("links in batches", func(t *testing.T) { testWorker(t, false) })
-	t.Run("links in outcomes", func(t *testing.T) { testWorker(t, true) })
+	t.Run("links in batches", func(t *testing.T) { testWorker(t, false, false) })
+	t.Run("links in outcomes", func(t *testing.T) { testWorker(t, true, false) })
+	t.Run("outcome batches", func(t *testing.T) { testWorker(t, true, true) })
 }
 
-func testWorker(t *testing.T, outcomeLinks bool) {
+func testWorker(t *testing.T, outcomeLinks, outcomeBatch bool) {
 	const shards = 3
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -247,7 +268,7 @@ func testWorker(t *testing.T, outcomeLinks bool) {
 	natsCfg := config.Default().NATS
 	fnc := bustest.Connect(t, e)
 	front := startFrontier(t, fnc, natsCfg)
-	front.outcomeLinks = outcomeLinks
+	front.outcomeLinks, front.outcomeBatch = outcomeLinks, outcomeBatch
 	deadline := time.Now().Add(time.Minute)
 	leases := []struct {
 		shard uint32
@@ -443,7 +464,7 @@ func testWorker(t *testing.T, outcomeLinks bool) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(w.Collector())
-	if fams, err := reg.Gather(); err != nil || len(fams) != 14 {
+	if fams, err := reg.Gather(); err != nil || len(fams) != 16 {
 		t.Errorf("metrics: %d families, err %v", len(fams), err)
 	}
 	front.mu.Lock()

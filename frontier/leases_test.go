@@ -173,6 +173,13 @@ func TestLeasesCommitLazily(t *testing.T) {
 		t.Fatalf("the forgotten lease's outcome: %+v %v, want stale", res, err)
 	}
 
+	// A flush of leases older than the open transaction commits nothing.
+	if err := h.s.FlushOlder(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if st := crashCopy(t, h).Status(); st.Queued != 2 || st.Leased != 0 {
+		t.Fatalf("crash after FlushOlder(1h): queued %d leased %d, want 2 0", st.Queued, st.Leased)
+	}
 	if err := h.s.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,7 @@ type State struct {
 	// tx is the write transaction Lease and ExpireLeases leave open (see
 	// updateLocked); nil when everything is committed.
 	tx     *bolt.Tx
+	txOpen time.Time // when tx began (FlushOlder)
 	count  counters
 	queued int64
 	inboxN int64 // URLs in the inbox, not leased
@@ -603,8 +604,9 @@ func (s *State) checkLocked() error {
 // messages only after it. updateLazyLocked runs fn in the same open
 // transaction and leaves it open: Lease and ExpireLeases use it, so
 // granting leases costs no fsync. Their writes become durable with the
-// next commit, whoever makes it, or with Flush, which the service calls
-// every commit_interval. A crash before then forgets those leases
+// next commit, whoever makes it, or with FlushOlder, which the service
+// calls every commit_interval (so within two of them). A crash before
+// then forgets those leases
 // together with their dequeues (one transaction): their URLs are still
 // queued in the file and are offered again after the restart, and the
 // outcomes crawlers send for them are stale (lease IDs are never reused,
@@ -628,7 +630,7 @@ func (s *State) updateLazyLocked(fn func(tx *bolt.Tx) error) error {
 			s.mu.failed = err
 			return fmt.Errorf("begin: %w", err)
 		}
-		s.tx = tx
+		s.tx, s.txOpen = tx, time.Now()
 	}
 	if err := fn(s.tx); err != nil {
 		s.abortLocked(err)
@@ -673,12 +675,20 @@ func (s *State) abortLocked(err error) {
 }
 
 // Flush commits the leases granted (and expired) since the last commit.
-// The service calls it every commit_interval; it costs nothing when there
-// are none.
-func (s *State) Flush() error {
+// It costs nothing when there are none.
+func (s *State) Flush() error { return s.FlushOlder(0) }
+
+// FlushOlder is Flush when the first of those leases was granted at
+// least age ago; younger ones are left for the next commit, whoever
+// makes it. The service calls it every commit_interval with that age:
+// while messages come in, their commits carry the leases and this one
+// rarely commits (each commit holds the state, and so every lease
+// request and fetched notice, for its fsync); when none come, leases wait
+// at most two commit_intervals.
+func (s *State) FlushOlder(age time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tx == nil {
+	if s.tx == nil || time.Since(s.txOpen) < age {
 		return nil
 	}
 	if err := s.checkLocked(); err != nil {

@@ -120,9 +120,9 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	noAck := make([]bool, len(batch)) // dead-lettering failed: leave it for redelivery
 	var batches []*msg.LinkBatch
 	var outcomes []*msg.Outcome
-	var dead, withLinks int
+	var dead, withLinks, single, outcomeBatches, batched int
 	for i, m := range batch {
-		lb, out, err := s.decode(m)
+		lb, outs, err := s.decode(m)
 		switch {
 		case err != nil:
 			dead++
@@ -133,14 +133,24 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 		case lb != nil:
 			batches = append(batches, lb)
 		default:
+			if len(outs) == 1 && msg.Type(m.Data()[1]) == msg.TypeOutcome {
+				single++
+				if outs[0].Links != nil {
+					withLinks++
+				}
+			} else {
+				outcomeBatches++
+				batched += len(outs)
+			}
 			// An outcome's own links are applied with it, in this
 			// transaction, before every outcome of the batch: as if
 			// published as a link batch ahead of it.
-			if out.Links != nil {
-				withLinks++
-				batches = append(batches, out.Links)
+			for _, out := range outs {
+				if out.Links != nil {
+					batches = append(batches, out.Links)
+				}
+				outcomes = append(outcomes, out)
 			}
-			outcomes = append(outcomes, out)
 		}
 	}
 	prepared := s.prepare(batches)
@@ -149,13 +159,15 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	res, err := s.st.Apply(prepared, outcomes)
 	if err != nil {
 		s.m.applyErrors.Inc()
-		return fmt.Errorf("%w (%d link batches, %d of them in outcomes, %d outcomes)", err, len(batches), withLinks, len(outcomes))
+		return fmt.Errorf("%w (%d link batches, %d outcomes, %d of them in %d outcome batches)", err, len(batches), len(outcomes), batched, outcomeBatches)
 	}
 	s.m.commitSeconds.Observe(time.Since(start).Seconds())
-	s.m.messages.WithLabelValues("links").Add(float64(len(batches) - withLinks))
-	s.m.messages.WithLabelValues("outcome").Add(float64(len(outcomes) - withLinks))
+	s.m.messages.WithLabelValues("links").Add(float64(len(batch) - dead - single - outcomeBatches))
+	s.m.messages.WithLabelValues("outcome").Add(float64(single - withLinks))
 	s.m.messages.WithLabelValues("outcome_links").Add(float64(withLinks))
+	s.m.messages.WithLabelValues("outcome_batch").Add(float64(outcomeBatches))
 	s.m.messages.WithLabelValues("dead").Add(float64(dead))
+	s.m.batchedOutcomes.Add(float64(batched))
 	_ = res
 
 	// Effects are committed: now, and only now, ack. A lost ack means a
@@ -171,8 +183,10 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	return nil
 }
 
-// decode checks a message's type against its subject and decodes it.
-func (s *Server) decode(m jetstream.Msg) (*msg.LinkBatch, *msg.Outcome, error) {
+// decode checks a message's type against its subject and decodes it: a
+// link batch, or the outcomes of an outcome or an outcome batch, each of
+// which must be of a lease of this shard.
+func (s *Server) decode(m jetstream.Msg) (*msg.LinkBatch, []*msg.Outcome, error) {
 	data := m.Data()
 	t, err := msg.PeekType(data)
 	if err != nil {
@@ -185,15 +199,27 @@ func (s *Server) decode(m jetstream.Msg) (*msg.LinkBatch, *msg.Outcome, error) {
 			return nil, nil, err
 		}
 		return lb, nil, nil
-	case subj == s.subj.Done(s.shard) && t == msg.TypeOutcome:
-		o := new(msg.Outcome)
-		if err := o.UnmarshalBinary(data); err != nil {
-			return nil, nil, err
+	case subj == s.subj.Done(s.shard) && (t == msg.TypeOutcome || t == msg.TypeOutcomeBatch):
+		var outs []*msg.Outcome
+		if t == msg.TypeOutcome {
+			o := new(msg.Outcome)
+			if err := o.UnmarshalBinary(data); err != nil {
+				return nil, nil, err
+			}
+			outs = []*msg.Outcome{o}
+		} else {
+			var ob msg.OutcomeBatch
+			if err := ob.UnmarshalBinary(data); err != nil {
+				return nil, nil, err
+			}
+			outs = ob.Outcomes
 		}
-		if int(o.Shard) != s.shard {
-			return nil, nil, fmt.Errorf("%w: outcome of shard %d's lease %d sent to shard %d", msg.ErrMalformed, o.Shard, o.LeaseID, s.shard)
+		for _, o := range outs {
+			if int(o.Shard) != s.shard {
+				return nil, nil, fmt.Errorf("%w: outcome of shard %d's lease %d sent to shard %d", msg.ErrMalformed, o.Shard, o.LeaseID, s.shard)
+			}
 		}
-		return nil, o, nil
+		return nil, outs, nil
 	default:
 		return nil, nil, fmt.Errorf("%w: %s on subject %s", msg.ErrType, t, subj)
 	}

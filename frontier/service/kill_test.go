@@ -317,6 +317,10 @@ func (l *killLoad) crawl(ctx context.Context) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		l.leases.Add(int64(len(rep.Leases)))
+		// Half the replies' outcomes go as one batch, when the frontier
+		// reads them: a kill then cuts or redelivers them together.
+		var batch []*msg.Outcome
+		batching := m.Header.Get(msg.HeaderOutcomeBatch) == "1" && rand.IntN(2) == 0
 		for _, ls := range rep.Leases {
 			o := msg.Outcome{LeaseID: ls.ID, Shard: rep.Shard, URL: ls.URL, Robots: ls.Robots, FetchedAt: time.Now(),
 				Timings: msg.Timings{Total: time.Millisecond}}
@@ -346,23 +350,45 @@ func (l *killLoad) crawl(ctx context.Context) {
 						{URL: ls.URL, Kind: 1}, {URL: pageURL(int(l.next.Add(1) - 1)), Kind: 1}}}
 				}
 			}
-			b, err := o.MarshalBinary()
-			if err != nil {
-				l.t.Error(err)
-				return
+			if batching {
+				batch = append(batch, &o)
+				continue
 			}
-			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			if _, err := l.js.Publish(pctx, l.subj.Done(int(rep.Shard)), b); err == nil {
-				l.reported.Add(1)
-				if o.Links != nil {
-					l.mu.Lock()
-					for _, lk := range o.Links.Links {
-						l.acked[lk.URL] = true
-					}
-					l.mu.Unlock()
-				}
+			l.report(ctx, rep.Shard, &o)
+		}
+		if len(batch) > 0 {
+			l.report(ctx, rep.Shard, batch...)
+		}
+	}
+}
+
+// report publishes outs, one outcome or a batch of them, and notes their
+// links as acked once the stream acks the message.
+func (l *killLoad) report(ctx context.Context, shard uint32, outs ...*msg.Outcome) {
+	var b []byte
+	var err error
+	if len(outs) == 1 {
+		b, err = outs[0].MarshalBinary()
+	} else {
+		b, err = (&msg.OutcomeBatch{Outcomes: outs}).MarshalBinary()
+	}
+	if err != nil {
+		l.t.Error(err)
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := l.js.Publish(pctx, l.subj.Done(int(shard)), b); err != nil {
+		return
+	}
+	l.reported.Add(int64(len(outs)))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, o := range outs {
+		if o.Links != nil {
+			for _, lk := range o.Links.Links {
+				l.acked[lk.URL] = true
 			}
-			cancel()
 		}
 	}
 }

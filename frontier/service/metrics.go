@@ -14,7 +14,8 @@ import (
 // here repeats one of its names. Every metric carries a const
 // label shard.
 type serviceMetrics struct {
-	messages          *prometheus.CounterVec // JetStream messages applied, by type: links, outcome, outcome_links, dead
+	messages          *prometheus.CounterVec // JetStream messages applied, by type: links, outcome, outcome_links, outcome_batch, dead
+	batchedOutcomes   prometheus.Counter     // outcomes that came in outcome batches
 	commitSeconds     prometheus.Histogram   // Apply duration per batch
 	applyErrors       prometheus.Counter
 	leaseRequests     *prometheus.CounterVec // by result: granted, empty, bad, error
@@ -36,7 +37,8 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 	}
 	m := &serviceMetrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts(opts("messages_total",
-			"JetStream messages committed and acked, by type (links, outcome, outcome_links: an outcome carrying its page's links for this shard, dead: dead-lettered).")), []string{"type"}),
+			"JetStream messages committed and acked, by type (links, outcome, outcome_links: an outcome carrying its page's links for this shard, outcome_batch: several outcomes in one message, dead: dead-lettered).")), []string{"type"}),
+		batchedOutcomes: counter("batched_outcomes_total", "Outcomes that came in outcome_batch messages."),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "trawl", Subsystem: "frontier",
 			Name: "commit_duration_seconds", Help: "Time to apply one batch of messages in one bbolt transaction.",
 			ConstLabels: cl, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
@@ -57,7 +59,7 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.messages, m.commitSeconds, m.applyErrors, m.leaseRequests,
+	for _, c := range []prometheus.Collector{m.messages, m.batchedOutcomes, m.commitSeconds, m.applyErrors, m.leaseRequests,
 		m.leasesGranted, m.fetchedNotices, m.expired, m.checkpointErrors, m.checkpointSeconds, m.missedHeartbeats} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError

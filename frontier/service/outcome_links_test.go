@@ -96,9 +96,11 @@ func TestOutcomeLinksWithCrawler(t *testing.T) {
 			// Only the seed batch travels alone; a page's links ride in its
 			// outcome, and the links every page repeats are sent once
 			// (the root's) or a few times (pages fetched before it was acked).
-			if links != 1 || outcomes+withLinks != 1+want || withLinks < 1 || ws.LinksInOutcomes != ws.LinksPublished || ws.LinksSkipped < want*want/2 {
-				t.Errorf("messages: links %v, outcome %v, outcome_links %v; links published %d, in outcomes %d, skipped %d",
-					links, outcomes, withLinks, ws.LinksPublished, ws.LinksInOutcomes, ws.LinksSkipped)
+			// Outcomes that waited for the same ack went in one batch.
+			batched := counterValue(t, h.svc.m.batchedOutcomes)
+			if links != 1 || outcomes+withLinks+batched != 1+want || ws.LinksInOutcomes != ws.LinksPublished || ws.LinksSkipped < want*want/2 {
+				t.Errorf("messages: links %v, outcome %v, outcome_links %v, outcomes in batches %v; links published %d, in outcomes %d, skipped %d",
+					links, outcomes, withLinks, batched, ws.LinksPublished, ws.LinksInOutcomes, ws.LinksSkipped)
 			}
 		})
 	}
@@ -145,5 +147,59 @@ func TestLeaseReplyEpoch(t *testing.T) {
 	h = startService(t, e, cfg)
 	if e3 := epoch(); e3 == e2 || e3 == e1 {
 		t.Errorf("a restarted frontier on the same file kept the epoch %q", e3)
+	}
+}
+
+// TestServiceOutcomeBatch: lease replies say the frontier reads outcome
+// batches; a batch's outcomes (robots, pages, one with its links) are
+// applied as if sent one by one, and counted as batched.
+func TestServiceOutcomeBatch(t *testing.T) {
+	e := bustest.Start(t)
+	h := startService(t, e, svcConfig(t, e))
+	h.links("", 0, "http://a.test/", "http://b.test/", "http://c.test/")
+	h.settle()
+	b, _ := (&msg.LeaseRequest{Crawler: "test", Max: 0}).MarshalBinary()
+	m, err := h.nc.Request(h.subj.Work(), b, svcWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.Get(msg.HeaderOutcomeBatch) != "1" {
+		t.Fatalf("lease reply headers %v: no %s", m.Header, msg.HeaderOutcomeBatch)
+	}
+	report := func(outs ...*msg.Outcome) {
+		t.Helper()
+		data, err := (&msg.OutcomeBatch{Outcomes: outs}).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.publish(h.subj.Done(0), data)
+		h.settle()
+	}
+	var outs []*msg.Outcome
+	for _, l := range h.leaseUntil(10, 3) {
+		outs = append(outs, &msg.Outcome{LeaseID: l.ID, URL: l.URL, Robots: true, Status: 404, FetchedAt: time.Now()})
+	}
+	report(outs...)
+	outs = nil
+	for _, l := range h.leaseUntil(10, 3) {
+		o := &msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 200, FetchedAt: time.Now()}
+		if l.URL == "http://a.test/" {
+			o.Links = &msg.LinkBatch{Source: l.URL, Depth: l.Depth, Links: []msg.Link{{URL: "http://a.test/x", Kind: 1}, {URL: "http://b.test/", Kind: 1}}}
+		}
+		outs = append(outs, o)
+	}
+	report(outs...)
+	st := h.settle()
+	if st.Done != 3 || st.Admitted != 4 || st.Duplicates != 1 || st.Queued != 1 || st.Leased != 0 {
+		t.Fatalf("after two batches: %+v\nwant done 3, admitted 4, duplicates 1, queued 1, leased 0", st)
+	}
+	if got := counterValue(t, h.svc.m.messages.WithLabelValues("outcome_batch")); got != 2 {
+		t.Errorf("outcome_batch messages %v, want 2", got)
+	}
+	if got := counterValue(t, h.svc.m.batchedOutcomes); got != 6 {
+		t.Errorf("batched outcomes %v, want 6", got)
+	}
+	if got := counterValue(t, h.svc.m.messages.WithLabelValues("outcome")) + counterValue(t, h.svc.m.messages.WithLabelValues("outcome_links")); got != 0 {
+		t.Errorf("%v outcomes counted as single messages, want 0", got)
 	}
 }

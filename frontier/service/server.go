@@ -406,7 +406,8 @@ func (s *Server) tick(ctx context.Context, fatal func(error)) {
 	ckpt := time.NewTicker(s.checkpointEvery)
 	defer ckpt.Stop()
 	// Leases are committed with the next Apply or, when no messages
-	// arrive, by this flush (see State.updateLocked).
+	// arrive, by this flush, once a commit_interval old (see
+	// State.updateLocked and FlushOlder).
 	flush := time.NewTicker(s.commitInterval)
 	defer flush.Stop()
 	for {
@@ -414,7 +415,7 @@ func (s *Server) tick(ctx context.Context, fatal func(error)) {
 		case <-ctx.Done():
 			return
 		case <-flush.C:
-			if err := s.st.Flush(); err != nil {
+			if err := s.st.FlushOlder(s.commitInterval); err != nil {
 				fatal(err)
 				return
 			}

@@ -323,6 +323,8 @@ func TestServiceDeadLetters(t *testing.T) {
 	h := startService(t, e, svcConfig(t, e))
 	outcome, _ := (&msg.Outcome{LeaseID: 1, URL: "http://a.test/"}).MarshalBinary()
 	otherShard, _ := (&msg.Outcome{LeaseID: 1, Shard: 7, URL: "http://a.test/"}).MarshalBinary()
+	// A batch is dead-lettered whole when one of its outcomes is bad.
+	mixed, _ := (&msg.OutcomeBatch{Outcomes: []*msg.Outcome{{LeaseID: 1, URL: "http://a.test/"}, {LeaseID: 2, Shard: 7, URL: "http://a.test/"}}}).MarshalBinary()
 	bad := []struct {
 		subject string
 		data    []byte
@@ -332,6 +334,8 @@ func TestServiceDeadLetters(t *testing.T) {
 		{h.subj.Links(0), outcome, msg.ErrType}, // the wrong type for the subject
 		{h.subj.Done(0), []byte{1, 2, 0xff}, msg.ErrTruncated},
 		{h.subj.Done(0), otherShard, msg.ErrMalformed},
+		{h.subj.Done(0), mixed, msg.ErrMalformed},
+		{h.subj.Links(0), mixed, msg.ErrType},
 		{h.subj.Links(0), nil, msg.ErrTruncated},
 	}
 	for _, b := range bad {

@@ -198,9 +198,11 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 // ClientURL is the nats:// URL other processes connect to.
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
 
-// Connect opens a client connection to the embedded server.
+// Connect opens a client connection to the embedded server, in process
+// (nats.InProcessServer: no socket, no system calls per message); other
+// processes connect to ClientURL over TCP.
 func (e *Embedded) Connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, error) {
-	return connect(ctx, e.ClientURL(), name, log)
+	return connect(ctx, e.ClientURL(), name, log, nats.InProcessServer(e.srv))
 }
 
 // Close shuts the server down and waits for it.

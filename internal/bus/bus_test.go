@@ -173,3 +173,41 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestEmbeddedConnectInProcess: the embedded server's own clients talk to
+// it in process (no socket), and a TCP client on ClientURL reaches them.
+func TestEmbeddedConnectInProcess(t *testing.T) {
+	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	in, err := e.Connect(context.Background(), "in-process", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if addr := in.ConnectedAddr(); addr != "pipe" {
+		t.Errorf("embedded client connected to %q, want an in-process pipe", addr)
+	}
+	tcp, err := bus.Connect(context.Background(), config.NATS{URL: e.ClientURL()}, "tcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	if addr := tcp.ConnectedAddr(); !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("TCP client connected to %q", addr)
+	}
+	sub, err := in.SubscribeSync("t.x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Flush()
+	if err := tcp.Publish("t.x", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(5 * time.Second)
+	if err != nil || string(m.Data) != "hello" {
+		t.Fatalf("message across the two: %v, %v", m, err)
+	}
+}

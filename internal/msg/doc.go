@@ -11,6 +11,8 @@
 //     of one lease: status, timings, Retry-After, redirect target, for a
 //     robots.txt lease the first 500 KiB of the body, and (version 3) the
 //     page's links that belong to the lease's own shard.
+//   - OutcomeBatch (crawler -> frontier, the same subject): several leases'
+//     outcomes in one message, each in its own encoding.
 //   - LeaseRequest / LeaseReply (core NATS request/reply on <prefix>.work, a
 //     queue group across shards): a crawler asks for up to N leases; one
 //     frontier answers with leases whose hosts may be fetched now.
@@ -44,9 +46,10 @@
 // # Headers
 //
 // A frontier says on each lease reply which newer layouts it reads
-// (HeaderOutcomeLinks); a crawler writes an outcome with links only to a
-// shard whose reply said so, so a frontier of an earlier release, which
-// would dead-letter it, never gets one.
+// (HeaderOutcomeLinks, HeaderOutcomeBatch); a crawler writes an outcome
+// with links, or an outcome batch, only to a shard whose reply said so, so
+// a frontier of an earlier release, which would dead-letter it, never
+// gets one.
 //
 // # Caveats
 //

@@ -8,6 +8,9 @@ const (
 	// HeaderOutcomeLinks, set to "1", says the shard reads an Outcome
 	// that carries its page's own-shard links (Outcome.Links, version 3).
 	HeaderOutcomeLinks = "Trawl-Outcome-Links"
+	// HeaderOutcomeBatch, set to "1", says the shard reads an
+	// OutcomeBatch: several leases' outcomes in one message.
+	HeaderOutcomeBatch = "Trawl-Outcome-Batch"
 	// HeaderEpoch names the state of the shard's decisions on links:
 	// "<crawl ID>-<random drawn at service start>-<State.Loosened>". While
 	// it stays the same, a link the shard has received (admitted,

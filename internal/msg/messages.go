@@ -282,6 +282,92 @@ func (m *Outcome) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// OutcomeBatch is the outcomes of several leases of one shard in one
+// message: one stored message, publish ack, delivery and consumer ack for
+// them all instead of one each. A crawler sends one only to a shard whose
+// lease reply carried HeaderOutcomeBatch; the frontier applies its
+// outcomes in one transaction and acks the message after it.
+//
+// Layout (v1, type 6): count uvarint (1 to MaxOutcomes), then each
+// outcome's own encoding (any version it has) as bytes. A decoder of an
+// earlier release rejects the type.
+type OutcomeBatch struct {
+	Outcomes []*Outcome
+}
+
+// AppendBinary appends the encoding of m to b.
+func (m *OutcomeBatch) AppendBinary(b []byte) ([]byte, error) {
+	if err := checkBatchCount(len(m.Outcomes)); err != nil {
+		return b, err
+	}
+	encoded := make([][]byte, len(m.Outcomes))
+	for i, o := range m.Outcomes {
+		var err error
+		if encoded[i], err = o.MarshalBinary(); err != nil {
+			return b, err
+		}
+	}
+	return AppendOutcomeBatch(b, encoded)
+}
+
+// AppendOutcomeBatch appends an OutcomeBatch of outcomes already encoded
+// (each by Outcome.MarshalBinary) to b: a crawler encodes each outcome
+// once, and sends it alone or in a batch.
+func AppendOutcomeBatch(b []byte, encoded [][]byte) ([]byte, error) {
+	if err := checkBatchCount(len(encoded)); err != nil {
+		return b, err
+	}
+	size := 8
+	for _, o := range encoded {
+		size += 4 + len(o)
+	}
+	e := header(slices.Grow(b, size), TypeOutcomeBatch)
+	e.uint(uint64(len(encoded)))
+	for _, o := range encoded {
+		e.bytes(o)
+	}
+	return e.b, nil
+}
+
+func checkBatchCount(n int) error {
+	if n == 0 || n > MaxOutcomes {
+		return fmt.Errorf("%w: %d outcomes in a batch (1 to %d)", ErrMalformed, n, MaxOutcomes)
+	}
+	return nil
+}
+
+// MarshalBinary encodes m.
+func (m *OutcomeBatch) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// UnmarshalBinary decodes an outcome batch, replacing m's contents. One
+// outcome that does not decode fails the whole batch.
+func (m *OutcomeBatch) UnmarshalBinary(b []byte) error {
+	d := newDecoder(b, TypeOutcomeBatch)
+	// An outcome takes at least 2 header bytes and 20 of fields.
+	n := d.count("count", MaxOutcomes, 23)
+	if d.err == nil && n == 0 {
+		d.fail(fmt.Errorf("%w: an empty batch", ErrMalformed), "count")
+	}
+	outs := make([]*Outcome, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		raw := d.raw("outcome", MaxMessage)
+		if d.err != nil {
+			break
+		}
+		o := new(Outcome)
+		if err := o.UnmarshalBinary(raw); err != nil {
+			d.fail(fmt.Errorf("outcome %d: %w", i, err), "outcome")
+			break
+		}
+		outs = append(outs, o)
+	}
+	if err := d.finish(); err != nil {
+		return err
+	}
+	m.Outcomes = outs
+	return nil
+}
+
 // LeaseRequest asks for up to Max leases.
 //
 // Layout (v1, type 3): Crawler bytes, Max uvarint.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,6 +46,12 @@ func samples() []binaryMessage {
 			}}},
 		&Outcome{LeaseID: 6, URL: "https://example.com/r", Status: 301, Redirect: "https://example.com/s",
 			Links: &LinkBatch{Source: "https://example.com/r", Links: []Link{{URL: "https://example.com/s", Kind: 3, Hops: 2}}}},
+		&OutcomeBatch{Outcomes: []*Outcome{
+			{LeaseID: 7, Shard: 1, URL: "https://example.com/a", Status: 200, FetchedAt: t0, LinksFound: 1,
+				Links: &LinkBatch{Source: "https://example.com/a", Depth: 1, Links: []Link{{URL: "https://example.com/b", Kind: 1}}}},
+			{LeaseID: 8, Shard: 1, URL: "https://example.com/b", Status: 404},
+			{LeaseID: 9, Shard: 1, URL: "https://example.com/c", Release: ReleaseCancelled},
+		}},
 		&LeaseRequest{Crawler: "host-1/42", Max: 64},
 		&Fetched{},
 		&Fetched{Shard: 3, LeaseID: 1<<63 + 9, Total: 1500 * time.Microsecond},
@@ -305,6 +312,47 @@ func TestStatusJSON(t *testing.T) {
 	}
 }
 
+// TestOutcomeBatch: a batch holds its outcomes as they encode alone; an
+// empty or oversized batch is refused both ways, and one bad outcome
+// fails the whole batch.
+func TestOutcomeBatch(t *testing.T) {
+	a := &Outcome{LeaseID: 1, Shard: 2, URL: "https://a.test/", Status: 200}
+	c := &Outcome{LeaseID: 3, Shard: 2, URL: "https://a.test/c", Release: ReleaseArchive}
+	b, err := (&OutcomeBatch{Outcomes: []*Outcome{a, c}}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := a.MarshalBinary()
+	if b[0] != 1 || Type(b[1]) != TypeOutcomeBatch || b[2] != 2 || int(b[3]) != len(ab) || !bytes.Equal(b[4:4+len(ab)], ab) {
+		t.Errorf("batch bytes %v: want version 1, type 6, count 2, then the first outcome's own %v", b, ab)
+	}
+	var got OutcomeBatch
+	if err := got.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(got.Outcomes, []*Outcome{a, c}) {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	var o Outcome
+	if err := o.UnmarshalBinary(b); !errors.Is(err, ErrType) {
+		t.Errorf("an outcome decoder given a batch: err = %v, want ErrType", err)
+	}
+	if _, err := (&OutcomeBatch{}).MarshalBinary(); !errors.Is(err, ErrMalformed) {
+		t.Errorf("empty batch encoded: err = %v", err)
+	}
+	if _, err := (&OutcomeBatch{Outcomes: make([]*Outcome, MaxOutcomes+1)}).MarshalBinary(); !errors.Is(err, ErrMalformed) {
+		t.Errorf("oversized batch encoded: err = %v", err)
+	}
+	if err := got.UnmarshalBinary([]byte{1, byte(TypeOutcomeBatch), 0}); !errors.Is(err, ErrMalformed) {
+		t.Errorf("empty batch decoded: err = %v", err)
+	}
+	bad := slices.Clone(b)
+	bad[4+5+len(a.URL)] = 9 // the first outcome's robots byte: version, type, lease, shard, URL length, URL
+	if err := got.UnmarshalBinary(bad); !errors.Is(err, ErrMalformed) || len(got.Outcomes) != 2 {
+		t.Errorf("a batch with a bad outcome: err = %v, want ErrMalformed and the batch left as it was", err)
+	}
+	if err := got.UnmarshalBinary(b[:len(b)-1]); !errors.Is(err, ErrTruncated) {
+		t.Errorf("cut batch: err = %v, want ErrTruncated", err)
+	}
+}
+
 // FuzzDecode feeds arbitrary bytes to every decoder: no panic, and whatever
 // decodes re-encodes to the same bytes.
 func FuzzDecode(f *testing.F) {
@@ -314,7 +362,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte{1, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, m := range []binaryMessage{&LinkBatch{}, &Outcome{}, &LeaseRequest{}, &LeaseReply{}, &Fetched{}} {
+		for _, m := range []binaryMessage{&LinkBatch{}, &Outcome{}, &OutcomeBatch{}, &LeaseRequest{}, &LeaseReply{}, &Fetched{}} {
 			if err := m.UnmarshalBinary(b); err != nil {
 				continue
 			}

@@ -30,6 +30,7 @@ const (
 	TypeLeaseRequest Type = 3
 	TypeLeaseReply   Type = 4
 	TypeFetched      Type = 5
+	TypeOutcomeBatch Type = 6
 )
 
 func (t Type) String() string {
@@ -44,6 +45,8 @@ func (t Type) String() string {
 		return "lease-reply"
 	case TypeFetched:
 		return "fetched"
+	case TypeOutcomeBatch:
+		return "outcome-batch"
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
@@ -54,6 +57,7 @@ const (
 	MaxLinks     = 100_000   // links in one batch
 	MaxLeases    = 10_000    // leases in one reply
 	MaxBodyLen   = 1 << 20   // the robots.txt body of an outcome
+	MaxOutcomes  = 1024      // outcomes in one OutcomeBatch
 	MaxMessage   = 8 << 20   // a whole message (the embedded server's max_payload: see bus)
 	maxStringLen = MaxURLLen // strings other than URLs share the URL limit
 )
