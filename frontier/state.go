@@ -606,9 +606,9 @@ func (s *State) checkLocked() error {
 // granting leases costs no fsync. Their writes become durable with the
 // next commit, whoever makes it, or with FlushOlder, which the service
 // calls every commit_interval (so within two of them). A crash before
-// then forgets those leases
-// together with their dequeues (one transaction): their URLs are still
-// queued in the file and are offered again after the restart, and the
+// then forgets those leases together with their dequeues (one
+// transaction): their URLs are still queued in the file and are offered
+// again after the restart, and the
 // outcomes crawlers send for them are stale (lease IDs are never reused,
 // see loadTx), so the URL is fetched again: at least once, as after any
 // lost lease. An error from fn, or a failed commit, leaves memory ahead
