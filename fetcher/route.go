@@ -18,7 +18,7 @@ type routed struct {
 	shards  []int                    // in ascending order
 	batches map[int][]*msg.LinkBatch // shard -> batches, each under maxBatchBytes
 	links   int                      // links kept
-	dropped int                      // links whose URL did not canonicalize
+	dropped int                      // links too long for the wire, or (more than one shard) that did not canonicalize
 	taken   int                      // links of the batch take returned
 	// skipped counts the links of links that seen said were published
 	// before (not in batches); remember lists the links to put in seen
@@ -49,9 +49,10 @@ func (w *Worker) router() msg.Router {
 // route groups links by the shard that owns them (rt, the frontiers' own
 // router) and splits each group into batches under maxBatchBytes. A link
 // whose URL is longer than the wire allows, or, with more than one shard,
-// does not canonicalize, is dropped: the frontier would reject it anyway. With seen (nil: none), the
-// links seen has published to their shard before are left out and the
-// others listed in remember (see linkCache for which).
+// does not canonicalize, is dropped: the frontier would reject it anyway.
+// With seen (nil: none), the links seen has published to their shard
+// before are left out and the others listed in remember (see linkCache
+// for which).
 func route(source string, depth uint32, links []msg.Link, rt msg.Router, seen *linkCache) routed {
 	r := routed{batches: map[int][]*msg.LinkBatch{}}
 	size := map[int]int{}

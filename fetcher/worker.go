@@ -585,6 +585,10 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 	w.noticeFetched(shard, l, r)
 	out := w.outcome(shard, l, r)
 	links := w.links(l, r)
+	// Nothing reads the body past here (a robots.txt outcome keeps its
+	// own reference): it is garbage while the page waits for its acks, so
+	// the pages in publish slots do not hold max_body each.
+	r.Body = nil
 	handoff()
 	rt := route(l.URL, l.Depth, links, w.router(), w.seen)
 	if is.outcomeLinks {

@@ -120,9 +120,9 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	noAck := make([]bool, len(batch)) // dead-lettering failed: leave it for redelivery
 	var batches []*msg.LinkBatch
 	var outcomes []*msg.Outcome
-	var dead, withLinks, single, outcomeBatches, batched int
+	var dead, withLinks, single, outcomeBatches, inBatches int
 	for i, m := range batch {
-		lb, outs, err := s.decode(m)
+		lb, outs, batched, err := s.decode(m)
 		switch {
 		case err != nil:
 			dead++
@@ -133,14 +133,14 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 		case lb != nil:
 			batches = append(batches, lb)
 		default:
-			if len(outs) == 1 && msg.Type(m.Data()[1]) == msg.TypeOutcome {
+			if batched {
+				outcomeBatches++
+				inBatches += len(outs)
+			} else {
 				single++
 				if outs[0].Links != nil {
 					withLinks++
 				}
-			} else {
-				outcomeBatches++
-				batched += len(outs)
 			}
 			// An outcome's own links are applied with it, in this
 			// transaction, before every outcome of the batch: as if
@@ -159,7 +159,7 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	res, err := s.st.Apply(prepared, outcomes)
 	if err != nil {
 		s.m.applyErrors.Inc()
-		return fmt.Errorf("%w (%d link batches, %d outcomes, %d of them in %d outcome batches)", err, len(batches), len(outcomes), batched, outcomeBatches)
+		return fmt.Errorf("%w (%d link batches, %d outcomes, %d of them in %d outcome batches)", err, len(batches), len(outcomes), inBatches, outcomeBatches)
 	}
 	s.m.commitSeconds.Observe(time.Since(start).Seconds())
 	s.m.messages.WithLabelValues("links").Add(float64(len(batch) - dead - single - outcomeBatches))
@@ -167,7 +167,7 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 	s.m.messages.WithLabelValues("outcome_links").Add(float64(withLinks))
 	s.m.messages.WithLabelValues("outcome_batch").Add(float64(outcomeBatches))
 	s.m.messages.WithLabelValues("dead").Add(float64(dead))
-	s.m.batchedOutcomes.Add(float64(batched))
+	s.m.batchedOutcomes.Add(float64(inBatches))
 	_ = res
 
 	// Effects are committed: now, and only now, ack. A lost ack means a
@@ -184,44 +184,44 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 }
 
 // decode checks a message's type against its subject and decodes it: a
-// link batch, or the outcomes of an outcome or an outcome batch, each of
-// which must be of a lease of this shard.
-func (s *Server) decode(m jetstream.Msg) (*msg.LinkBatch, []*msg.Outcome, error) {
+// link batch, or the outcomes of an outcome or (batched) an outcome
+// batch, each of which must be of a lease of this shard.
+func (s *Server) decode(m jetstream.Msg) (lb *msg.LinkBatch, outs []*msg.Outcome, batched bool, err error) {
 	data := m.Data()
 	t, err := msg.PeekType(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	switch subj := m.Subject(); {
 	case subj == s.subj.Links(s.shard) && t == msg.TypeLinkBatch:
-		lb := new(msg.LinkBatch)
+		lb = new(msg.LinkBatch)
 		if err := lb.UnmarshalBinary(data); err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
-		return lb, nil, nil
+		return lb, nil, false, nil
 	case subj == s.subj.Done(s.shard) && (t == msg.TypeOutcome || t == msg.TypeOutcomeBatch):
-		var outs []*msg.Outcome
-		if t == msg.TypeOutcome {
+		batched = t == msg.TypeOutcomeBatch
+		if !batched {
 			o := new(msg.Outcome)
 			if err := o.UnmarshalBinary(data); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			outs = []*msg.Outcome{o}
 		} else {
 			var ob msg.OutcomeBatch
 			if err := ob.UnmarshalBinary(data); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			outs = ob.Outcomes
 		}
 		for _, o := range outs {
 			if int(o.Shard) != s.shard {
-				return nil, nil, fmt.Errorf("%w: outcome of shard %d's lease %d sent to shard %d", msg.ErrMalformed, o.Shard, o.LeaseID, s.shard)
+				return nil, nil, false, fmt.Errorf("%w: outcome of shard %d's lease %d sent to shard %d", msg.ErrMalformed, o.Shard, o.LeaseID, s.shard)
 			}
 		}
-		return nil, outs, nil
+		return nil, outs, batched, nil
 	default:
-		return nil, nil, fmt.Errorf("%w: %s on subject %s", msg.ErrType, t, subj)
+		return nil, nil, false, fmt.Errorf("%w: %s on subject %s", msg.ErrType, t, subj)
 	}
 }
 

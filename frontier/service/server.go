@@ -141,8 +141,9 @@ type Server struct {
 
 	work chan *nats.Msg // lease requests, from the work subscription to workLoop
 	// replyHeader makes the headers of the lease replies of one
-	// serveWork: what this frontier reads (msg.HeaderOutcomeLinks) and
-	// its epoch (msg.HeaderEpoch, msg.HeaderLinksPerPage). s.leaseHeader
+	// serveWork: what this frontier reads (msg.HeaderOutcomeLinks,
+	// msg.HeaderOutcomeBatch) and its epoch (msg.HeaderEpoch,
+	// msg.HeaderLinksPerPage). s.leaseHeader
 	// unless a test stands in a frontier of an earlier release. Set by
 	// New, read-only after.
 	replyHeader func() nats.Header
