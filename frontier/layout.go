@@ -166,18 +166,21 @@ func (d *dec) t(what string) time.Time {
 	return time.Unix(0, v).UTC()
 }
 
-func (d *dec) s(what string) string {
+func (d *dec) s(what string) string { return string(d.bytes(what)) }
+
+// bytes reads what s reads, without copying it.
+func (d *dec) bytes(what string) []byte {
 	n := d.u(what)
 	if d.err != nil {
-		return ""
+		return nil
 	}
 	if n > uint64(len(d.b)) {
 		d.fail(what)
-		return ""
+		return nil
 	}
-	s := string(d.b[:n])
+	b := d.b[:n]
 	d.b = d.b[n:]
-	return s
+	return b
 }
 
 // small reads a uvarint that must fit max.

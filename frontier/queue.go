@@ -141,11 +141,17 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, at
 // host's last segment: into it while it is under segmentBytes and the seqs
 // run on (dropping its URLs below headSeq, which are leased), then into
 // new segments. It reports how many segments it added.
+//
+// The last segment's entries are not decoded into URLs and encoded again:
+// run's entries are front-coded after its last URL and appended to its
+// body as they are (a compaction at a million hosts rewrites the last
+// segment of most of them, and decoding and re-encoding those grew with
+// the queue). Only when some of them are leased is it decoded, to drop
+// those.
 func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment) (added int, err error) {
 	prefix := queuePrefix(host)
-	var cur segment
+	var cur segmentBuilder
 	var curKey []byte
-	size := 0
 	// The last segment of host: the key before host + 0x01.
 	c := segs.Cursor()
 	k, v := c.Seek(append([]byte(host), 1))
@@ -155,49 +161,97 @@ func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment)
 		k, v = c.Prev()
 	}
 	if k != nil && bytes.HasPrefix(k, prefix) && len(v) < segmentBytes {
-		g, err := decodeSegment(v)
+		ok, err := cur.resume(v, run.first, headSeq)
 		if err != nil {
 			return 0, fmt.Errorf("queue segment of %s: %w", host, err)
 		}
-		if g.end() == run.first {
-			if headSeq > g.first {
-				g.entries = g.entries[min(headSeq-g.first, uint64(len(g.entries))):]
-				g.first = headSeq
-			}
-			cur, curKey, size = g, bytes.Clone(k), segmentSize(g.entries)
+		if ok {
+			curKey = bytes.Clone(k)
 		}
 	}
-	prev := ""
-	if n := len(cur.entries); n > 0 {
-		prev = cur.entries[n-1].URL
-	}
 	flush := func() error {
-		if len(cur.entries) == 0 {
+		if cur.n == 0 {
 			return nil
 		}
 		if curKey == nil {
 			curKey = queueKey(host, cur.first)
 			added++
 		}
-		err := segs.Put(curKey, cur.encode())
-		cur, curKey, size, prev = segment{}, nil, 0, ""
+		err := segs.Put(curKey, cur.record())
+		cur, curKey = segmentBuilder{}, nil
 		return err
 	}
 	for i := range run.entries {
-		r, seq := &run.entries[i], run.first+uint64(i)
-		if len(cur.entries) > 0 && (size >= segmentBytes || cur.end() != seq) {
+		seq := run.first + uint64(i)
+		if cur.n > 0 && (cur.size() >= segmentBytes || cur.end() != seq) {
 			if err := flush(); err != nil {
 				return added, err
 			}
 		}
-		if len(cur.entries) == 0 {
-			cur.first, size = seq, 3
-		}
-		size += 10 + len(r.URL) - sharedPrefix(prev, r.URL)
-		cur.entries = append(cur.entries, *r)
-		prev = r.URL
+		cur.add(seq, &run.entries[i])
 	}
 	return added, flush()
+}
+
+// segmentBuilder is a segment being written: its entries encoded, and what
+// the next entry's encoding follows.
+type segmentBuilder struct {
+	first   uint64
+	n       uint64
+	entries enc // the body after first seq and count
+	prev    string
+	prevAt  int64
+}
+
+func (b *segmentBuilder) end() uint64 { return b.first + b.n }
+func (b *segmentBuilder) size() int   { return len(b.entries) + 3 }
+
+// add appends r, whose seq is seq.
+func (b *segmentBuilder) add(seq uint64, r *urlRecord) {
+	if b.n == 0 {
+		b.first = seq
+	}
+	b.entries, b.prevAt = appendEntry(b.entries, r, b.prev, b.prevAt)
+	b.prev = r.URL
+	b.n++
+}
+
+// resume starts b from the segment record v when the seqs run on from it
+// to next; without its entries below headSeq. It reports whether they run
+// on (and b is not empty).
+func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (bool, error) {
+	body, err := segmentBody(v)
+	if err != nil {
+		return false, err
+	}
+	r, err := newSegmentReader(body)
+	if err != nil {
+		return false, err
+	}
+	if r.first+r.n != next || headSeq >= next {
+		return false, nil
+	}
+	if headSeq <= r.first {
+		for r.next() {
+		}
+		if err := r.end(); err != nil {
+			return false, err
+		}
+		*b = segmentBuilder{first: r.first, n: r.n, entries: body[r.head:], prev: string(r.url), prevAt: r.at}
+		return true, nil
+	}
+	for r.next() {
+		if seq := r.first + r.i - 1; seq >= headSeq {
+			b.add(seq, &urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops})
+		}
+	}
+	return b.n > 0, r.end()
+}
+
+// record is b's segment record.
+func (b *segmentBuilder) record() []byte {
+	body := make(enc, 0, len(b.entries)+20).u(b.first).u(b.n)
+	return compressBody(append(body, b.entries...))
 }
 
 // forEachQueued calls fn with every URL h has in `returned` and

@@ -47,6 +47,7 @@ var (
 	scaleReopen  = flag.String("scale.reopen", "", "state file BenchmarkReopen opens")
 	scaleReopens = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
 	scaleKeep    = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
+	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
 )
 
 func BenchmarkScale(b *testing.B) {
@@ -130,6 +131,9 @@ func BenchmarkScale(b *testing.B) {
 		pprof.StopCPUProfile()
 	}
 	runtime.GC()
+	if *scaleMemProf != "" {
+		writeHeapProfile(b, *scaleMemProf)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	hosts := len(s.hosts)
@@ -152,6 +156,18 @@ func BenchmarkScale(b *testing.B) {
 	s.Close()
 	b.ReportMetric(cycle, "leases/s")
 	b.ReportMetric(reopen.Seconds(), "reopen-s")
+}
+
+// writeHeapProfile writes the heap profile to path.
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // scaleConfig is the configuration the scale benchmarks open the shard with.

@@ -78,8 +78,11 @@ const maxSegmentBody = 1 << 20
 // like ".html"); S2 turns the repeats among the tails of a segment into
 // back-references: 29 bytes a URL became 11 for the scale benchmark's
 // URLs (TestSegmentCompresses).
-func (g *segment) encode() []byte {
-	body := g.encodeBody()
+func (g *segment) encode() []byte { return compressBody(g.encodeBody()) }
+
+// compressBody is the segment record of body: version segmentCompressed
+// and body as one S2 block.
+func compressBody(body []byte) []byte {
 	out := make([]byte, 1+s2.MaxEncodedLen(len(body)))
 	out[0] = segmentCompressed
 	return out[:1+len(s2.Encode(out[1:], body))]
@@ -96,19 +99,20 @@ func (g *segment) encodeBody() []byte {
 	prev := ""
 	var prevAt int64
 	for i := range g.entries {
-		r := &g.entries[i]
-		shared := sharedPrefix(prev, r.URL)
-		e = e.u(uint64(shared)).s(r.URL[shared:]).u(uint64(r.Depth)).u(uint64(r.Attempts))
-		at := timeNanos(r.EnqueuedAt)
-		if i == 0 {
-			e = e.i(at)
-		} else {
-			e = e.i(at - prevAt)
-		}
-		e = e.u(uint64(r.Hops))
-		prev, prevAt = r.URL, at
+		e, prevAt = appendEntry(e, &g.entries[i], prev, prevAt)
+		prev = g.entries[i].URL
 	}
 	return e
+}
+
+// appendEntry encodes r after an entry whose URL was prev and whose
+// enqueued-at time was prevAt in Unix nanoseconds ("" and 0 for the first
+// entry, whose time is then absolute), and returns r's time.
+func appendEntry(e enc, r *urlRecord, prev string, prevAt int64) (enc, int64) {
+	shared := sharedPrefix(prev, r.URL)
+	at := timeNanos(r.EnqueuedAt)
+	e = e.u(uint64(shared)).s(r.URL[shared:]).u(uint64(r.Depth)).u(uint64(r.Attempts)).i(at - prevAt).u(uint64(r.Hops))
+	return e, at
 }
 
 // segmentSize is the encoded size of entries, for deciding where a
@@ -125,55 +129,99 @@ func segmentSize(entries []urlRecord) int {
 }
 
 func decodeSegment(b []byte) (segment, error) {
+	body, err := segmentBody(b)
+	if err != nil {
+		return segment{}, err
+	}
+	r, err := newSegmentReader(body)
+	if err != nil {
+		return segment{}, err
+	}
+	g := segment{first: r.first, entries: make([]urlRecord, r.n)}
+	for r.next() {
+		g.entries[r.i-1] = urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops}
+	}
+	return g, r.end()
+}
+
+// segmentBody is the body of the segment record b: decompressed for
+// version segmentCompressed, as stored for version 1.
+func segmentBody(b []byte) ([]byte, error) {
 	d := dec{b: b}
 	if d.versionUpTo("segment", segmentCompressed) == segmentCompressed && d.err == nil {
 		n, err := s2.DecodedLen(d.b)
 		if err != nil || n > maxSegmentBody {
-			return segment{}, fmt.Errorf("%w: segment body: S2 block of %d bytes (%v)", ErrCorrupt, n, err)
+			return nil, fmt.Errorf("%w: segment body: S2 block of %d bytes (%v)", ErrCorrupt, n, err)
 		}
 		body, err := s2.Decode(make([]byte, n), d.b)
 		if err != nil {
-			return segment{}, fmt.Errorf("%w: segment body: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: segment body: %v", ErrCorrupt, err)
 		}
-		d = dec{b: body}
+		return body, nil
 	}
+	return d.b, d.err
+}
+
+// segmentReader reads a segment body's entries one by one, without
+// allocating: next decodes the next entry into its fields, the URL into a
+// buffer that the entry after overwrites.
+type segmentReader struct {
+	d        dec
+	first, n uint64
+	head     int    // the body's bytes before the first entry (first seq, count)
+	i        uint64 // entries read
+	url      []byte
+	depth    uint32
+	attempts uint32
+	hops     uint32
+	at       int64 // Unix nanoseconds, 0 for the zero time
+}
+
+// newSegmentReader reads body's first seq and count.
+func newSegmentReader(body []byte) (*segmentReader, error) {
+	r := &segmentReader{d: dec{b: body}}
+	r.first = r.d.u("segment first seq")
+	r.n = r.d.small("segment count", uint64(len(r.d.b))) // every entry takes bytes of the (decompressed) body
+	if r.d.err == nil && r.n == 0 {
+		r.d.fail("segment count")
+	}
+	if r.d.err == nil && r.first > math.MaxUint64-r.n {
+		r.d.err = fmt.Errorf("%w: segment seqs overflow", ErrCorrupt)
+	}
+	r.head = len(body) - len(r.d.b)
+	return r, r.d.err
+}
+
+// next reads the next entry; false after the last one or an error (end
+// says which).
+func (r *segmentReader) next() bool {
+	if r.i == r.n || r.d.err != nil {
+		return false
+	}
+	d := &r.d
+	shared := d.small("segment shared prefix", uint64(len(r.url)))
+	suffix := d.bytes("segment url")
+	r.url = append(r.url[:shared], suffix...)
+	r.depth = uint32(d.small("segment depth", math.MaxUint32))
+	r.attempts = uint32(d.small("segment attempts", math.MaxUint32))
+	r.at += d.i("segment enqueued at")
+	r.hops = uint32(d.small("segment hops", math.MaxUint32))
 	if d.err != nil {
-		return segment{}, d.err
+		return false
 	}
-	var g segment
-	g.first = d.u("segment first seq")
-	n := d.small("segment count", uint64(len(d.b))) // every entry takes bytes of the (decompressed) body
-	if d.err == nil && n == 0 {
-		d.fail("segment count")
+	r.i++
+	return true
+}
+
+// end reports an error in what was read, or bytes after the last entry.
+func (r *segmentReader) end() error {
+	if r.d.err != nil {
+		return r.d.err
 	}
-	if d.err != nil {
-		return g, d.err
+	if r.i != r.n {
+		return fmt.Errorf("%w: segment: %d of %d entries read", ErrCorrupt, r.i, r.n)
 	}
-	g.entries = make([]urlRecord, n)
-	prev := ""
-	var prevAt int64
-	for i := range g.entries {
-		r := &g.entries[i]
-		shared := d.small("segment shared prefix", uint64(len(prev)))
-		suffix := d.s("segment url")
-		r.URL = prev[:shared] + suffix
-		r.Depth = uint32(d.small("segment depth", math.MaxUint32))
-		r.Attempts = uint32(d.small("segment attempts", math.MaxUint32))
-		at := d.i("segment enqueued at")
-		if i > 0 {
-			at += prevAt
-		}
-		r.EnqueuedAt = nanosTime(at)
-		r.Hops = uint32(d.small("segment hops", math.MaxUint32))
-		if d.err != nil {
-			return g, d.err
-		}
-		prev, prevAt = r.URL, at
-	}
-	if g.first > math.MaxUint64-n {
-		return g, fmt.Errorf("%w: segment seqs overflow", ErrCorrupt)
-	}
-	return g, d.end("segment")
+	return r.d.end("segment")
 }
 
 // sharedPrefix is the length of the prefix a and b share.

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -180,5 +181,64 @@ func TestSegmentCompresses(t *testing.T) {
 	bomb := append([]byte{segmentCompressed}, binary.AppendUvarint(nil, 1<<40)...)
 	if _, err := decodeSegment(bomb); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a 1 TiB S2 length: %v, want ErrCorrupt", err)
+	}
+}
+
+// Appending to a host's last segment keeps every field of every URL, drops
+// the leased ones (below headSeq), and writes the same record as encoding
+// the whole segment at once.
+func TestAppendSegmentsKeepsRecords(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a := testEntries("a.example", 12)
+	a[4].EnqueuedAt = time.Time{} // the zero time between two others
+	a[9].URL = "https://a.example/other"
+	for _, c := range []struct {
+		name    string
+		headSeq uint64
+	}{{"nothing leased", 0}, {"head in the last segment", 3}, {"all but its last leased", 5}} {
+		t.Run(c.name, func(t *testing.T) {
+			err := db.Update(func(tx *bolt.Tx) error {
+				_ = tx.DeleteBucket(bucketSegments)
+				segs, err := tx.CreateBucket(bucketSegments)
+				if err != nil {
+					return err
+				}
+				for _, r := range [][2]int{{0, 6}, {6, 7}, {7, 12}} {
+					if _, err := appendSegments(segs, "a.example", c.headSeq, segment{first: uint64(r[0]), entries: a[r[0]:r[1]]}); err != nil {
+						return err
+					}
+				}
+				var got []segment
+				err = segs.ForEach(func(k, v []byte) error {
+					g, err := decodeSegment(v)
+					if err != nil {
+						return err
+					}
+					if want := g.encode(); !bytes.Equal(v, want) {
+						t.Errorf("segment %q: record differs from encoding its entries at once", k)
+					}
+					got = append(got, g)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				if len(got) != 1 {
+					return fmt.Errorf("%d segments, want 1", len(got))
+				}
+				head := c.headSeq
+				if got[0].first != head || !reflect.DeepEqual(got[0].entries, a[head:]) {
+					return fmt.Errorf("segment from %d: %+v, want from %d: %+v", got[0].first, got[0].entries, head, a[head:])
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -71,7 +71,8 @@ type State struct {
 	}
 	// Guarded by mu (kept outside the struct for brevity in the many
 	// methods that use them).
-	hosts     map[string]*host
+	hosts     map[string]*host // keys are the hosts' names (hostalloc.go)
+	alloc     hostAlloc
 	seedNames map[string]bool // seed host names without port
 	ready     readyHeap
 	leases    map[uint64]*leaseRecord
@@ -427,8 +428,8 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 			s.ready = append(s.ready, h)
 		}
 	}
-	for i := range loaded {
-		ready(&loaded[i])
+	for _, h := range loaded {
+		ready(h)
 	}
 	if len(s.hosts) > len(loaded) { // hosts the inbox named that have no record yet
 		for _, h := range s.hosts {
@@ -466,27 +467,23 @@ func (s *State) loadMetaTx(meta *bolt.Bucket) error {
 
 // loadHostsTx reads every host with its parsed robots.txt, and sums the
 // queued and done counts. It returns the hosts read, in key order.
-func (s *State) loadHostsTx(tx *bolt.Tx) ([]host, error) {
+func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
 	rb, hb := tx.Bucket(bucketRobots), tx.Bucket(bucketHosts)
-	// Sized up front, and the hosts allocated as one slice (hosts are
-	// never forgotten): growing the map and a million allocations were
-	// half of loading 1M hosts. Stats walks only the bucket's pages.
+	// Sized up front, and the hosts allocated as one block (hostalloc.go):
+	// growing the map and a million allocations were half of loading 1M
+	// hosts. Stats walks only the bucket's pages.
 	n := hb.Stats().KeyN
 	s.hosts = make(map[string]*host, n)
-	slab, used := make([]host, n), 0
+	s.alloc.reserve(n)
+	var loaded []*host
 	err := hb.ForEach(func(k, v []byte) error {
 		rec, err := decodeHost(v)
 		if err != nil {
 			return fmt.Errorf("host %q: %w", k, err)
 		}
-		var h *host
-		if used < len(slab) {
-			h = &slab[used]
-			used++
-		} else {
-			h = new(host) // more keys than Stats counted: cannot happen in one transaction
-		}
-		*h = host{name: string(k), rec: rec, idx: -1}
+		h := s.alloc.new(string(k))
+		h.rec = rec
+		loaded = append(loaded, h)
 		if rec.RobotsStatus == robotsOK {
 			h.rules = robots.Parse(rb.Get(k))
 		}
@@ -498,7 +495,7 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]host, error) {
 		s.doneN += int64(rec.Done)
 		return nil
 	})
-	return slab[:used], err
+	return loaded, err
 }
 
 // loadInboxTx gives each host the keys of its inbox records, in order,
@@ -566,8 +563,8 @@ func (s *State) loadLeasesTx(tx *bolt.Tx) error {
 func (s *State) getHostLocked(name string) *host {
 	h := s.findHostLocked(name)
 	if h == nil {
-		h = &host{name: name, idx: -1}
-		s.hosts[name] = h
+		h = s.alloc.new(name)
+		s.hosts[h.name] = h
 		s.lastHost = h
 	}
 	return h

@@ -27,6 +27,7 @@ type ApplyResult struct {
 // candidate is a link that passed the stateful rules and goes to the filter.
 type candidate struct {
 	pl    *PreparedLink
+	h     *host // the link's host when admitLocked looked it up and it is known
 	depth uint32
 	seed  bool
 }
@@ -106,7 +107,10 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		if !enqueue {
 			continue
 		}
-		h := s.getHostLocked(pl.Host)
+		h := c.h
+		if h == nil {
+			h = s.getHostLocked(pl.Host)
+		}
 		if maxPages > 0 && h.rec.Admitted >= maxPages {
 			// The batch crossed the cap: the key is in the filter (and
 			// journaled below) but not queued; counted as rejected.
@@ -137,6 +141,10 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 // the hosts it changed.
 func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candidate, touched []*host) {
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
+	// Only these rules need the link's host here; otherwise the links the
+	// filter passes look it up (a lookup in a map of a million hosts is a
+	// cache miss or two).
+	lookup := maxPages > 0 || s.cfg.Robots.Obey
 	for i := range links {
 		p := &links[i]
 		res.Received += p.Received
@@ -157,7 +165,10 @@ func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candida
 		}
 		for j := range p.Links {
 			pl := &p.Links[j]
-			h := s.findHostLocked(pl.Host)
+			var h *host
+			if lookup {
+				h = s.findHostLocked(pl.Host)
+			}
 			switch {
 			case !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
 				res.Rejected[ReasonOffSeedHosts]++
@@ -167,7 +178,7 @@ func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candida
 				!h.rules.Test(s.agent, robots.PathOf(pl.Key)).Allowed:
 				res.RobotsDenied++
 			default:
-				cands = append(cands, candidate{pl: pl, depth: p.Depth, seed: p.Seeds})
+				cands = append(cands, candidate{pl: pl, h: h, depth: p.Depth, seed: p.Seeds})
 			}
 		}
 	}

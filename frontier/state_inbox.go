@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -179,17 +180,17 @@ func (s *State) compactWith(yield func() error) (int, error) {
 	}
 	// What is in the inbox now: records up to cutoff, of these hosts.
 	cutoff := s.inboxStaleMax
-	var names []string
-	for name, h := range s.hosts {
+	var hosts []*host
+	for _, h := range s.hosts {
 		if n := len(h.inbox); n > 0 {
-			names = append(names, name)
+			hosts = append(hosts, h)
 			cutoff = max(cutoff, h.inbox[n-1])
 		}
 	}
-	slices.Sort(names)
+	slices.SortFunc(hosts, func(a, b *host) int { return strings.Compare(a.name, b.name) })
 	total := 0
-	for i := 0; i < len(names); {
-		n, next, err := s.compactHostsLocked(names, i, cutoff)
+	for i := 0; i < len(hosts); {
+		n, next, err := s.compactHostsLocked(hosts, i, cutoff)
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("compact: %w", err)
@@ -206,19 +207,19 @@ func (s *State) compactWith(yield func() error) (int, error) {
 	return total, nil
 }
 
-// compactHostsLocked moves the inbox records up to cutoff of names[i:],
+// compactHostsLocked moves the inbox records up to cutoff of hosts[i:],
 // whole hosts at a time, up to about compactChunk URLs, in one
 // transaction, and returns how many URLs it moved and the next host's
 // index.
-func (s *State) compactHostsLocked(names []string, i int, cutoff uint64) (moved, next int, err error) {
+func (s *State) compactHostsLocked(hosts []*host, i int, cutoff uint64) (moved, next int, err error) {
 	var touched []*host
 	var counts []int
 	err = s.updateLocked(func(tx *bolt.Tx) error {
 		ib := tx.Bucket(bucketInbox)
 		segs := tx.Bucket(bucketSegments)
 		segs.FillPercent = segmentFill
-		for ; i < len(names) && moved < compactChunk; i++ {
-			h := s.hosts[names[i]]
+		for ; i < len(hosts) && moved < compactChunk; i++ {
+			h := hosts[i]
 			m := 0
 			for m < len(h.inbox) && h.inbox[m] <= cutoff {
 				m++

@@ -94,13 +94,13 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 	// Compact's first half only, as a crash would leave it.
 	s := h.s
 	s.mu.Lock()
-	names := []string{"h0.example", "h1.example", "h2.example"}
+	hosts := []*host{s.hosts["h0.example"], s.hosts["h1.example"], s.hosts["h2.example"]}
 	cutoff := uint64(0)
-	for _, n := range names {
-		cutoff = max(cutoff, s.hosts[n].inbox[len(s.hosts[n].inbox)-1])
+	for _, h := range hosts {
+		cutoff = max(cutoff, h.inbox[len(h.inbox)-1])
 	}
-	for i := 0; i < len(names); {
-		_, next, err := s.compactHostsLocked(names, i, cutoff)
+	for i := 0; i < len(hosts); {
+		_, next, err := s.compactHostsLocked(hosts, i, cutoff)
 		if err != nil {
 			s.mu.Unlock()
 			t.Fatal(err)
