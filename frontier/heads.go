@@ -33,6 +33,18 @@ type cachedHead struct {
 	bytes int
 }
 
+// headGuess is what a cached head takes, for keeps: a 1,536-byte segment
+// decodes to ~6 KiB.
+const headGuess = 6 << 10
+
+// keeps reports whether the cache can hold the heads of ready hosts at
+// once. Hosts are leased in turn, so when it cannot, a host's cached head
+// is dropped (the cache emptied) before the host's next lease, and
+// decoding its whole segment only to cache it is wasted: peekLocked then
+// reads the head's URL alone. At a million ready hosts that was a fifth
+// of the lease + outcome cycle.
+func (c *headCache) keeps(ready int) bool { return ready*headGuess <= c.max }
+
 // get returns h's cached head when it was decoded from key.
 func (c *headCache) get(h *host, key []byte) *segment {
 	if e := c.m[h]; e != nil && e.key == string(key) {

@@ -50,6 +50,10 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 	}
 	if k, v := qb.segments.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
 		g := s.heads.get(h, k)
+		if g == nil && !s.heads.keeps(len(s.ready)+1) {
+			rec, seq, end, err := headOfSegment(v, h)
+			return headOf{rec: rec, seq: seq, segmentKey: bytes.Clone(k), end: end}, err == nil, err
+		}
 		if g == nil {
 			dg, err := decodeSegment(v)
 			if err != nil {
@@ -85,9 +89,41 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 func headIn(g *segment, h *host, what string) (urlRecord, uint64, error) {
 	i := g.leased(h.rec.HeadSeq)
 	if i >= len(g.entries) {
-		return urlRecord{}, 0, fmt.Errorf("%w: %s of %s ends at seq %d, its head seq is %d", ErrCorrupt, what, h.name, g.end(), h.rec.HeadSeq)
+		return urlRecord{}, 0, errHeadPast(what, h, g.end())
 	}
 	return g.entries[i], g.first + uint64(i), nil
+}
+
+func errHeadPast(what string, h *host, end uint64) error {
+	return fmt.Errorf("%w: %s of %s ends at seq %d, its head seq is %d", ErrCorrupt, what, h.name, end, h.rec.HeadSeq)
+}
+
+// headOfSegment is headIn for h's first segment record v without decoding
+// it into URLs: it reads the whole record (so that damage anywhere in it
+// is found, as decodeSegment finds it) and makes a string of the head's
+// URL alone. It returns the head, its seq and the segment's end seq.
+func headOfSegment(v []byte, h *host) (rec urlRecord, seq, end uint64, err error) {
+	body, err := segmentBody(v)
+	if err != nil {
+		return rec, 0, 0, fmt.Errorf("queue segment of %s: %w", h.name, err)
+	}
+	r, err := newSegmentReader(body)
+	if err != nil {
+		return rec, 0, 0, fmt.Errorf("queue segment of %s: %w", h.name, err)
+	}
+	seq, end = max(h.rec.HeadSeq, r.first), r.first+r.n
+	for r.next() {
+		if r.first+r.i-1 == seq {
+			rec = urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops}
+		}
+	}
+	if err := r.end(); err != nil {
+		return rec, 0, 0, fmt.Errorf("queue segment of %s: %w", h.name, err)
+	}
+	if seq >= end {
+		return rec, 0, 0, errHeadPast("first queue segment", h, end)
+	}
+	return rec, seq, end, nil
 }
 
 // popLocked removes the head peekLocked returned.

@@ -158,6 +158,26 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(reopen.Seconds(), "reopen-s")
 }
 
+// profileCPU starts a CPU profile into -scale.cpuprofile, when given, and
+// returns what stops it.
+func profileCPU(b *testing.B) (stop func()) {
+	if *scaleProf == "" {
+		return func() {}
+	}
+	f, err := os.Create(*scaleProf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
 // writeHeapProfile writes the heap profile to path.
 func writeHeapProfile(b *testing.B, path string) {
 	f, err := os.Create(path)
@@ -199,17 +219,7 @@ func BenchmarkReopen(b *testing.B) {
 	if *scaleReopen == "" {
 		b.Skip("-scale.reopen FILE not given")
 	}
-	if *scaleProf != "" {
-		f, err := os.Create(*scaleProf)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			b.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer profileCPU(b)()
 	var total time.Duration
 	for i := 0; i < *scaleReopens; i++ {
 		start := time.Now()
@@ -225,6 +235,28 @@ func BenchmarkReopen(b *testing.B) {
 		}
 	}
 	b.ReportMetric(total.Seconds()/float64(*scaleReopens), "reopen-s")
+}
+
+// BenchmarkCycle opens an existing state file (one BenchmarkScale kept
+// with -scale.keep; run it on a copy: it leases and finishes URLs) and
+// measures the lease + outcome cycle on it, as BenchmarkScale does at its
+// end, optionally under a CPU profile of the cycle alone:
+//
+//	go test -tags scale ./frontier -run '^$' -bench Cycle -benchtime 1x \
+//	    -scale.reopen FILE [-scale.leases 200000] [-scale.cpuprofile cpu.out]
+func BenchmarkCycle(b *testing.B) {
+	if *scaleReopen == "" {
+		b.Skip("-scale.reopen FILE not given")
+	}
+	s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	defer profileCPU(b)()
+	cycle := leaseCycle(b, s, *scaleLease)
+	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
+	b.ReportMetric(cycle, "leases/s")
 }
 
 // leaseCycle leases n URLs in replies of up to 10,000 and reports each as

@@ -242,3 +242,27 @@ func TestAppendSegmentsKeepsRecords(t *testing.T) {
 		})
 	}
 }
+
+// headOfSegment finds the same head as decoding the segment (headIn) at
+// every head seq, and refuses what decodeSegment refuses.
+func TestHeadOfSegment(t *testing.T) {
+	g := segment{first: 10, entries: testEntries("a.example", 9)}
+	g.entries[3].EnqueuedAt = time.Time{}
+	v := g.encode()
+	for head := uint64(0); head <= 20; head++ {
+		h := &host{name: "a.example", rec: hostRecord{HeadSeq: head}}
+		rec, seq, end, err := headOfSegment(v, h)
+		wantRec, wantSeq, wantErr := headIn(&g, h, "first queue segment")
+		if (err != nil) != (wantErr != nil) || (err != nil && !errors.Is(err, ErrCorrupt)) {
+			t.Fatalf("head seq %d: error %v, want %v", head, err, wantErr)
+		}
+		if err == nil && (!reflect.DeepEqual(rec, wantRec) || seq != wantSeq || end != g.end()) {
+			t.Fatalf("head seq %d: %+v seq %d end %d, want %+v seq %d end %d", head, rec, seq, end, wantRec, wantSeq, g.end())
+		}
+	}
+	for _, bad := range [][]byte{v[:len(v)-1], append(append([]byte{1}, g.encodeBody()...), 0)} {
+		if _, _, _, err := headOfSegment(bad, &host{name: "a.example"}); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("headOfSegment(%x): %v, want ErrCorrupt", bad, err)
+		}
+	}
+}

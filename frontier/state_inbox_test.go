@@ -381,16 +381,27 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 	}
 }
 
-// frontier.head_cache 0 keeps nothing, and leasing works the same.
+// frontier.head_cache 0 keeps nothing, and leasing works the same, from
+// the inbox and from segments (whose heads are then read without decoding
+// the segment, headOfSegment).
 func TestHeadCacheOff(t *testing.T) {
-	h := newHarness(t, noRobots)
-	h.s.heads.max = 0
-	want := hostURLs(6, 1)
-	h.seed(want[0])
-	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
-	h.leaseAllInOrder(want, 1)
-	if len(h.s.heads.m) != 0 || h.s.heads.bytes != 0 {
-		t.Fatalf("head cache off holds %d hosts, %d bytes", len(h.s.heads.m), h.s.heads.bytes)
+	for _, compact := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compacted=%v", compact), func(t *testing.T) {
+			h := newHarness(t, noRobots)
+			h.s.heads.max = 0
+			want := hostURLs(6, 1)
+			h.seed(want[0])
+			h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+			if compact {
+				if n, err := h.s.Compact(); err != nil || n != len(want) {
+					t.Fatalf("Compact moved %d URLs, %v; want %d", n, err, len(want))
+				}
+			}
+			h.leaseAllInOrder(want, 1)
+			if len(h.s.heads.m) != 0 || h.s.heads.bytes != 0 {
+				t.Fatalf("head cache off holds %d hosts, %d bytes", len(h.s.heads.m), h.s.heads.bytes)
+			}
+		})
 	}
 }
 
