@@ -273,7 +273,9 @@ func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (bool, error) {
 		if err := r.end(); err != nil {
 			return false, err
 		}
-		*b = segmentBuilder{first: r.first, n: r.n, entries: body[r.head:], prev: string(r.url), prevAt: r.at}
+		// Capped: a version 1 body is bbolt's (read-only) map, and add
+		// must copy rather than append into it.
+		*b = segmentBuilder{first: r.first, n: r.n, entries: body[r.head:len(body):len(body)], prev: string(r.url), prevAt: r.at}
 		return true, nil
 	}
 	for r.next() {

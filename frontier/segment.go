@@ -115,19 +115,6 @@ func appendEntry(e enc, r *urlRecord, prev string, prevAt int64) (enc, int64) {
 	return e, at
 }
 
-// segmentSize is the encoded size of entries, for deciding where a
-// segment ends without encoding it.
-func segmentSize(entries []urlRecord) int {
-	n := 3
-	prev := ""
-	for i := range entries {
-		shared := sharedPrefix(prev, entries[i].URL)
-		n += 2 + len(entries[i].URL) - shared + 8
-		prev = entries[i].URL
-	}
-	return n
-}
-
 func decodeSegment(b []byte) (segment, error) {
 	body, err := segmentBody(b)
 	if err != nil {
