@@ -34,7 +34,8 @@ type hostAlloc struct {
 	next  int    // the size of the next host block
 }
 
-// new returns a host named name with no record yet (not in the heap).
+// new returns a host named name (copied) with no record yet, not in the
+// ready heap.
 func (a *hostAlloc) new(name string) *host {
 	if len(a.block) == cap(a.block) {
 		a.next = min(max(2*a.next, 16), hostBlockMax)

@@ -114,7 +114,7 @@ func headOfSegment(v []byte, h *host) (rec urlRecord, seq, end uint64, err error
 	seq, end = max(h.rec.HeadSeq, r.first), r.first+r.n
 	for r.next() {
 		if r.first+r.i-1 == seq {
-			rec = urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops}
+			rec = r.record()
 		}
 	}
 	if err := r.end(); err != nil {
@@ -280,7 +280,8 @@ func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (bool, error) {
 	}
 	for r.next() {
 		if seq := r.first + r.i - 1; seq >= headSeq {
-			b.add(seq, &urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops})
+			rec := r.record()
+			b.add(seq, &rec)
 		}
 	}
 	return b.n > 0, r.end()

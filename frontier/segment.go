@@ -126,7 +126,7 @@ func decodeSegment(b []byte) (segment, error) {
 	}
 	g := segment{first: r.first, entries: make([]urlRecord, r.n)}
 	for r.next() {
-		g.entries[r.i-1] = urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops}
+		g.entries[r.i-1] = r.record()
 	}
 	return g, r.end()
 }
@@ -198,6 +198,11 @@ func (r *segmentReader) next() bool {
 	}
 	r.i++
 	return true
+}
+
+// record is the entry next read, its URL copied.
+func (r *segmentReader) record() urlRecord {
+	return urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops}
 }
 
 // end reports an error in what was read, or bytes after the last entry.

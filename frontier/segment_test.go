@@ -59,16 +59,12 @@ func TestSegmentRoundTrip(t *testing.T) {
 // new ones past it or at a gap in the seqs, and leaves other hosts'
 // segments alone.
 func TestAppendSegments(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	recs := func(_ string, first uint64, entries []urlRecord) segment {
 		return segment{first: first, entries: entries}
 	}
 	a, ab := testEntries("a.example", 200), testEntries("ab.example", 3)
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := db.Update(func(tx *bolt.Tx) error {
 		segs, err := tx.CreateBucket(bucketSegments)
 		if err != nil {
 			return err
@@ -196,11 +192,7 @@ func TestSegmentCompresses(t *testing.T) {
 // the leased ones (below headSeq), and writes the same record as encoding
 // the whole segment at once.
 func TestAppendSegmentsKeepsRecords(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	a := testEntries("a.example", 12)
 	a[4].EnqueuedAt = time.Time{} // the zero time between two others
 	a[9].URL = "https://a.example/other"
@@ -278,14 +270,10 @@ func TestHeadOfSegment(t *testing.T) {
 // A version 1 (uncompressed) last segment, read from the file's map, takes
 // appended URLs too, and is written back as version 2.
 func TestAppendSegmentsToVersion1(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	a := testEntries("a.example", 12)
 	old := segment{first: 0, entries: a[:6]}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := db.Update(func(tx *bolt.Tx) error {
 		segs, err := tx.CreateBucket(bucketSegments)
 		if err != nil {
 			return err
@@ -316,4 +304,16 @@ func TestAppendSegmentsToVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// openTestDB opens a bbolt file in t's temporary directory, closed when t
+// ends.
+func openTestDB(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
@@ -475,13 +476,14 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
 	n := hb.Stats().KeyN
 	s.hosts = make(map[string]*host, n)
 	s.alloc.reserve(n)
-	var loaded []*host
+	loaded := make([]*host, 0, n)
 	err := hb.ForEach(func(k, v []byte) error {
 		rec, err := decodeHost(v)
 		if err != nil {
 			return fmt.Errorf("host %q: %w", k, err)
 		}
-		h := s.alloc.new(string(k))
+		// new copies the name: a view of k, not a string per host.
+		h := s.alloc.new(unsafe.String(unsafe.SliceData(k), len(k)))
 		h.rec = rec
 		loaded = append(loaded, h)
 		if rec.RobotsStatus == robotsOK {
