@@ -86,6 +86,7 @@ type FileInfo struct {
 	Pages    uint64 // the high water mark
 	TxID     uint64
 	Reached  uint64 // pages reachable from the root (meta and freelist pages included)
+	Free     uint64 // page ids in the freelist page (0: none, or no freelist page)
 }
 
 // checkFile checks the bbolt structure of the file at path (see above).
@@ -174,8 +175,9 @@ func (c *fileChecker) check() (FileInfo, error) {
 	c.visited = make([]uint64, (m.hwm+63)/64)
 	c.mark(0, 0)
 	c.mark(1, 0)
+	var free []byte
 	if m.freelist != boltNoFreelist {
-		if err := c.freelist(m.freelist); err != nil {
+		if free, err = c.freelist(m.freelist); err != nil {
 			return info, err
 		}
 	}
@@ -186,7 +188,29 @@ func (c *fileChecker) check() (FileInfo, error) {
 		}
 	}
 	info.Reached = c.reached
+	if free != nil {
+		info.Free = uint64(len(free) / 8)
+		return info, c.freeIDs(free)
+	}
 	return info, nil
+}
+
+// freeIDs checks the page ids of a freelist page (free, 8 bytes each)
+// against the walk: bbolt hands a free page to the next write, so a
+// freelist that names a page in use, or one past the high water mark,
+// would have it overwritten.
+func (c *fileChecker) freeIDs(free []byte) error {
+	for i := 0; i < len(free); i += 8 {
+		id := ne.Uint64(free[i:])
+		if id < 2 || id >= c.m.hwm {
+			return fmt.Errorf("freelist names page %d, outside 2..%d", id, c.m.hwm-1)
+		}
+		if c.visited[id/64]&(1<<(id%64)) != 0 {
+			return fmt.Errorf("freelist names page %d, which is in use (or named twice)", id)
+		}
+		c.visited[id/64] |= 1 << (id % 64)
+	}
+	return nil
 }
 
 // meta finds the meta page bbolt would use: the valid one with the higher
@@ -389,19 +413,25 @@ func (c *fileChecker) level(refs []pageRef) ([]pageRef, error) {
 	return c.next, nil
 }
 
-func (c *fileChecker) freelist(id uint64) error {
+// freelist checks the freelist page id and returns its page ids (8 bytes
+// each, native byte order), which freeIDs checks after the walk.
+func (c *fileChecker) freelist(id uint64) ([]byte, error) {
 	p, err := c.read(id, boltFreelist)
 	if err != nil {
-		return fmt.Errorf("freelist: %w", err)
+		return nil, fmt.Errorf("freelist: %w", err)
 	}
 	n, at := uint64(ne.Uint16(p.b[10:])), uint64(boltHeaderSize)
 	if n == 0xFFFF {
 		n, at = ne.Uint64(p.b[boltHeaderSize:]), boltHeaderSize+8
 	}
 	if n > (p.size-at)/8 {
-		return fmt.Errorf("freelist page %d: %d ids do not fit", id, n)
+		return nil, fmt.Errorf("freelist page %d: %d ids do not fit", id, n)
 	}
-	return nil
+	b, err := p.at(at, n*8)
+	if err != nil {
+		return nil, fmt.Errorf("freelist page %d: %w", id, err)
+	}
+	return b[:len(b):len(b)], nil
 }
 
 // elements checks the elements of page p (id 0: inline in a bucket value,
