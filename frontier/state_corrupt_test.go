@@ -198,14 +198,25 @@ func TestOpenCorruptFiles(t *testing.T) {
 			return b
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := tt.file()
-			path := openCorrupt(t, opts, b)
-			if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
-				t.Error("Open changed the corrupt file")
-			}
-		})
+	// Every level split between two goroutines too (level), as the
+	// levels of a big file are.
+	defer func(n int) { parallelRefs = n }(parallelRefs)
+	for _, split := range []int{parallelRefs, 2} {
+		parallelRefs = split
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/split%d", tt.name, split), func(t *testing.T) {
+				b := tt.file()
+				path := openCorrupt(t, opts, b)
+				if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+					t.Error("Open changed the corrupt file")
+				}
+				// checkFile itself finds the damage (Open's guard is the
+				// fallback), but in a sound bbolt file.
+				if _, err := checkFile(path); !errors.Is(err, ErrCorrupt) && tt.name != "a bbolt file of another program" {
+					t.Errorf("checkFile: %v; want ErrCorrupt", err)
+				}
+			})
+		}
 	}
 }
 
@@ -371,10 +382,18 @@ func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 		if info.Reached < 3 || info.Reached > info.Pages {
 			t.Errorf("%d URLs: %+v", n, info)
 		}
-		// Through the map (checkFile) and plain reads: the same walk.
+		// Through the map (checkFile) and plain reads: the same walk,
+		// and the same with every level split between two goroutines.
 		plain, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
 		if err != nil || plain != info {
 			t.Errorf("%d URLs: mapped %+v, plain reads %+v, %v", n, info, plain, err)
+		}
+		was := parallelRefs
+		parallelRefs = 2
+		split, err := checkFile(opts.Path)
+		parallelRefs = was
+		if err != nil || split != info {
+			t.Errorf("%d URLs: one goroutine %+v, two %+v, %v", n, info, split, err)
 		}
 		s, err := Open(opts)
 		if err != nil {
