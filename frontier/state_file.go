@@ -398,6 +398,9 @@ func (c *fileChecker) level(refs []pageRef) ([]pageRef, error) {
 		defer close(done)
 		werr = guard(func() error { return w.pages(refs[half:]) })
 	}()
+	// Even when this half panics (a fault checkFile's guard turns into
+	// an error), the map stays until the other half is done with it.
+	defer func() { <-done }()
 	c.next = nil
 	err := c.pages(refs[:half])
 	<-done
