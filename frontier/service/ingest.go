@@ -50,7 +50,7 @@ func (s *Server) ingest(ctx context.Context, cons jetstream.Consumer) error {
 	// On ctx done, Drain makes Next return the buffered messages, then
 	// ErrMsgIteratorClosed: the batch in hand is finished, not dropped.
 	// A failed Apply cancels ctx with its error, which ends the gathering
-	// the same way (and commit then applies nothing: see fatal).
+	// the same way (and the applier then applies nothing: see fatal).
 	stop := context.AfterFunc(ctx, it.Drain)
 	defer stop()
 
