@@ -48,6 +48,7 @@ var (
 	scaleReopens = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
 	scaleKeep    = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
 	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
+	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
 )
 
 func BenchmarkScale(b *testing.B) {
@@ -74,6 +75,33 @@ func BenchmarkScale(b *testing.B) {
 	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
 	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB")
 	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
+	// The next Apply's batches: generated and prepared on a goroutine of
+	// their own while the Apply before runs, as the service's ingest
+	// prepares a batch while the one before applies (-scale.serial: in
+	// turn, on this goroutine).
+	gen := func() []Prepared {
+		var ps []Prepared
+		for _, lb := range g.batches(100, 100, 0.8, 0.8) {
+			ps = append(ps, s.Prepare(lb))
+		}
+		return ps
+	}
+	next := gen
+	if !*scaleSerial {
+		staged := make(chan []Prepared, 1)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for {
+				select {
+				case staged <- gen():
+				case <-stop:
+					return
+				}
+			}
+		}()
+		next = func() []Prepared { return <-staged }
+	}
 	admitted, links := 0, 0
 	profiling := false
 	for admitted < *scaleURLs {
@@ -91,11 +119,7 @@ func BenchmarkScale(b *testing.B) {
 		start := time.Now()
 		stepLinks, stepNew := 0, 0
 		for stepNew < *scaleStep && admitted+stepNew < *scaleURLs {
-			var ps []Prepared
-			for _, lb := range g.batches(100, 100, 0.8, 0.8) {
-				ps = append(ps, s.Prepare(lb))
-			}
-			res, err := s.Apply(ps, nil)
+			res, err := s.Apply(next(), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -662,6 +662,24 @@ func (s *State) commitLocked() error {
 	return nil
 }
 
+// writeFreelistLocked commits one more, empty, transaction that writes
+// bbolt's freelist, so that the next Open reads it instead of walking
+// every page of the file to rebuild it (0.8 s at 20M URLs over 1M hosts).
+// Commits run with NoFreelistSync (writing the freelist on every commit
+// costs a page or more each time), and the first of them after an Open
+// drops the freelist from the meta page again, so a file that was not
+// closed (kill -9) has none and its next Open rebuilds it, as before.
+// checkFile checks a freelist against the pages in use before bbolt
+// trusts it.
+func (s *State) writeFreelistLocked() error {
+	s.db.NoFreelistSync = false
+	defer func() { s.db.NoFreelistSync = true }()
+	if err := s.db.Update(func(*bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("write freelist: %w", err)
+	}
+	return nil
+}
+
 // abortLocked rolls back the open write transaction and fails the state.
 func (s *State) abortLocked(err error) {
 	if s.tx != nil {
@@ -842,6 +860,9 @@ func (s *State) Close() error {
 		}
 		if err == nil {
 			err = s.commitLocked()
+		}
+		if err == nil {
+			err = s.writeFreelistLocked()
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("frontier: close: %w", err))

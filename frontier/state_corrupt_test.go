@@ -149,6 +149,21 @@ func TestOpenCorruptFiles(t *testing.T) {
 			binary.NativeEndian.PutUint32(e[12:], binary.NativeEndian.Uint32(e[12:])+uint32(pageSize))
 			return b
 		})},
+		// Close writes bbolt's freelist (writeFreelistLocked), which the
+		// next Open trusts: bbolt hands its pages to new writes.
+		{"freelist names a page in use", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint64(freeIDs(t, b)[0:], branch)
+			return b
+		})},
+		{"freelist names a page twice", edit(func(b []byte) []byte {
+			ids := freeIDs(t, b)
+			copy(ids[8:16], ids[0:8])
+			return b
+		})},
+		{"freelist names a page past the high water mark", edit(func(b []byte) []byte {
+			binary.NativeEndian.PutUint64(freeIDs(t, b)[0:], hwm)
+			return b
+		})},
 		{"random garbage", func() []byte {
 			b := make([]byte, 64<<10)
 			for i := range b {
@@ -183,14 +198,97 @@ func TestOpenCorruptFiles(t *testing.T) {
 			return b
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := tt.file()
-			path := openCorrupt(t, opts, b)
-			if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
-				t.Error("Open changed the corrupt file")
-			}
-		})
+	// Every level split between two goroutines too (level), as the
+	// levels of a big file are.
+	defer func(n int) { parallelRefs = n }(parallelRefs)
+	for _, split := range []int{parallelRefs, 2} {
+		parallelRefs = split
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/split%d", tt.name, split), func(t *testing.T) {
+				b := tt.file()
+				path := openCorrupt(t, opts, b)
+				if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+					t.Error("Open changed the corrupt file")
+				}
+				// checkFile itself finds the damage (Open's guard is the
+				// fallback), but in a sound bbolt file.
+				if _, err := checkFile(path); !errors.Is(err, ErrCorrupt) && tt.name != "a bbolt file of another program" {
+					t.Errorf("checkFile: %v; want ErrCorrupt", err)
+				}
+			})
+		}
+	}
+}
+
+// freeIDs returns the page ids of the freelist page of a good file b (8
+// bytes each), which must hold at least two.
+func freeIDs(t *testing.T, b []byte) []byte {
+	t.Helper()
+	c := fileChecker{r: bytes.NewReader(b), size: int64(len(b))}
+	m, err := c.meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.freelist == boltNoFreelist {
+		t.Fatal("the file has no freelist page")
+	}
+	p := b[m.freelist*m.pageSize:]
+	n, at := uint64(binary.NativeEndian.Uint16(p[10:])), uint64(boltHeaderSize)
+	if n == 0xFFFF {
+		n, at = binary.NativeEndian.Uint64(p[boltHeaderSize:]), boltHeaderSize+8
+	}
+	if n < 2 {
+		t.Fatalf("the freelist names %d pages", n)
+	}
+	return p[at : at+8*n]
+}
+
+// TestCloseWritesFreelist: a closed file carries bbolt's freelist, naming
+// exactly the pages the walk does not reach (so the next Open reads it
+// instead of walking the file); a file cut off while open (kill -9) has
+// none, and Open rebuilds it as before.
+func TestCloseWritesFreelist(t *testing.T) {
+	good, opts := goodStateFile(t, 100_000, 3000)
+	info, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Free == 0 || info.Reached+info.Free != info.Pages {
+		t.Errorf("closed file: %d pages reached and %d free of %d: want all accounted for, some free", info.Reached, info.Free, info.Pages)
+	}
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lb := &msg.LinkBatch{Links: []msg.Link{{URL: "http://late.test/", Kind: 1}}}
+	if _, err := s.Apply([]Prepared{s.Prepare(lb)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	open, err := os.ReadFile(opts.Path) // as kill -9 leaves it
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fileChecker{r: bytes.NewReader(open), size: int64(len(open))}
+	if info, err := c.check(); err != nil || info.Free != 0 || c.m.freelist != boltNoFreelist {
+		t.Fatalf("open file: %+v, freelist page %d, %v: want no freelist", info, c.m.freelist, err)
+	}
+	path := filepath.Join(t.TempDir(), "killed.db")
+	if err := os.WriteFile(path, open, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := opts
+	o.Path = path
+	k, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if st := k.Status(); st.Queued != 3001 {
+		t.Errorf("%d queued in the killed file's copy, want 3001", st.Queued)
+	}
+	if err := k.Verify(); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -284,10 +382,18 @@ func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 		if info.Reached < 3 || info.Reached > info.Pages {
 			t.Errorf("%d URLs: %+v", n, info)
 		}
-		// Through the map (checkFile) and plain reads: the same walk.
+		// Through the map (checkFile) and plain reads: the same walk,
+		// and the same with every level split between two goroutines.
 		plain, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
 		if err != nil || plain != info {
 			t.Errorf("%d URLs: mapped %+v, plain reads %+v, %v", n, info, plain, err)
+		}
+		was := parallelRefs
+		parallelRefs = 2
+		split, err := checkFile(opts.Path)
+		parallelRefs = was
+		if err != nil || split != info {
+			t.Errorf("%d URLs: one goroutine %+v, two %+v, %v", n, info, split, err)
 		}
 		s, err := Open(opts)
 		if err != nil {

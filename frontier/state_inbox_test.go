@@ -427,3 +427,56 @@ func (h *harness) inboxRecords() int {
 	}
 	return n
 }
+
+// TestCompactScatteredInbox: Compact reads the inbox records of the hosts
+// of a transaction in key order with one cursor, stepping to near keys
+// and seeking far ones (readInboxRecords); with records of three hosts
+// interleaved at gaps from 1 to well past nearKeys, every host's URLs
+// still come out once each, in admission order.
+func TestCompactScatteredInbox(t *testing.T) {
+	defer func(n int) { compactChunk = n }(compactChunk)
+	compactChunk = 3 // several transactions
+	h := newHarness(t, noRobots)
+	want := map[string][]string{}
+	for k := range 300 {
+		var urls []string
+		for i, every := range []int{1, 5, nearKeys + 9} {
+			if k%every == 0 {
+				u := fmt.Sprintf("http://h%d.example/p/%03d", i, k)
+				urls = append(urls, u)
+				want[hostOf(u)] = append(want[hostOf(u)], u)
+			}
+		}
+		h.seed(urls...) // one inbox record per host and Apply
+	}
+	total := 0
+	for _, urls := range want {
+		total += len(urls)
+	}
+	if n := h.inboxRecords(); n != total {
+		t.Fatalf("%d inbox records, want %d", n, total)
+	}
+	if n, err := h.s.Compact(); err != nil || n != total {
+		t.Fatalf("Compact = %d, %v; want %d", n, err, total)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for range 400 {
+		ls := h.lease(10)
+		if len(ls) == 0 {
+			break
+		}
+		for _, l := range ls {
+			got[hostOf(l.URL)] = append(got[hostOf(l.URL)], l.URL)
+			h.apply(nil, outcome(l, 200))
+		}
+		h.clock.Advance(time.Minute)
+	}
+	for host, urls := range want {
+		if !slices.Equal(got[host], urls) {
+			t.Errorf("%s leased %d URLs %v..., want %d in admission order", host, len(got[host]), got[host][:min(3, len(got[host]))], len(urls))
+		}
+	}
+}

@@ -31,31 +31,64 @@ const batchIdleGap = 2 * time.Millisecond
 
 // ingest pulls the shard's messages in batches of at most FetchBatch
 // messages or BatchBytes bytes, waiting at most commit_interval after the
-// first one (or until the stream is quiet for batchIdleGap), and commits each batch. It returns nil once ctx is done and the buffered messages are
-// applied, or the first fatal error.
+// first one (or until the stream is quiet for batchIdleGap), and commits
+// each batch, in order. It is a two-stage pipeline: this goroutine gathers,
+// decodes and prepares a batch (the stateless half, on Workers goroutines)
+// while another applies and acks the batch before it, so on a machine of
+// few cores the preparing no longer waits on the commit: one batch is
+// applying, at most one more waits for it. It returns nil once ctx is done
+// and the buffered messages are applied, or the first fatal error; after a
+// failed Apply nothing more is applied or acked.
 func (s *Server) ingest(ctx context.Context, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(2*s.opts.FetchBatch), jetstream.PullExpiry(s.opts.PullExpiry))
 	if err != nil {
 		return fmt.Errorf("frontier: consume %s: %w", s.durable, err)
 	}
 	defer it.Stop()
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	// On ctx done, Drain makes Next return the buffered messages, then
 	// ErrMsgIteratorClosed: the batch in hand is finished, not dropped.
+	// A failed Apply cancels ctx with its error, which ends the gathering
+	// the same way (and the applier then applies nothing: see fatal).
 	stop := context.AfterFunc(ctx, it.Drain)
 	defer stop()
 
-	batch := make([]jetstream.Msg, 0, s.opts.FetchBatch)
+	ready := make(chan *stagedBatch) // unbuffered: the applier takes one at a time
+	applied := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range ready {
+			if err == nil && !fatal(ctx) {
+				if err = s.applyStaged(b); err != nil {
+					fail(err)
+				}
+			}
+			s.busy.Add(-1)
+		}
+		applied <- err
+	}()
+	// finish waits for the batches handed over to be applied and returns
+	// the first error: the applier's, else err.
+	finish := func(err error) error {
+		close(ready)
+		if aerr := <-applied; aerr != nil {
+			return aerr
+		}
+		return err
+	}
+
 	for {
-		batch = batch[:0]
+		batch := make([]jetstream.Msg, 0, s.opts.FetchBatch)
 		m, err := it.Next()
 		if errors.Is(err, jetstream.ErrNoHeartbeat) {
 			s.missedHeartbeats()
 			continue
 		}
 		if err != nil {
-			return s.iterError(err)
+			return finish(s.iterError(err))
 		}
-		s.busy.Store(true)
+		s.busy.Add(1)
 		batch = append(batch, m)
 		size := len(m.Data())
 		deadline := time.Now().Add(s.commitInterval)
@@ -81,21 +114,22 @@ func (s *Server) ingest(ctx context.Context, cons jetstream.Consumer) error {
 			batch = append(batch, m)
 			size += len(m.Data())
 		}
-		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-			return nil // a fatal error elsewhere: apply nothing more
+		if fatal(ctx) {
+			s.busy.Add(-1)
+			return finish(nil) // a fatal error here or elsewhere: apply nothing more
 		}
-		if err := s.commit(ctx, batch); err != nil {
-			return err
-		}
-		if md, err := batch[len(batch)-1].Metadata(); err == nil {
-			s.watermark.Store(md.Timestamp.UnixNano())
-			s.behind.Store(md.NumPending > 0)
-		}
-		s.busy.Store(false)
+		ready <- s.stage(ctx, batch)
 		if endErr != nil {
-			return s.iterError(endErr)
+			return finish(s.iterError(endErr))
 		}
 	}
+}
+
+// fatal reports whether ctx ended on an error (a failed Apply, or a fatal
+// error elsewhere in the service) rather than a plain stop.
+func fatal(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return cause != nil && !errors.Is(cause, context.Canceled)
 }
 
 // missedHeartbeats notes that the consumer heard nothing from the server
@@ -114,32 +148,40 @@ func (s *Server) iterError(err error) error {
 	return fmt.Errorf("frontier: consuming %s: %w", s.durable, err)
 }
 
-// commit decodes, dead-letters, prepares and applies one batch, then acks
-// every message of it. Only a failed Apply is an error.
-func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
-	noAck := make([]bool, len(batch)) // dead-lettering failed: leave it for redelivery
+// stagedBatch is a batch decoded and prepared, waiting for its Apply.
+type stagedBatch struct {
+	msgs     []jetstream.Msg
+	noAck    []bool // dead-lettering failed: leave it for redelivery
+	batches  int    // link batches, outcomes' own included
+	prepared []frontier.Prepared
+	outcomes []*msg.Outcome
+	// Message counts, for the metrics.
+	dead, withLinks, single, outcomeBatches, inBatches int
+}
+
+// stage decodes, dead-letters and prepares one batch.
+func (s *Server) stage(ctx context.Context, batch []jetstream.Msg) *stagedBatch {
+	b := &stagedBatch{msgs: batch, noAck: make([]bool, len(batch))}
 	var batches []*msg.LinkBatch
-	var outcomes []*msg.Outcome
-	var dead, withLinks, single, outcomeBatches, inBatches int
 	for i, m := range batch {
 		lb, outs, batched, err := s.decode(m)
 		switch {
 		case err != nil:
-			dead++
+			b.dead++
 			if derr := s.deadLetter(ctx, m, err); derr != nil {
 				s.log.Warn("dead-letter failed; the message will be redelivered", "subject", m.Subject(), "err", derr)
-				noAck[i] = true
+				b.noAck[i] = true
 			}
 		case lb != nil:
 			batches = append(batches, lb)
 		default:
 			if batched {
-				outcomeBatches++
-				inBatches += len(outs)
+				b.outcomeBatches++
+				b.inBatches += len(outs)
 			} else {
-				single++
+				b.single++
 				if outs[0].Links != nil {
-					withLinks++
+					b.withLinks++
 				}
 			}
 			// An outcome's own links are applied with it, in this
@@ -149,36 +191,45 @@ func (s *Server) commit(ctx context.Context, batch []jetstream.Msg) error {
 				if out.Links != nil {
 					batches = append(batches, out.Links)
 				}
-				outcomes = append(outcomes, out)
+				b.outcomes = append(b.outcomes, out)
 			}
 		}
 	}
-	prepared := s.prepare(batches)
+	b.batches = len(batches)
+	b.prepared = s.prepare(batches)
+	return b
+}
 
+// applyStaged applies one staged batch, then acks every message of it.
+// Only a failed Apply is an error.
+func (s *Server) applyStaged(b *stagedBatch) error {
 	start := time.Now()
-	res, err := s.st.Apply(prepared, outcomes)
+	_, err := s.st.Apply(b.prepared, b.outcomes)
 	if err != nil {
 		s.m.applyErrors.Inc()
-		return fmt.Errorf("%w (%d link batches, %d outcomes, %d of them in %d outcome batches)", err, len(batches), len(outcomes), inBatches, outcomeBatches)
+		return fmt.Errorf("%w (%d link batches, %d outcomes, %d of them in %d outcome batches)", err, b.batches, len(b.outcomes), b.inBatches, b.outcomeBatches)
 	}
 	s.m.commitSeconds.Observe(time.Since(start).Seconds())
-	s.m.messages.WithLabelValues("links").Add(float64(len(batch) - dead - single - outcomeBatches))
-	s.m.messages.WithLabelValues("outcome").Add(float64(single - withLinks))
-	s.m.messages.WithLabelValues("outcome_links").Add(float64(withLinks))
-	s.m.messages.WithLabelValues("outcome_batch").Add(float64(outcomeBatches))
-	s.m.messages.WithLabelValues("dead").Add(float64(dead))
-	s.m.batchedOutcomes.Add(float64(inBatches))
-	_ = res
+	s.m.messages.WithLabelValues("links").Add(float64(len(b.msgs) - b.dead - b.single - b.outcomeBatches))
+	s.m.messages.WithLabelValues("outcome").Add(float64(b.single - b.withLinks))
+	s.m.messages.WithLabelValues("outcome_links").Add(float64(b.withLinks))
+	s.m.messages.WithLabelValues("outcome_batch").Add(float64(b.outcomeBatches))
+	s.m.messages.WithLabelValues("dead").Add(float64(b.dead))
+	s.m.batchedOutcomes.Add(float64(b.inBatches))
 
 	// Effects are committed: now, and only now, ack. A lost ack means a
 	// redelivery, which Apply absorbs (duplicate links, unknown leases).
-	for i, m := range batch {
-		if noAck[i] {
+	for i, m := range b.msgs {
+		if b.noAck[i] {
 			continue
 		}
 		if err := m.Ack(); err != nil {
 			s.log.Debug("ack failed; the message will be redelivered and absorbed", "err", err)
 		}
+	}
+	if md, err := b.msgs[len(b.msgs)-1].Metadata(); err == nil {
+		s.watermark.Store(md.Timestamp.UnixNano())
+		s.behind.Store(md.NumPending > 0)
 	}
 	return nil
 }

@@ -132,10 +132,10 @@ type Server struct {
 	hungry  atomic.Bool // a lease request was answered empty since the last wake
 	// The ingest watermark (see expiryCutoff): the stream time of the
 	// last message applied, whether the consumer had more pending then,
-	// and whether a batch is being gathered or applied now.
+	// and how many batches are being gathered or applied now (ingest).
 	watermark    atomic.Int64 // unix nanoseconds
 	behind       atomic.Bool
-	busy         atomic.Bool
+	busy         atomic.Int32
 	decodeErrors atomic.Uint64 // messages dead-lettered since the service started
 	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
 
@@ -449,7 +449,7 @@ func (s *Server) tick(ctx context.Context, fatal func(error)) {
 // frontier behind on its stream expired leases whose outcomes were waiting
 // in it and fetched their URLs again.
 func (s *Server) expiryCutoff() time.Time {
-	if s.busy.Load() || s.behind.Load() {
+	if s.busy.Load() > 0 || s.behind.Load() {
 		return time.Unix(0, s.watermark.Load())
 	}
 	return time.Now()

@@ -641,7 +641,7 @@ func TestExpiryCutoff(t *testing.T) {
 		t.Fatalf("behind: cutoff %v, want the watermark %v", got, mark)
 	}
 	s.behind.Store(false)
-	s.busy.Store(true)
+	s.busy.Store(1)
 	if got := s.expiryCutoff(); !got.Equal(mark) {
 		t.Fatalf("applying a batch: cutoff %v, want the watermark %v", got, mark)
 	}
@@ -757,5 +757,42 @@ func TestFetchedNoticeFreesTheSlot(t *testing.T) {
 	m := h.svc.m.fetchedNotices
 	if bad, ign, freed := counterValue(t, m.WithLabelValues("bad")), counterValue(t, m.WithLabelValues("ignored")), counterValue(t, m.WithLabelValues("freed")); bad != 1 || ign != 1 || freed != 1 {
 		t.Errorf("notices counted bad %v ignored %v freed %v, want 1 each", bad, ign, freed)
+	}
+}
+
+// TestFailedApplyStopsIngest: ingest prepares a batch while the one before
+// it applies; when an Apply fails, Run returns its error, and neither that
+// batch nor any gathered behind it is acked, so a restarted frontier gets
+// them again and loses nothing.
+func TestFailedApplyStopsIngest(t *testing.T) {
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	// No lease expiry tick, which would meet the closed State first.
+	h := startServiceWith(t, cfg, bustest.Connect(t, e), nil, Options{AckWait: 2 * time.Second, ExpireInterval: time.Hour})
+	h.links("", 0, "http://a.test/1")
+	h.settle()
+	// Closed behind the service's back: its next Apply fails.
+	if err := h.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		h.links("", 0, fmt.Sprintf("http://b.test/%d", i))
+	}
+	select {
+	case <-h.done:
+	case <-time.After(svcWait):
+		t.Fatal("Run did not end after a failed Apply")
+	}
+	// The Apply's error, as ingest wraps it (the tick may meet the closed
+	// State too, but its error does not name batches).
+	if !errors.Is(h.runErr, frontier.ErrClosed) || !strings.Contains(h.runErr.Error(), "link batches") {
+		t.Fatalf("Run: %v; want the Apply's error (ErrClosed)", h.runErr)
+	}
+	h.st = nil // closed above
+
+	h2 := startService(t, e, cfg)
+	st := h2.settle()
+	if st.Admitted != 21 || st.Queued != 21 {
+		t.Fatalf("after restart: admitted %d queued %d, want 21 21: a batch was acked unapplied", st.Admitted, st.Queued)
 	}
 }
