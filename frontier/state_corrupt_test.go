@@ -253,7 +253,7 @@ func TestCloseWritesFreelist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Free == 0 || info.Reached+info.Free != info.Pages {
+	if !info.Freelist || info.Free == 0 || info.Reached+info.Free != info.Pages {
 		t.Errorf("closed file: %d pages reached and %d free of %d: want all accounted for, some free", info.Reached, info.Free, info.Pages)
 	}
 	s, err := Open(opts)
@@ -270,7 +270,7 @@ func TestCloseWritesFreelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := fileChecker{r: bytes.NewReader(open), size: int64(len(open))}
-	if info, err := c.check(); err != nil || info.Free != 0 || c.m.freelist != boltNoFreelist {
+	if info, err := c.check(); err != nil || info.Freelist || info.Free != 0 || c.m.freelist != boltNoFreelist {
 		t.Fatalf("open file: %+v, freelist page %d, %v: want no freelist", info, c.m.freelist, err)
 	}
 	path := filepath.Join(t.TempDir(), "killed.db")

@@ -87,7 +87,8 @@ type FileInfo struct {
 	Pages    uint64 // the high water mark
 	TxID     uint64
 	Reached  uint64 // pages reachable from the root (meta and freelist pages included)
-	Free     uint64 // page ids in the freelist page (0: none, or no freelist page)
+	Freelist bool   // the meta page names a freelist page (Close writes one; see writeFreelistLocked)
+	Free     uint64 // page ids in the freelist page
 }
 
 // checkFile checks the bbolt structure of the file at path (see above).
@@ -189,8 +190,8 @@ func (c *fileChecker) check() (FileInfo, error) {
 		}
 	}
 	info.Reached = c.reached
-	if free != nil {
-		info.Free = uint64(len(free) / 8)
+	if m.freelist != boltNoFreelist {
+		info.Freelist, info.Free = true, uint64(len(free)/8)
 		return info, c.freeIDs(free)
 	}
 	return info, nil

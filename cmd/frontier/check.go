@@ -69,6 +69,11 @@ func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
 	if r.File.PageSize > 0 {
 		fmt.Fprintf(w, "bbolt      %d bytes, %d pages of %d bytes in use, %d reachable, txid %d\n",
 			r.File.Size, r.File.Pages, r.File.PageSize, r.File.Reached, r.File.TxID)
+		if r.File.Freelist {
+			fmt.Fprintf(w, "freelist   %d free pages, written when the file was last closed\n", r.File.Free)
+		} else {
+			fmt.Fprintln(w, "freelist   none: not closed since its last write (a stop by kill -9 or a crash); the next Open walks the file to rebuild it")
+		}
 	}
 	if err != nil && !errors.Is(err, frontier.ErrCorrupt) {
 		fmt.Fprintf(w, "result     ERROR: %v\n", err)

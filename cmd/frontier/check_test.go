@@ -25,6 +25,14 @@ func TestCheckCommand(t *testing.T) {
 	if _, err := st.Apply([]frontier.Prepared{st.Prepare(lb)}, nil); err != nil {
 		t.Fatal(err)
 	}
+	open, err := os.ReadFile(path) // as kill -9 would leave it: no freelist
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(t.TempDir(), "killed.db")
+	if err := os.WriteFile(killed, open, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +50,9 @@ func TestCheckCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"--data-file", path}, cli.ExitOK, "result     ok"},
+		{[]string{"--data-file", path}, cli.ExitOK, "free pages, written when the file was last closed"},
+		{[]string{"--data-file", killed}, cli.ExitOK, "freelist   none: not closed since its last write"},
+		{[]string{"--data-file", path, "--json"}, cli.ExitOK, `"Freelist": true`},
 		{[]string{"--data-file", path, "--json"}, cli.ExitOK, `"queued": 2`},
 		{[]string{"--data-file", truncated}, cli.ExitFailure, "CORRUPT: frontier: state file is corrupt: " + truncated},
 		{[]string{"--data-file", filepath.Join(t.TempDir(), "none.db")}, cli.ExitFailure, "no such state file"},
