@@ -662,18 +662,22 @@ func (s *State) commitLocked() error {
 	return nil
 }
 
-// writeFreelistLocked commits one more, empty, transaction that writes
-// bbolt's freelist, so that the next Open reads it instead of walking
+// commitFinalLocked is Close's last commit: it commits the open write
+// transaction (or an empty one when none is open) with bbolt's freelist
+// written, so that the next Open reads the freelist instead of walking
 // every page of the file to rebuild it (0.8 s at 20M URLs over 1M hosts).
-// Commits run with NoFreelistSync (writing the freelist on every commit
-// costs a page or more each time), and the first of them after an Open
-// drops the freelist from the meta page again, so a file that was not
+// Other commits run with NoFreelistSync (writing the freelist on every
+// commit costs a page or more each time), and the first of them after an
+// Open drops the freelist from the meta page again, so a file that was not
 // closed (kill -9) has none and its next Open rebuilds it, as before.
 // checkFile checks a freelist against the pages in use before bbolt
 // trusts it.
-func (s *State) writeFreelistLocked() error {
+func (s *State) commitFinalLocked() error {
 	s.db.NoFreelistSync = false
 	defer func() { s.db.NoFreelistSync = true }()
+	if s.tx != nil {
+		return s.commitLocked()
+	}
 	if err := s.db.Update(func(*bolt.Tx) error { return nil }); err != nil {
 		return fmt.Errorf("write freelist: %w", err)
 	}
@@ -859,10 +863,7 @@ func (s *State) Close() error {
 			_, err = s.compactLocked()
 		}
 		if err == nil {
-			err = s.commitLocked()
-		}
-		if err == nil {
-			err = s.writeFreelistLocked()
+			err = s.commitFinalLocked()
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("frontier: close: %w", err))

@@ -149,19 +149,19 @@ func TestOpenCorruptFiles(t *testing.T) {
 			binary.NativeEndian.PutUint32(e[12:], binary.NativeEndian.Uint32(e[12:])+uint32(pageSize))
 			return b
 		})},
-		// Close writes bbolt's freelist (writeFreelistLocked), which the
+		// Close writes bbolt's freelist (commitFinalLocked), which the
 		// next Open trusts: bbolt hands its pages to new writes.
 		{"freelist names a page in use", edit(func(b []byte) []byte {
-			binary.NativeEndian.PutUint64(freeIDs(t, b)[0:], branch)
+			binary.NativeEndian.PutUint64(freelistIDs(t, b)[0:], branch)
 			return b
 		})},
 		{"freelist names a page twice", edit(func(b []byte) []byte {
-			ids := freeIDs(t, b)
+			ids := freelistIDs(t, b)
 			copy(ids[8:16], ids[0:8])
 			return b
 		})},
 		{"freelist names a page past the high water mark", edit(func(b []byte) []byte {
-			binary.NativeEndian.PutUint64(freeIDs(t, b)[0:], hwm)
+			binary.NativeEndian.PutUint64(freelistIDs(t, b)[0:], hwm)
 			return b
 		})},
 		{"random garbage", func() []byte {
@@ -220,9 +220,9 @@ func TestOpenCorruptFiles(t *testing.T) {
 	}
 }
 
-// freeIDs returns the page ids of the freelist page of a good file b (8
+// freelistIDs returns the page ids of the freelist page of a good file b (8
 // bytes each), which must hold at least two.
-func freeIDs(t *testing.T, b []byte) []byte {
+func freelistIDs(t *testing.T, b []byte) []byte {
 	t.Helper()
 	c := fileChecker{r: bytes.NewReader(b), size: int64(len(b))}
 	m, err := c.meta()

@@ -87,7 +87,7 @@ type FileInfo struct {
 	Pages    uint64 // the high water mark
 	TxID     uint64
 	Reached  uint64 // pages reachable from the root (meta and freelist pages included)
-	Freelist bool   // the meta page names a freelist page (Close writes one; see writeFreelistLocked)
+	Freelist bool   // the meta page names a freelist page (Close writes one; see commitFinalLocked)
 	Free     uint64 // page ids in the freelist page
 }
 
@@ -200,17 +200,13 @@ func (c *fileChecker) check() (FileInfo, error) {
 // freeIDs checks the page ids of a freelist page (free, 8 bytes each)
 // against the walk: bbolt hands a free page to the next write, so a
 // freelist that names a page in use, or one past the high water mark,
-// would have it overwritten.
+// would have it overwritten. (It marks them as mark marks reached pages;
+// check has taken Reached before.)
 func (c *fileChecker) freeIDs(free []byte) error {
 	for i := 0; i < len(free); i += 8 {
-		id := ne.Uint64(free[i:])
-		if id < 2 || id >= c.m.hwm {
-			return fmt.Errorf("freelist names page %d, outside 2..%d", id, c.m.hwm-1)
+		if id := ne.Uint64(free[i:]); !c.mark(id, 0) {
+			return fmt.Errorf("freelist names page %d: past the high water mark %d, in use, or named twice", id, c.m.hwm)
 		}
-		if c.visited[id/64]&(1<<(id%64)) != 0 {
-			return fmt.Errorf("freelist names page %d, which is in use (or named twice)", id)
-		}
-		c.visited[id/64] |= 1 << (id % 64)
 	}
 	return nil
 }
