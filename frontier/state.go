@@ -198,8 +198,9 @@ func boltOptions(readOnly bool) *bolt.Options {
 	// Map 1 GiB from the start: every remap as the file grows would
 	// re-read the whole file (dedup's MAP_POPULATE) and copy live nodes.
 	bo.InitialMmapSize = 1 << 30
-	// Do not rewrite the freelist on every commit (the map freelist is
-	// rebuilt by scanning the file on open instead).
+	// Do not rewrite the freelist on every commit: Close writes it
+	// (commitFinalLocked), and an Open of a file that was not closed
+	// writes one from checkFile's walk (checkFileForOpen).
 	bo.NoFreelistSync = true
 	bo.ReadOnly = readOnly
 	return &bo
@@ -211,7 +212,17 @@ func boltOptions(readOnly bool) *bolt.Options {
 // load reads it is an error.
 func (s *State) openFile() error {
 	bo := boltOptions(s.readOnly)
-	if _, err := checkFile(s.path); err != nil {
+	check := checkFile
+	if !s.readOnly {
+		check = func(path string) (FileInfo, error) {
+			info, fixErr, err := checkFileForOpen(path)
+			if fixErr != nil {
+				s.log.Warn("frontier: could not give the state file a freelist; bbolt rebuilds it", "err", fixErr)
+			}
+			return info, err
+		}
+	}
+	if _, err := check(s.path); err != nil {
 		return err
 	}
 	if s.readOnly {
@@ -669,7 +680,8 @@ func (s *State) commitLocked() error {
 // Other commits run with NoFreelistSync (writing the freelist on every
 // commit costs a page or more each time), and the first of them after an
 // Open drops the freelist from the meta page again, so a file that was not
-// closed (kill -9) has none and its next Open rebuilds it, as before.
+// closed (kill -9) has none, and its next Open writes one from checkFile's
+// walk (checkFileForOpen).
 // checkFile checks a freelist against the pages in use before bbolt
 // trusts it.
 func (s *State) commitFinalLocked() error {

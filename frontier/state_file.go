@@ -20,7 +20,7 @@ import (
 // and lengths as pointers into the map. A file truncated below its data
 // faults (SIGBUS, a fatal error no recover can catch), a garbled page
 // panics, sometimes on a goroutine of bbolt's own (the walk that rebuilds
-// the freelist on open, as frontier files do not sync one). checkFile
+// the freelist on open of a file that has none). checkFile
 // reads the meta pages with plain reads, then the rest through a
 // read-only map of its own that it touches only below the high water mark
 // checked against the file's size, under guard (so a fault, the file
@@ -78,6 +78,7 @@ type boltMeta struct {
 	freelist uint64
 	hwm      uint64 // high water mark: pages [0, hwm) are in use
 	txid     uint64
+	slot     uint64 // the meta page it is: 0 or 1
 }
 
 // FileInfo describes a state file as checkFile found it.
@@ -95,23 +96,47 @@ type FileInfo struct {
 // A missing or empty file is fine (Open creates it). Problems are errors
 // wrapping ErrCorrupt that name the file.
 func checkFile(path string) (FileInfo, error) {
-	f, err := os.Open(path)
+	info, _, err := checkPath(path, false)
+	return info, err
+}
+
+// checkFileForOpen is checkFile for an Open that writes: it holds the
+// file's lock through the check and, when the file has no freelist page
+// (a kill -9 or crash stopped its process before Close wrote one), gives
+// it one made from the walk (writeFreelist), so bbolt reads it instead of
+// walking the file again: 0.9 s of an Open at 20M URLs over 1M hosts.
+// Another process holding the lock gets the file checked only (bbolt's
+// own lock then refuses it). A failed write is returned as fixErr and
+// leaves the file as it was in force: bbolt then rebuilds its freelist
+// itself, as before.
+func checkFileForOpen(path string) (info FileInfo, fixErr, err error) {
+	return checkPath(path, true)
+}
+
+func checkPath(path string, fix bool) (info FileInfo, fixErr, err error) {
+	mode := os.O_RDONLY
+	if fix {
+		mode = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, mode, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return FileInfo{}, nil
+		return FileInfo{}, nil, nil
 	}
 	if err != nil {
-		return FileInfo{}, fmt.Errorf("frontier: %w", err)
+		return FileInfo{}, nil, fmt.Errorf("frontier: %w", err)
 	}
-	defer f.Close()
+	defer f.Close() // releases the lock
+	if fix && !lockFile(f) {
+		fix = false
+	}
 	st, err := f.Stat()
 	if err != nil {
-		return FileInfo{}, fmt.Errorf("frontier: %w", err)
+		return FileInfo{}, nil, fmt.Errorf("frontier: %w", err)
 	}
 	if st.Size() == 0 {
-		return FileInfo{}, nil
+		return FileInfo{}, nil, nil
 	}
 	c := fileChecker{r: f, size: st.Size()}
-	var info FileInfo
 	if m, unmap := mapFile(f, st.Size()); m != nil {
 		// Read through a map: no copy per page (the copies of plain
 		// reads were most of checkFile's time on a 2 GiB file). It only
@@ -128,9 +153,86 @@ func checkFile(path string) (FileInfo, error) {
 		info, err = c.check()
 	}
 	if err != nil {
-		return info, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+		return info, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
 	}
-	return info, nil
+	if fix && !info.Freelist {
+		if err := c.writeFreelist(f); err != nil {
+			fixErr = fmt.Errorf("frontier: %s: writing a freelist: %w", path, err)
+		}
+	}
+	return info, fixErr, nil
+}
+
+// writeFreelist gives the file c checked, which has no freelist page,
+// one made from the walk: the pages below the high water mark the walk
+// did not reach, which is the list bbolt's own walk would rebuild on
+// open. It goes in new pages past the high water mark, synced before a
+// meta page names it: the meta page of the next transaction, written
+// over the older of the two (as a commit writes it), with the list and
+// the high water mark past it. A crash before that meta page is whole
+// leaves the current one, which names no freelist, in force; the pages
+// the list frees are reachable from neither. The first commit frees the
+// list's pages and drops it from the meta page again (NoFreelistSync).
+// A file whose meta page is not where bbolt would write it (txid % 2) is
+// left to bbolt's walk.
+func (c *fileChecker) writeFreelist(f *os.File) error {
+	m := c.m
+	if m.slot != m.txid%2 {
+		return nil
+	}
+	var ids []uint64
+	for id := uint64(2); id < m.hwm; id++ {
+		if c.visited[id/64]&(1<<(id%64)) == 0 {
+			ids = append(ids, id)
+		}
+	}
+	// bbolt's freelist page: the count in the header, or 0xFFFF there
+	// and the count in the first word.
+	n, at := uint64(len(ids)), uint64(boltHeaderSize)
+	if n >= 0xFFFF {
+		at += 8
+	}
+	pages := (at + 8*n + m.pageSize - 1) / m.pageSize
+	page := make([]byte, pages*m.pageSize)
+	ne.PutUint64(page[0:], m.hwm)
+	ne.PutUint16(page[8:], boltFreelist)
+	ne.PutUint16(page[10:], uint16(min(n, 0xFFFF)))
+	ne.PutUint32(page[12:], uint32(pages-1))
+	if n >= 0xFFFF {
+		ne.PutUint64(page[boltHeaderSize:], n)
+	}
+	for i, id := range ids {
+		ne.PutUint64(page[at+8*uint64(i):], id)
+	}
+	if _, err := f.WriteAt(page, int64(m.hwm*m.pageSize)); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	var meta [boltHeaderSize + boltMetaSize]byte
+	if _, err := f.ReadAt(meta[:], int64(m.slot*m.pageSize)); err != nil {
+		return err
+	}
+	next := 1 - m.slot
+	p := meta[boltHeaderSize:]
+	ne.PutUint64(meta[0:], next)
+	ne.PutUint64(p[32:], m.hwm)
+	ne.PutUint64(p[40:], m.hwm+pages)
+	ne.PutUint64(p[48:], m.txid+1)
+	ne.PutUint64(p[56:], metaSum(p))
+	if _, err := f.WriteAt(meta[:], int64(next*m.pageSize)); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// metaSum is the checksum of meta page data p (after the page header):
+// FNV-64a of its first 56 bytes.
+func metaSum(p []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(p[:56])
+	return h.Sum64()
 }
 
 type fileChecker struct {
@@ -231,6 +333,7 @@ func (c *fileChecker) meta() (boltMeta, error) {
 	case err1 != nil || (err0 == nil && m0.txid >= m1.txid):
 		return m0, nil
 	default:
+		m1.slot = 1
 		return m1, nil
 	}
 }
@@ -250,10 +353,8 @@ func (c *fileChecker) readMeta(off int64) (boltMeta, error) {
 	case ne.Uint32(p[4:]) != boltVersion:
 		return boltMeta{}, fmt.Errorf("bbolt format version %d, want %d", ne.Uint32(p[4:]), boltVersion)
 	}
-	h := fnv.New64a()
-	h.Write(p[:56])
-	if sum := ne.Uint64(p[56:]); sum != h.Sum64() {
-		return boltMeta{}, fmt.Errorf("meta checksum %016x, want %016x", sum, h.Sum64())
+	if sum, want := ne.Uint64(p[56:]), metaSum(p); sum != want {
+		return boltMeta{}, fmt.Errorf("meta checksum %016x, want %016x", sum, want)
 	}
 	m := boltMeta{
 		pageSize: uint64(ne.Uint32(p[8:])), root: ne.Uint64(p[16:]),

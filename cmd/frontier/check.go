@@ -72,7 +72,7 @@ func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
 		if r.File.Freelist {
 			fmt.Fprintf(w, "freelist   %d free pages, written when the file was last closed\n", r.File.Free)
 		} else {
-			fmt.Fprintln(w, "freelist   none: not closed since its last write (a stop by kill -9 or a crash); the next Open walks the file to rebuild it")
+			fmt.Fprintln(w, "freelist   none: not closed since its last write (a stop by kill -9 or a crash); the next Open writes one from its check of the file")
 		}
 	}
 	if err != nil && !errors.Is(err, frontier.ErrCorrupt) {
