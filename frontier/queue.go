@@ -185,6 +185,31 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, at
 // the queue). Only when some of them are leased is it decoded, to drop
 // those.
 func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment) (added int, err error) {
+	puts, added, err := planSegments(segs, host, headSeq, run)
+	if err != nil {
+		return 0, err
+	}
+	return added, putSegments(segs, puts)
+}
+
+// segmentPut is one segment record planSegments writes.
+type segmentPut struct{ key, value []byte }
+
+// putSegments writes puts into segs.
+func putSegments(segs *bolt.Bucket, puts []segmentPut) error {
+	for _, p := range puts {
+		if err := segs.Put(p.key, p.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planSegments is appendSegments without the writes: it only reads segs
+// (a read transaction will do) and returns the records to put, in key
+// order, and how many of them are new segments. Their keys and values
+// are copies, valid after segs' transaction ends.
+func planSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment) (puts []segmentPut, added int, err error) {
 	prefix := queuePrefix(host)
 	var cur segmentBuilder
 	var curKey []byte
@@ -199,34 +224,32 @@ func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment)
 	if k != nil && bytes.HasPrefix(k, prefix) && len(v) < segmentBytes {
 		ok, err := cur.resume(v, run.first, headSeq)
 		if err != nil {
-			return 0, fmt.Errorf("queue segment of %s: %w", host, err)
+			return nil, 0, fmt.Errorf("queue segment of %s: %w", host, err)
 		}
 		if ok {
 			curKey = bytes.Clone(k)
 		}
 	}
-	flush := func() error {
+	flush := func() {
 		if cur.n == 0 {
-			return nil
+			return
 		}
 		if curKey == nil {
 			curKey = queueKey(host, cur.first)
 			added++
 		}
-		err := segs.Put(curKey, cur.record())
+		puts = append(puts, segmentPut{curKey, cur.record()})
 		cur, curKey = segmentBuilder{}, nil
-		return err
 	}
 	for i := range run.entries {
 		seq := run.first + uint64(i)
 		if cur.n > 0 && (cur.size() >= segmentBytes || cur.end() != seq) {
-			if err := flush(); err != nil {
-				return added, err
-			}
+			flush()
 		}
 		cur.add(seq, &run.entries[i])
 	}
-	return added, flush()
+	flush()
+	return puts, added, nil
 }
 
 // segmentBuilder is a segment being written: its entries encoded, and what

@@ -234,29 +234,27 @@ func (s *State) compactHostsLocked(hosts []*host, i int, cutoff uint64) (moved, 
 		counts = append(counts, m)
 		size += int(h.rec.NextSeq - max(h.rec.CompactedSeq, h.rec.HeadSeq))
 	}
+	// The read transactions planCompaction reads in must see everything
+	// written so far (leases may be waiting in the open transaction).
+	if err := s.commitLocked(); err != nil {
+		return 0, i, err
+	}
+	plans, err := s.planCompaction(touched, counts)
+	if err != nil {
+		s.abortLocked(err)
+		return 0, i, err
+	}
 	err = s.updateLocked(func(tx *bolt.Tx) error {
-		recs := readInboxRecords(tx.Bucket(bucketInbox), touched, counts)
 		segs := tx.Bucket(bucketSegments)
 		segs.FillPercent = segmentFill
 		for j, h := range touched {
 			s.heads.drop(h) // its last segment may change, its inbox records go
-			run, err := inboxRun(h, h.inbox[:counts[j]], recs[:counts[j]])
-			if err != nil {
+			if err := putSegments(segs, plans[j].puts); err != nil {
 				return err
 			}
-			recs = recs[counts[j]:]
-			end := run.end()
-			// The URLs leased from the inbox (below HeadSeq) stay out.
-			skip := run.leased(h.rec.HeadSeq)
-			run.entries, run.first = run.entries[skip:], run.first+uint64(skip)
-			if len(run.entries) > 0 {
-				if _, err := appendSegments(segs, h.name, h.rec.HeadSeq, run); err != nil {
-					return err
-				}
-			}
-			h.rec.CompactedSeq = end
+			h.rec.CompactedSeq = plans[j].end
 			h.dirty = true
-			moved += len(run.entries)
+			moved += plans[j].moved
 		}
 		return s.putMetaLocked(tx, touched)
 	})
@@ -270,6 +268,76 @@ func (s *State) compactHostsLocked(hosts []*host, i int, cutoff uint64) (moved, 
 	}
 	s.inboxN -= int64(moved)
 	return moved, i, nil
+}
+
+// hostPlan is what compacting one host's inbox records writes: its
+// segment records, the URLs they move and its CompactedSeq after.
+type hostPlan struct {
+	puts  []segmentPut
+	moved int
+	end   uint64
+}
+
+// parallelPlan is the fewest hosts a compaction transaction plans on two
+// goroutines (a variable for tests).
+var parallelPlan = 256
+
+// planCompaction works out what moving the first counts[j] inbox records
+// of each of hosts[j] into its segments writes, reading only, in read
+// transactions: the inbox records, decoded into a run of URLs less those
+// leased already, and the host's last segment the run is appended to (
+// planSegments). That reading, decoding and re-encoding was about half
+// of a compaction at 1M hosts, where the writes that follow must be one
+// transaction on one goroutine: so a big transaction's hosts are planned
+// in two halves, the second on a goroutine of its own (under its own
+// guard). Call with mu held and no write transaction open, so that the
+// read transactions see everything; nothing changes hosts until it
+// returns.
+func (s *State) planCompaction(hosts []*host, counts []int) ([]hostPlan, error) {
+	plans := make([]hostPlan, len(hosts))
+	plan := func(lo, hi int) error {
+		return guard(func() error {
+			return s.db.View(func(tx *bolt.Tx) error {
+				segs := tx.Bucket(bucketSegments)
+				recs := readInboxRecords(tx.Bucket(bucketInbox), hosts[lo:hi], counts[lo:hi])
+				for j := lo; j < hi; j++ {
+					h := hosts[j]
+					run, err := inboxRun(h, h.inbox[:counts[j]], recs[:counts[j]])
+					if err != nil {
+						return err
+					}
+					recs = recs[counts[j]:]
+					p := hostPlan{end: run.end()}
+					// The URLs leased from the inbox (below HeadSeq) stay out.
+					skip := run.leased(h.rec.HeadSeq)
+					run.entries, run.first = run.entries[skip:], run.first+uint64(skip)
+					if p.moved = len(run.entries); p.moved > 0 {
+						if p.puts, _, err = planSegments(segs, h.name, h.rec.HeadSeq, run); err != nil {
+							return err
+						}
+					}
+					plans[j] = p
+				}
+				return nil
+			})
+		})
+	}
+	if len(hosts) < parallelPlan {
+		return plans, plan(0, len(hosts))
+	}
+	half := len(hosts) / 2
+	var werr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		werr = plan(half, len(hosts))
+	}()
+	err := plan(0, half)
+	<-done
+	if err == nil {
+		err = werr
+	}
+	return plans, err
 }
 
 // readInboxRecords returns the values of the first counts[j] inbox

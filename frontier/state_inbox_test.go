@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -463,20 +464,89 @@ func TestCompactScatteredInbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string][]string{}
-	for range 400 {
-		ls := h.lease(10)
+	leaseAll(h, got, 10, 400)
+	for host, urls := range want {
+		if !slices.Equal(got[host], urls) {
+			t.Errorf("%s leased %d URLs %v..., want %d in admission order", host, len(got[host]), got[host][:min(3, len(got[host]))], len(urls))
+		}
+	}
+}
+
+// TestCompactPlannedInHalves: a compaction transaction planned on two
+// goroutines (planCompaction) writes exactly what one planned on one
+// writes, through resumed last segments, new segments, and URLs leased
+// from the inbox before the compaction, and the hosts lease their URLs in
+// admission order.
+func TestCompactPlannedInHalves(t *testing.T) {
+	defer func(n int) { parallelPlan = n }(parallelPlan)
+	run := func(split int) (map[string]string, map[string][]string) {
+		parallelPlan = split
+		h := newHarness(t, noRobots)
+		got := map[string][]string{}
+		for round := range 4 {
+			var urls []string
+			for k := range 40 * (round + 1) {
+				urls = append(urls, fmt.Sprintf("http://h%02d.example/r%d/%03d/%s", k%40, round, k, strings.Repeat("x", k%7)))
+			}
+			h.seed(urls...)
+			for _, l := range h.lease(15) { // from the inbox, before it is compacted
+				got[hostOf(l.URL)] = append(got[hostOf(l.URL)], l.URL)
+				h.apply(nil, outcome(l, 200))
+			}
+			h.clock.Advance(time.Minute)
+			if _, err := h.s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := h.s.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		segs := map[string]string{}
+		if err := h.s.db.View(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketSegments).ForEach(func(k, v []byte) error {
+				segs[string(k)] = string(v)
+				return nil
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		leaseAll(h, got, 40, 100)
+		return segs, got
+	}
+	serialSegs, serialGot := run(1 << 30)
+	splitSegs, splitGot := run(2)
+	if len(serialSegs) == 0 || !maps.Equal(splitSegs, serialSegs) {
+		t.Errorf("planned in halves, %d segment records; planned on one goroutine, %d: want the same records", len(splitSegs), len(serialSegs))
+	}
+	for host, urls := range serialGot {
+		if !slices.Equal(splitGot[host], urls) {
+			t.Errorf("%s leased %d URLs planned in halves, %d on one goroutine: want the same, in the same order", host, len(splitGot[host]), len(urls))
+		}
+		if !slices.IsSortedFunc(urls, func(a, b string) int { return strings.Compare(admission(a), admission(b)) }) {
+			t.Errorf("%s leased out of admission order: %v", host, urls)
+		}
+	}
+}
+
+// admission orders TestCompactPlannedInHalves's URLs as they were
+// admitted: by round, then by k.
+func admission(u string) string {
+	_, path, _ := strings.Cut(strings.TrimPrefix(u, "http://"), "/")
+	return path[:len("r0/000")]
+}
+
+// leaseAll leases up to per URLs a minute, finishing each, for at most
+// rounds minutes or until nothing is left, and adds them to got by host.
+func leaseAll(h *harness, got map[string][]string, per, rounds int) {
+	for range rounds {
+		ls := h.lease(per)
 		if len(ls) == 0 {
-			break
+			return
 		}
 		for _, l := range ls {
 			got[hostOf(l.URL)] = append(got[hostOf(l.URL)], l.URL)
 			h.apply(nil, outcome(l, 200))
 		}
 		h.clock.Advance(time.Minute)
-	}
-	for host, urls := range want {
-		if !slices.Equal(got[host], urls) {
-			t.Errorf("%s leased %d URLs %v..., want %d in admission order", host, len(got[host]), got[host][:min(3, len(got[host]))], len(urls))
-		}
 	}
 }
