@@ -212,22 +212,20 @@ func boltOptions(readOnly bool) *bolt.Options {
 // load reads it is an error.
 func (s *State) openFile() error {
 	bo := boltOptions(s.readOnly)
-	check := checkFile
-	if !s.readOnly {
-		check = func(path string) (FileInfo, error) {
-			info, fixErr, err := checkFileForOpen(path)
-			if fixErr != nil {
-				s.log.Warn("frontier: could not give the state file a freelist; bbolt rebuilds it", "err", fixErr)
-			}
-			return info, err
-		}
-	}
-	if _, err := check(s.path); err != nil {
-		return err
-	}
 	if s.readOnly {
+		if _, err := checkFile(s.path); err != nil {
+			return err
+		}
 		if _, err := os.Stat(s.path); err != nil {
 			return fmt.Errorf("frontier: %w", err)
+		}
+	} else {
+		_, fixErr, err := checkFileForOpen(s.path)
+		if err != nil {
+			return err
+		}
+		if fixErr != nil {
+			s.log.Warn("frontier: could not give the state file a freelist; bbolt rebuilds it", "err", fixErr)
 		}
 	}
 	err := guard(func() (err error) {
