@@ -48,10 +48,15 @@ var (
 	scaleReopens = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
 	scaleKeep    = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
 	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
+	scaleFill    = flag.Float64("scale.fill", 0, "bbolt FillPercent of segments (segmentFill) to grow the shard with; 0 keeps the code's")
+	scaleReProf  = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
 )
 
 func BenchmarkScale(b *testing.B) {
+	if *scaleFill > 0 {
+		segmentFill = *scaleFill
+	}
 	dir := *scaleDir
 	if dir == "" {
 		dir = b.TempDir()
@@ -173,9 +178,11 @@ func BenchmarkScale(b *testing.B) {
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
+	stop := profileTo(b, *scaleReProf)
 	start := time.Now()
 	s = open()
 	reopen := time.Since(start)
+	stop()
 	logf("reopen: %v", reopen)
 	s.Close()
 	b.ReportMetric(cycle, "leases/s")
@@ -184,11 +191,15 @@ func BenchmarkScale(b *testing.B) {
 
 // profileCPU starts a CPU profile into -scale.cpuprofile, when given, and
 // returns what stops it.
-func profileCPU(b *testing.B) (stop func()) {
-	if *scaleProf == "" {
+func profileCPU(b *testing.B) (stop func()) { return profileTo(b, *scaleProf) }
+
+// profileTo starts a CPU profile into path, when not empty, and returns
+// what stops it.
+func profileTo(b *testing.B, path string) (stop func()) {
+	if path == "" {
 		return func() {}
 	}
-	f, err := os.Create(*scaleProf)
+	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
