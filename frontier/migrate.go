@@ -32,13 +32,16 @@ var migrateChunk = 200_000
 // replaces the old one.
 var migrateFailpoint func() error
 
-// Migrate converts the stopped shard's state file at path from schema 1
-// (one `queue` key per queued URL) to schema 2 (per-host queue segments).
-// It writes the new layout to path + ".migrate" beside it, syncs it, and
-// renames it over path: a crash or an error at any point before the
-// rename leaves the old file as it was (a leftover .migrate file is
-// removed by the next run). A file already at schema 2 is left alone. A
-// file another process holds is ErrInUse within a second.
+// Migrate converts the stopped shard's state file at path to schema
+// SchemaVersion: from schema 1 (one `queue` key per queued URL) it writes
+// per-host queue segments; from schema 2 it copies every bucket and adds
+// `tails` (each host's last segment stays in `segments`, where schema 3
+// reads it as sealed). It writes the new layout to path + ".migrate"
+// beside it, syncs it, and renames it over path: a crash or an error at
+// any point before the rename leaves the old file as it was (a leftover
+// .migrate file is removed by the next run). A file already at
+// SchemaVersion is left alone. A file another process holds is ErrInUse
+// within a second.
 func Migrate(path string) (*MigrateReport, error) {
 	start := time.Now()
 	rep := &MigrateReport{Path: path, To: SchemaVersion}
@@ -73,7 +76,7 @@ func Migrate(path string) (*MigrateReport, error) {
 	return rep, nil
 }
 
-// migrateTx writes the schema 2 form of the file tx reads to tmp.
+// migrateTx writes the SchemaVersion form of the file tx reads to tmp.
 func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 	meta := src.Bucket(bucketMeta)
 	if meta == nil {
@@ -87,9 +90,9 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 	switch schema.Version {
 	case SchemaVersion:
 		return nil
-	case 1:
+	case 1, 2:
 	default:
-		return fmt.Errorf("%w: schema version %d; migrate converts 1 to %d", ErrMismatch, schema.Version, SchemaVersion)
+		return fmt.Errorf("%w: schema version %d; migrate converts 1 and 2 to %d", ErrMismatch, schema.Version, SchemaVersion)
 	}
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -173,10 +176,13 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 			if err != nil {
 				return err
 			}
-			segs.FillPercent = segmentFill
+			tails, err := tx.CreateBucketIfNotExists(bucketTails)
+			if err != nil {
+				return err
+			}
 			var run inboxRecord
 			flush := func() error {
-				added, err := appendSegments(segs, run.Host, 0, run.segment)
+				added, err := appendSegments(segs, tails, run.Host, 0, run.segment)
 				rep.Segments += uint64(added)
 				run.entries = run.entries[:0]
 				return err

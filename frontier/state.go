@@ -393,8 +393,9 @@ func checkSchema(b []byte, want schemaRecord) error {
 		return err
 	}
 	switch {
-	case got.Version == 1 && want.Version == 2:
-		return fmt.Errorf("%w: %w: schema version 1 (one bbolt key per queued URL), this code reads 2 (per-host queue segments)", ErrMismatch, ErrNeedsMigration)
+	case got.Version < want.Version && got.Version >= 1:
+		return fmt.Errorf("%w: %w: schema version %d (%s), this code reads %d (%s)", ErrMismatch, ErrNeedsMigration,
+			got.Version, schemaNames[got.Version], want.Version, schemaNames[SchemaVersion])
 	case got.Version != want.Version:
 		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
 	case got.Shards != want.Shards:

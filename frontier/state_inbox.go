@@ -245,11 +245,11 @@ func (s *State) compactHostsLocked(hosts []*host, i int, cutoff uint64) (moved, 
 		return 0, i, err
 	}
 	err = s.updateLocked(func(tx *bolt.Tx) error {
-		segs := tx.Bucket(bucketSegments)
-		segs.FillPercent = segmentFill
+		segs, tails := tx.Bucket(bucketSegments), tx.Bucket(bucketTails)
+		segs.FillPercent, tails.FillPercent = segmentFill, segmentFill
 		for j, h := range touched {
-			s.heads.drop(h) // its last segment may change, its inbox records go
-			if err := putSegments(segs, plans[j].puts); err != nil {
+			s.heads.drop(h) // its tail may change, its inbox records go
+			if err := putSegments(segs, tails, plans[j].puts); err != nil {
 				return err
 			}
 			h.rec.CompactedSeq = plans[j].end
@@ -298,7 +298,7 @@ func (s *State) planCompaction(hosts []*host, counts []int) ([]hostPlan, error) 
 	plan := func(lo, hi int) error {
 		return guard(func() error {
 			return s.db.View(func(tx *bolt.Tx) error {
-				segs := tx.Bucket(bucketSegments)
+				tails := tx.Bucket(bucketTails)
 				recs := readInboxRecords(tx.Bucket(bucketInbox), hosts[lo:hi], counts[lo:hi])
 				for j := lo; j < hi; j++ {
 					h := hosts[j]
@@ -312,7 +312,7 @@ func (s *State) planCompaction(hosts []*host, counts []int) ([]hostPlan, error) 
 					skip := run.leased(h.rec.HeadSeq)
 					run.entries, run.first = run.entries[skip:], run.first+uint64(skip)
 					if p.moved = len(run.entries); p.moved > 0 {
-						if p.puts, _, err = planSegments(segs, h.name, h.rec.HeadSeq, run); err != nil {
+						if p.puts, _, err = planSegments(tails, h.name, h.rec.HeadSeq, run); err != nil {
 							return err
 						}
 					}
