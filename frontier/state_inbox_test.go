@@ -384,19 +384,27 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 }
 
 // frontier.head_cache 0 keeps nothing, and leasing works the same, from
-// the inbox and from segments (whose heads are then read without decoding
-// the segment, headOfSegment).
+// the inbox and from sealed segments and the tail (whose heads are then
+// read without decoding the segment, headOfSegment).
 func TestHeadCacheOff(t *testing.T) {
 	for _, compact := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compacted=%v", compact), func(t *testing.T) {
 			h := newHarness(t, noRobots)
 			h.s.heads.max = 0
-			want := hostURLs(6, 1)
+			want := hostURLs(300, 1) // compacted: sealed segments and a tail
 			h.seed(want[0])
 			h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
 			if compact {
 				if n, err := h.s.Compact(); err != nil || n != len(want) {
 					t.Fatalf("Compact moved %d URLs, %v; want %d", n, err, len(want))
+				}
+				if err := h.s.db.View(func(tx *bolt.Tx) error {
+					if n := keyCount(tx.Bucket(bucketSegments)); n < 1 {
+						return fmt.Errorf("%d sealed segments, want some", n)
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
 				}
 			}
 			h.leaseAllInOrder(want, 1)
