@@ -187,8 +187,8 @@ func explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	return explainQueuedTx(tx, e, h)
 }
 
-// explainQueuedTx marks e queued when h's queue (returned, segments, inbox)
-// holds its key.
+// explainQueuedTx marks e queued when h's queue (returned, segments,
+// tails, inbox) holds its key.
 func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
 	errFound := errors.New("found")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -364,4 +365,56 @@ func openTestDB(t *testing.T) *bolt.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// A damaged tail or sealed segment is ErrCorrupt for Verify and for the
+// lease that reads it, never a panic.
+func TestDamagedQueueRecords(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		bucket []byte
+		damage func(v []byte) []byte
+	}{
+		{"truncated tail", bucketTails, func(v []byte) []byte { return v[:len(v)-1] }},
+		{"tail of another version", bucketTails, func(v []byte) []byte { return append([]byte{9}, v[1:]...) }},
+		{"garbled sealed segment", bucketSegments, func(v []byte) []byte { return append([]byte{segmentCompressed}, bytes.Repeat([]byte{0xff}, len(v))...) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, noRobots)
+			h.seed(hostURLs(300, 1)...)
+			if _, err := h.s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h.s = nil
+			rewrite(t, h.path, func(tx *bolt.Tx) error {
+				b := tx.Bucket(c.bucket)
+				k, v := b.Cursor().First()
+				if k == nil {
+					return fmt.Errorf("nothing in %s", c.bucket)
+				}
+				return b.Put(bytes.Clone(k), c.damage(bytes.Clone(v)))
+			})
+			h.open()
+			if err := h.s.Verify(); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Verify: %v, want ErrCorrupt", err)
+			}
+			var err error
+			for range 400 {
+				var ls []msg.Lease
+				if ls, err = h.s.Lease(10); err != nil {
+					break
+				}
+				for _, l := range ls {
+					h.apply(nil, outcome(l, 200))
+				}
+				h.clock.Advance(time.Minute)
+			}
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("leasing through the damaged record: %v, want ErrCorrupt", err)
+			}
+		})
+	}
 }

@@ -285,7 +285,7 @@ var parallelPlan = 256
 // planCompaction works out what moving the first counts[j] inbox records
 // of each of hosts[j] into its segments writes, reading only, in read
 // transactions: the inbox records, decoded into a run of URLs less those
-// leased already, and the host's last segment the run is appended to
+// leased already, and the host's tail the run is appended to
 // (planSegments). That reading, decoding and re-encoding was about half
 // of a compaction at 1M hosts, where the writes that follow must be one
 // transaction on one goroutine: so a big transaction's hosts are planned
