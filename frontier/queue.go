@@ -20,14 +20,15 @@ import (
 //  3. the inbox: URLs admitted since the last compaction (state_inbox.go),
 //     from HeadSeq too once the host has no segments or tail left.
 
-// queueBuckets are the buckets a host queue lives in.
+// queueBuckets are the buckets a host queue lives in, and `truth`, which
+// a lease from the inbox writes a pending audit key to (audit.go).
 type queueBuckets struct {
-	returned, segments, tails, inbox *bolt.Bucket
+	returned, segments, tails, inbox, truth *bolt.Bucket
 }
 
 func queueBucketsOf(tx *bolt.Tx) queueBuckets {
 	return queueBuckets{returned: tx.Bucket(bucketReturned), segments: tx.Bucket(bucketSegments),
-		tails: tx.Bucket(bucketTails), inbox: tx.Bucket(bucketInbox)}
+		tails: tx.Bucket(bucketTails), inbox: tx.Bucket(bucketInbox), truth: tx.Bucket(bucketTruth)}
 }
 
 // headOf is the URL at the head of a host's queue and where it is stored.
@@ -164,7 +165,11 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 			s.heads.drop(h)
 		}
 	default:
-		// Likewise the inbox record, deleted with its last URL.
+		// Likewise the inbox record, deleted with its last URL. The
+		// URL's audit key, if pending, leaves with it.
+		if err := s.writeTruthKeyLocked(qb.truth, hd.rec.URL); err != nil {
+			return err
+		}
 		h.rec.HeadSeq = hd.seq + 1
 		if h.rec.HeadSeq == hd.end {
 			err = qb.inbox.Delete(hd.inboxKey)

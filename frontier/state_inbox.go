@@ -177,6 +177,11 @@ func (s *State) compactLocked() (int, error) { return s.compactWith(func() error
 // compactWith is Compact with the lock held; between transactions it calls
 // yield, which may release and retake the lock (and then checks the state).
 func (s *State) compactWith(yield func() error) (int, error) {
+	// The audit keys of the URLs it moves go to truth first: until the
+	// move commits, a crash finds them in the inbox again.
+	if err := s.writeTruthLocked(); err != nil {
+		return 0, fmt.Errorf("compact: %w", err)
+	}
 	if s.inboxN == 0 && s.inboxStaleMax == 0 {
 		return 0, nil
 	}
