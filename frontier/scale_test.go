@@ -195,10 +195,9 @@ func BenchmarkScale(b *testing.B) {
 }
 
 // written is what s's commits have written: pages (bbolt nodes, a page
-// or a run of them), and the time spent
-// writing and syncing them (bbolt's TxStats Write and WriteTime), which
-// the step's columns apply_wr_s, apply_pg, comp_wr_s and comp_pg split
-// between Apply and Compact.
+// or a run of them) and the time spent writing and syncing them (bbolt's
+// TxStats Write and WriteTime), which the step's columns apply_wr_s,
+// apply_pg, comp_wr_s and comp_pg split between Apply and Compact.
 type written struct {
 	time  time.Duration
 	pages int64
