@@ -1,10 +1,13 @@
 package frontier
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/trawlhq/trawl/internal/msg"
+	bolt "go.etcd.io/bbolt"
 )
 
 // auditSeed prefixes every key before the audit hash, so that the sample is
@@ -51,4 +54,80 @@ func auditStatus(c *counters, fraction, impliedFP float64) msg.AuditStatus {
 		a.Projected = a.Rate * newKeys
 	}
 	return a
+}
+
+// The audit sample's new keys.
+//
+// A sampled key the filter calls new is admitted, and so written to the
+// inbox, in its Apply's transaction. Writing it to `truth` there too was
+// a random page of the bucket per sampled key: about 31 of a 10,000-link
+// Apply's 94 pages at 20M URLs over 100k hosts, and the share grew with
+// the bucket (without the audit an Apply wrote 30 pages at every size).
+// So it is pending, in memory, until Compact writes the pending keys, in
+// key order, before it moves the inbox; a lease that takes the URL from
+// the inbox writes its key first. Until then the inbox holds the URL, and
+// Open takes the sampled URLs among those still queued in the inbox as
+// pending again, so a crash loses none. Memory: one key per sampled new
+// URL since the last compaction (1/64 of them by default).
+
+// pendTruth marks key, sampled and new, as pending.
+func (s *State) pendTruth(key string) {
+	if s.truthPending == nil {
+		s.truthPending = make(map[string]struct{})
+	}
+	s.truthPending[key] = struct{}{}
+}
+
+// inTruth reports whether the exact sample holds key, pending or written.
+func (s *State) inTruth(truth *bolt.Bucket, key string) bool {
+	if _, ok := s.truthPending[key]; ok {
+		return true
+	}
+	return has(truth, []byte(key))
+}
+
+// writeTruthKeyLocked writes key to truth if it is pending: a lease is
+// taking its URL from the inbox.
+func (s *State) writeTruthKeyLocked(truth *bolt.Bucket, key string) error {
+	if _, ok := s.truthPending[key]; !ok {
+		return nil
+	}
+	if err := truth.Put([]byte(key), nil); err != nil {
+		return fmt.Errorf("put truth: %w", err)
+	}
+	delete(s.truthPending, key)
+	return nil
+}
+
+// writeTruthLocked writes every pending key to truth, in key order, in
+// transactions of compactChunk keys.
+func (s *State) writeTruthLocked() error {
+	if len(s.truthPending) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(s.truthPending))
+	for k := range s.truthPending {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for len(keys) > 0 {
+		n := min(len(keys), compactChunk)
+		err := s.updateLocked(func(tx *bolt.Tx) error {
+			truth := tx.Bucket(bucketTruth)
+			for _, k := range keys[:n] {
+				if err := truth.Put([]byte(k), nil); err != nil {
+					return fmt.Errorf("put truth: %w", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys[:n] {
+			delete(s.truthPending, k)
+		}
+		keys = keys[n:]
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestAuditStatusMath(t *testing.T) {
@@ -177,4 +178,65 @@ func TestAuditSampleFraction(t *testing.T) {
 			t.Errorf("auditThreshold(%v) = %d, %v", tc.f, c, a)
 		}
 	}
+}
+
+// The sample's new keys wait in memory until Compact writes them to
+// truth, in key order, instead of a random page of truth per key in every
+// Apply; a lease from the inbox writes its URL's key; and a crash loses
+// none: Open finds the keys of the URLs still in the inbox. A key waiting
+// counts as in the sample throughout: seen again, it is a duplicate, not
+// a false-positive skip, and explain says it is in the sample.
+func TestAuditKeysPendingUntilCompact(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Audit.Fraction = 1
+	})
+	urls := hostURLs(50, 2)
+	truthKeys := func() int {
+		n := 0
+		if err := h.s.db.View(func(tx *bolt.Tx) error { n = keyCount(tx.Bucket(bucketTruth)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	again := func(when string) {
+		t.Helper()
+		res := h.seed(urls...)
+		if res.Admitted != 0 || res.FPSkips != 0 || res.Duplicates != len(urls) {
+			t.Fatalf("%s: seen again, %d admitted, %d false-positive skips, %d duplicates; want %d duplicates",
+				when, res.Admitted, res.FPSkips, res.Duplicates, len(urls))
+		}
+	}
+	if res := h.seed(urls...); res.Admitted != len(urls) {
+		t.Fatalf("admitted %d of %d", res.Admitted, len(urls))
+	}
+	if n := truthKeys(); n != 0 {
+		t.Fatalf("%d keys in truth after Apply, want them waiting for Compact", n)
+	}
+	again("before a compaction")
+	if e, err := h.s.Explain(urls[7]); err != nil || !e.InTruth {
+		t.Fatalf("explain of a waiting key: in truth %v, %v", e.InTruth, err)
+	}
+	// Two leases from the inbox, finished: their keys go to truth with them.
+	leased := 0
+	for _, l := range h.lease(10) {
+		h.apply(nil, outcome(l, 200))
+		leased++
+	}
+	if n := truthKeys(); leased == 0 || n != leased {
+		t.Fatalf("%d keys in truth after %d leases from the inbox", n, leased)
+	}
+	h.crash()
+	again("after a crash")
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if n := truthKeys(); n != len(urls) {
+		t.Fatalf("%d keys in truth after Compact, want %d", n, len(urls))
+	}
+	if len(h.s.truthPending) != 0 {
+		t.Fatalf("%d keys still pending after Compact", len(h.s.truthPending))
+	}
+	h.crash()
+	again("after Compact and a crash")
 }

@@ -89,7 +89,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	if h != nil {
 		e.HostState = s.explainHostLocked(h, key, now)
 	}
-	err = s.viewLocked(func(tx *bolt.Tx) error { return explainStoredTx(tx, &e, h) })
+	err = s.viewLocked(func(tx *bolt.Tx) error { return s.explainStoredTx(tx, &e, h) })
 	if err != nil {
 		return e, fmt.Errorf("frontier: explain: %w", err)
 	}
@@ -171,9 +171,9 @@ func (s *State) robotsVerdict(h *host, key string) *robots.Verdict {
 
 // explainStoredTx fills in what the store says: the exact sample, and the
 // URL's done or queued record when no lease holds it.
-func explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
+func (s *State) explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
-	e.InTruth = has(tx.Bucket(bucketTruth), []byte(key))
+	e.InTruth = s.inTruth(tx.Bucket(bucketTruth), key)
 	if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
 		d, err := decodeDone(b)
 		if err != nil {
@@ -187,8 +187,8 @@ func explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	return explainQueuedTx(tx, e, h)
 }
 
-// explainQueuedTx marks e queued when h's queue (returned, segments, inbox)
-// holds its key.
+// explainQueuedTx marks e queued when h's queue (returned, segments,
+// tails, inbox) holds its key.
 func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
 	errFound := errors.New("found")

@@ -3,8 +3,8 @@ package frontier
 // The head cache.
 //
 // A lease reads the URL at its host's head from the host's first segment
-// or, when the host has none, its first inbox record, and both hold many
-// URLs: decoding one per lease (decompressing it and building every URL
+// or, when the host has none, its tail or then its first inbox record,
+// and all hold many URLs: decoding one per lease (decompressing it and building every URL
 // string) costs in proportion to the record, not the lease. An inbox
 // record holds all of a host's URLs from one Apply, up to
 // inboxRecordBytes, so a one-host crawl decoded hundreds of URLs per
@@ -12,9 +12,11 @@ package frontier
 // by host, with the bbolt key it was read from, within a byte budget.
 //
 // An entry is valid while its key still holds what was decoded: segment
-// and inbox keys are never reused, an inbox record never changes, and a
-// segment changes only when Compact appends to it (then the host's entry
-// is dropped). An entry is also dropped when its record is deleted.
+// and inbox keys are never reused, and neither a sealed segment nor an
+// inbox record ever changes. A tail's key (the host's name) is reused
+// from tail to tail, and a tail changes only when Compact appends to it
+// or seals it (then the host's entry is dropped). An entry is also
+// dropped when its record is deleted.
 
 // headCache maps hosts to their decoded head record, within max bytes
 // (frontier.head_cache, 32 MiB by default: the heads of a few thousand
@@ -28,7 +30,7 @@ type headCache struct {
 }
 
 type cachedHead struct {
-	key   string // the bbolt key (segments or inbox) it was decoded from
+	key   string // the bbolt key (segments, tails or inbox) it was decoded from
 	g     segment
 	bytes int
 }

@@ -13,12 +13,21 @@ import (
 )
 
 // SchemaVersion is the version of the bbolt layout below. A file written
-// under schema 1 (one `queue` key per queued URL) is refused with
+// under an older schema (1: one `queue` key per queued URL; 2: no `tails`
+// bucket, every host's last segment in `segments`) is refused with
 // ErrNeedsMigration, naming `frontier migrate`, which converts it
-// (Migrate); any other version is refused (ErrMismatch).
-const SchemaVersion = 2
+// (Migrate); a newer version is refused (ErrMismatch).
+const SchemaVersion = 3
 
-// The frontier's state in one bbolt file per shard, schema version 2.
+// schemaNames says what each schema version is, for the messages that
+// refuse an older one.
+var schemaNames = map[uint64]string{
+	1: "one bbolt key per queued URL",
+	2: "per-host queue segments, each host's last one rewritten by every compaction",
+	3: "per-host queue segments, compaction appending to each host's tail",
+}
+
+// The frontier's state in one bbolt file per shard, schema version 3.
 // Besides dedup's own buckets (bloom_meta, bloom, journal: written only
 // through dedup's API) the file holds:
 //
@@ -35,6 +44,12 @@ const SchemaVersion = 2
 //	         host's queued URLs with consecutive seqs, front-coded and
 //	         S2-compressed (version 2; version 1 is uncompressed); the key
 //	         is the seq of its first URL when it was written (segment.go).
+//	         Written whole (sealed) and never appended to.
+//	tails    host -> segment record: the host's compacted URLs after its
+//	         segments, the one segment Compact appends to; sealed into
+//	         `segments` once it reaches segmentBytes (segment.go). Schema
+//	         3 added it: a schema 2 file's `segments` also holds each
+//	         host's last, partly filled segment, which stays there.
 //	returned host + 0x00 + seq (u64 BE) -> URL record: a URL that was
 //	         leased and came back (expiry, release, retry) under its
 //	         original seq, ahead of the host's segments (queue.go).
@@ -81,7 +96,7 @@ const SchemaVersion = 2
 // seed), next fetch, backoff level, error streak, paused until, last
 // response time (ns), robots status (0 unknown, 1 ok, 2 allow-all after a
 // 4xx, 3 unavailable), robots HTTP status, robots fetched at; version 2
-// (written by schema 2) adds head seq (segment and inbox URLs below it
+// (written by schemas 2 and 3) adds head seq (segment and inbox URLs below it
 // are leased) and compacted seq (inbox records below it are already in
 // segments).
 //
@@ -100,6 +115,7 @@ const recordVersion = 1
 var (
 	bucketMeta     = []byte("meta")
 	bucketSegments = []byte("segments")
+	bucketTails    = []byte("tails")
 	bucketReturned = []byte("returned")
 	bucketInbox    = []byte("inbox")
 	bucketHosts    = []byte("hosts")
@@ -114,7 +130,7 @@ var (
 	keyCrawlID  = []byte("crawl_id")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketSegments, bucketReturned, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
+var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketSegments, bucketTails, bucketReturned, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
 
 // enc appends record fields.
 type enc []byte

@@ -65,8 +65,25 @@ func TestMigrateSchema1(t *testing.T) {
 	}
 	// Every host's queue comes out whole and in admission order (b.test
 	// without its page-000, which is done).
+	got := leaseEverything(t, s, clk, 200)
+	for _, host := range []string{"a.test", "b.test", "c.test"} {
+		from := 0
+		if host == "b.test" {
+			from = 1
+		}
+		checkLeased(t, host, got[host], fixturePages(host, from, 35))
+	}
+	if st := s.Status(); st.Queued != 0 || st.Done != 105 {
+		t.Fatalf("status at the end: queued %d done %d", st.Queued, st.Done)
+	}
+}
+
+// leaseEverything leases per 10 URLs a minute for up to rounds minutes,
+// finishing each, and returns them by host in the order leased.
+func leaseEverything(t *testing.T, s *State, clk *clock, rounds int) map[string][]string {
+	t.Helper()
 	got := map[string][]string{}
-	for range 200 {
+	for range rounds {
 		ls, err := s.Lease(10)
 		if err != nil {
 			t.Fatal(err)
@@ -80,19 +97,100 @@ func TestMigrateSchema1(t *testing.T) {
 		}
 		clk.Advance(time.Minute)
 	}
-	for _, host := range []string{"a.test", "b.test", "c.test"} {
-		var want []string
-		for i := range 35 {
-			if host == "b.test" && i == 0 {
-				continue
-			}
-			want = append(want, fmt.Sprintf("http://%s/docs/section-%d/page-%03d.html", host, i%4, i))
-		}
-		if strings.Join(got[host], "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s leased\n%s\nwant\n%s", host, strings.Join(got[host], "\n"), strings.Join(want, "\n"))
-		}
+	return got
+}
+
+// fixturePages are the fixtures' URLs of host, page from to page to-1.
+func fixturePages(host string, from, to int) []string {
+	var urls []string
+	for i := from; i < to; i++ {
+		urls = append(urls, fmt.Sprintf("http://%s/docs/section-%d/page-%03d.html", host, i%4, i))
 	}
-	if st := s.Status(); st.Queued != 0 || st.Done != 105 {
+	return urls
+}
+
+func checkLeased(t *testing.T, host string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s leased\n%s\nwant\n%s", host, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// testdata/schema2.db.gz is a state file written by the schema 2 code
+// (main at 9d386e5): hosts a.test, b.test and c.test with 150 URLs each
+// (http://HOST/docs/section-I%4/page-III.html, 0 to 149, admitted in that
+// order), all in `segments` (Close compacts the inbox), each host's last
+// segment partly filled (6 URLs of a.test and b.test, 3 of c.test);
+// page-000 to 002 of a.test and c.test leased and done (a.test's from its
+// first segment, c.test's from the inbox before the compaction), page-000
+// of b.test leased and left to expire. Filter: fixed, 10,000 keys at 1%.
+func schema2File(t *testing.T) (string, config.Config) {
+	t.Helper()
+	path := fixture.Gunzip(t, "testdata/schema2.db.gz", "old.db")
+	cfg := testConfig()
+	noRobots(&cfg)
+	cfg.Frontier.Filter.Capacity = 10_000
+	return path, cfg
+}
+
+// A schema 2 file is refused, naming the command; migrated, its queues
+// come out whole and in order, each host's last schema 2 segment before
+// the URLs compacted into its tail after the migration.
+func TestMigrateSchema2(t *testing.T) {
+	path, cfg := schema2File(t)
+	_, err := Open(Options{Config: cfg, Path: path})
+	if !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), "schema version 2 (") ||
+		!strings.Contains(err.Error(), "frontier migrate --data-file "+path) {
+		t.Fatalf("Open of a schema 2 file: %v, want ErrNeedsMigration naming the command", err)
+	}
+	rep, err := Migrate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.From != 2 || rep.To != SchemaVersion || rep.QueuedURLs != 0 || rep.Segments != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	clk := newClock()
+	clk.Advance(time.Hour) // b.test's lease has expired
+	s, err := Open(Options{Config: cfg, Path: path, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.Queued != 443 || st.Done != 6 || st.Leased != 1 {
+		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
+	}
+	if n, err := s.expireLeases(); err != nil || n != 1 {
+		t.Fatalf("%d leases expired (%v), want b.test's", n, err)
+	}
+	// New URLs of a.test go to its tail, after its schema 2 segments.
+	more := fixturePages("a.test", 150, 200)
+	if res, err := s.Apply([]Prepared{s.Prepare(links("", 0, more...))}, nil); err != nil || res.Admitted != len(more) {
+		t.Fatalf("admitted %d of %d: %v", res.Admitted, len(more), err)
+	}
+	if _, err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		g, err := decodeSegment(tx.Bucket(bucketTails).Get([]byte("a.test")))
+		if err != nil || g.first != 150 {
+			return fmt.Errorf("a.test's tail from seq %d (%v), want 150", g.first, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := leaseEverything(t, s, clk, 200)
+	checkLeased(t, "a.test", got["a.test"], fixturePages("a.test", 3, 200))
+	checkLeased(t, "b.test", got["b.test"], fixturePages("b.test", 0, 150))
+	checkLeased(t, "c.test", got["c.test"], fixturePages("c.test", 3, 150))
+	if err := s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.Queued != 0 || st.Done != 500 {
 		t.Fatalf("status at the end: queued %d done %d", st.Queued, st.Done)
 	}
 }
@@ -100,7 +198,13 @@ func TestMigrateSchema1(t *testing.T) {
 // A migration that fails before the rename (here: the failpoint, as a
 // crash would) leaves the old file byte for byte and no .migrate file.
 func TestMigrateFailureKeepsTheOldFile(t *testing.T) {
-	path, cfg := schema1File(t)
+	for name, file := range map[string]func(*testing.T) (string, config.Config){"schema 1": schema1File, "schema 2": schema2File} {
+		t.Run(name, func(t *testing.T) { testMigrateFailure(t, file) })
+	}
+}
+
+func testMigrateFailure(t *testing.T, file func(*testing.T) (string, config.Config)) {
+	path, cfg := file(t)
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

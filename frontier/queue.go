@@ -13,19 +13,22 @@ import (
 //     retry), one record each under host + 0x00 + seq, at the head because
 //     leases are taken from the head, so they are older than every URL
 //     still queued. Few: at most the host's leases.
-//  2. segments: the compacted queue (segment.go), from the host record's
-//     HeadSeq: a lease moves HeadSeq past the URL rather than rewriting
-//     the segment, and deletes the segment with its last URL.
+//  2. the compacted queue (segment.go), from the host record's HeadSeq:
+//     the host's sealed segments in `segments`, then its tail in `tails`.
+//     A lease moves HeadSeq past the URL rather than rewriting the
+//     segment, and deletes the segment (or tail) with its last URL.
 //  3. the inbox: URLs admitted since the last compaction (state_inbox.go),
-//     from HeadSeq too once the host has no segments left.
+//     from HeadSeq too once the host has no segments or tail left.
 
-// queueBuckets are the buckets a host queue lives in.
+// queueBuckets are the buckets a host queue lives in, and `truth`, which
+// a lease from the inbox writes a pending audit key to (audit.go).
 type queueBuckets struct {
-	returned, segments, inbox *bolt.Bucket
+	returned, segments, tails, inbox, truth *bolt.Bucket
 }
 
 func queueBucketsOf(tx *bolt.Tx) queueBuckets {
-	return queueBuckets{returned: tx.Bucket(bucketReturned), segments: tx.Bucket(bucketSegments), inbox: tx.Bucket(bucketInbox)}
+	return queueBuckets{returned: tx.Bucket(bucketReturned), segments: tx.Bucket(bucketSegments),
+		tails: tx.Bucket(bucketTails), inbox: tx.Bucket(bucketInbox), truth: tx.Bucket(bucketTruth)}
 }
 
 // headOf is the URL at the head of a host's queue and where it is stored.
@@ -34,8 +37,9 @@ type headOf struct {
 	seq         uint64
 	returnedKey []byte // set when it is in `returned`
 	segmentKey  []byte // set when it is in the host's first segment
+	tail        bool   // set when it is in the host's tail
 	inboxKey    []byte // set when it is in the host's first inbox record
-	end         uint64 // the end seq of that segment or inbox record
+	end         uint64 // the end seq of that segment, tail or inbox record
 }
 
 // peekLocked returns h's head, or ok false when it has nothing queued.
@@ -49,20 +53,16 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), returnedKey: bytes.Clone(k)}, true, nil
 	}
 	if k, v := qb.segments.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
-		g := s.heads.get(h, k)
-		if g == nil && !s.heads.keeps(len(s.ready)+1) {
-			rec, seq, end, err := headOfSegment(v, h)
-			return headOf{rec: rec, seq: seq, segmentKey: bytes.Clone(k), end: end}, err == nil, err
-		}
-		if g == nil {
-			dg, err := decodeSegment(v)
-			if err != nil {
-				return hd, false, fmt.Errorf("queue segment of %s: %w", h.name, err)
-			}
-			g = s.heads.put(h, k, dg)
-		}
-		rec, seq, err := headIn(g, h, "first queue segment")
-		return headOf{rec: rec, seq: seq, segmentKey: bytes.Clone(k), end: g.end()}, err == nil, err
+		hd, err := s.segmentHead(h, k, v, "first queue segment")
+		hd.segmentKey = bytes.Clone(k)
+		return hd, err == nil, err
+	}
+	if v := qb.tails.Get([]byte(h.name)); v != nil {
+		// Cached under the host's name, which no segment or inbox key
+		// equals (those hold a 0x00 byte, which a host name does not).
+		hd, err := s.segmentHead(h, []byte(h.name), v, "queue tail")
+		hd.tail = true
+		return hd, err == nil, err
 	}
 	if len(h.inbox) == 0 {
 		return hd, false, nil
@@ -84,6 +84,25 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 	return headOf{rec: rec, seq: seq, inboxKey: key, end: g.end()}, err == nil, err
 }
 
+// segmentHead is the head of h's queue when it is in the segment record v
+// (h's first segment, or its tail), which the head cache knows as key.
+func (s *State) segmentHead(h *host, key, v []byte, what string) (headOf, error) {
+	g := s.heads.get(h, key)
+	if g == nil && !s.heads.keeps(len(s.ready)+1) {
+		rec, seq, end, err := headOfSegment(v, h, what)
+		return headOf{rec: rec, seq: seq, end: end}, err
+	}
+	if g == nil {
+		dg, err := decodeSegment(v)
+		if err != nil {
+			return headOf{}, fmt.Errorf("%s of %s: %w", what, h.name, err)
+		}
+		g = s.heads.put(h, key, dg)
+	}
+	rec, seq, err := headIn(g, h, what)
+	return headOf{rec: rec, seq: seq, end: g.end()}, err
+}
+
 // headIn returns the URL of g at h's HeadSeq (g's first when HeadSeq is
 // below it), where g is h's first segment or inbox record, which holds it.
 func headIn(g *segment, h *host, what string) (urlRecord, uint64, error) {
@@ -98,18 +117,19 @@ func errHeadPast(what string, h *host, end uint64) error {
 	return fmt.Errorf("%w: %s of %s ends at seq %d, its head seq is %d", ErrCorrupt, what, h.name, end, h.rec.HeadSeq)
 }
 
-// headOfSegment is headIn for h's first segment record v without decoding
-// it into URLs: it reads the whole record (so that damage anywhere in it
-// is found, as decodeSegment finds it) and makes a string of the head's
-// URL alone. It returns the head, its seq and the segment's end seq.
-func headOfSegment(v []byte, h *host) (rec urlRecord, seq, end uint64, err error) {
+// headOfSegment is headIn for h's first segment record v (what: which)
+// without decoding it into URLs: it reads the whole record (so that damage
+// anywhere in it is found, as decodeSegment finds it) and makes a string
+// of the head's URL alone. It returns the head, its seq and the segment's
+// end seq.
+func headOfSegment(v []byte, h *host, what string) (rec urlRecord, seq, end uint64, err error) {
 	body, err := segmentBody(v)
 	if err != nil {
-		return rec, 0, 0, fmt.Errorf("queue segment of %s: %w", h.name, err)
+		return rec, 0, 0, fmt.Errorf("%s of %s: %w", what, h.name, err)
 	}
 	r, err := newSegmentReader(body)
 	if err != nil {
-		return rec, 0, 0, fmt.Errorf("queue segment of %s: %w", h.name, err)
+		return rec, 0, 0, fmt.Errorf("%s of %s: %w", what, h.name, err)
 	}
 	seq, end = max(h.rec.HeadSeq, r.first), r.first+r.n
 	for r.next() {
@@ -118,10 +138,10 @@ func headOfSegment(v []byte, h *host) (rec urlRecord, seq, end uint64, err error
 		}
 	}
 	if err := r.end(); err != nil {
-		return rec, 0, 0, fmt.Errorf("queue segment of %s: %w", h.name, err)
+		return rec, 0, 0, fmt.Errorf("%s of %s: %w", what, h.name, err)
 	}
 	if seq >= end {
-		return rec, 0, 0, errHeadPast("first queue segment", h, end)
+		return rec, 0, 0, errHeadPast(what, h, end)
 	}
 	return rec, seq, end, nil
 }
@@ -132,16 +152,24 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 	switch {
 	case hd.returnedKey != nil:
 		err = qb.returned.Delete(hd.returnedKey)
-	case hd.segmentKey != nil:
+	case hd.segmentKey != nil || hd.tail:
 		// The segment stays as written; the host record (rewritten with
 		// every lease anyway) moves its head past the URL.
 		h.rec.HeadSeq = hd.seq + 1
 		if h.rec.HeadSeq == hd.end {
-			err = qb.segments.Delete(hd.segmentKey)
+			if hd.tail {
+				err = qb.tails.Delete([]byte(h.name))
+			} else {
+				err = qb.segments.Delete(hd.segmentKey)
+			}
 			s.heads.drop(h)
 		}
 	default:
-		// Likewise the inbox record, deleted with its last URL.
+		// Likewise the inbox record, deleted with its last URL. The
+		// URL's audit key, if pending, leaves with it.
+		if err := s.writeTruthKeyLocked(qb.truth, hd.rec.URL); err != nil {
+			return err
+		}
 		h.rec.HeadSeq = hd.seq + 1
 		if h.rec.HeadSeq == hd.end {
 			err = qb.inbox.Delete(hd.inboxKey)
@@ -174,81 +202,91 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, at
 }
 
 // appendSegments writes run, URLs of host with consecutive seqs, after the
-// host's last segment: into it while it is under segmentBytes and the seqs
-// run on (dropping its URLs below headSeq, which are leased), then into
-// new segments. It reports how many segments it added.
+// host's compacted queue: into its tail (`tails`) while that is under
+// segmentBytes and the seqs run on (dropping its URLs below headSeq, which
+// are leased), sealing the tail into `segments` and starting a new one
+// each time it reaches segmentBytes. It reports how many segments and
+// tails it added.
 //
-// The last segment's entries are not decoded into URLs and encoded again:
-// run's entries are front-coded after its last URL and appended to its
-// body as they are (a compaction at a million hosts rewrites the last
-// segment of most of them, and decoding and re-encoding those grew with
-// the queue). Only when some of them are leased is it decoded, to drop
-// those.
-func appendSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment) (added int, err error) {
-	puts, added, err := planSegments(segs, host, headSeq, run)
+// So a compaction rewrites one tail per host and writes whole segments
+// for the rest: it never rewrites a page of `segments` to append to a
+// segment in it. When the last segment of each host lived in `segments`
+// (schema 2), appending to it rewrote the page holding it, and those
+// pages also held the hosts' earlier segments: at 100k hosts and a few
+// dozen new URLs each, every compaction rewrote nearly every page of the
+// bucket, a cost that grew with the queue.
+//
+// The tail's entries are not decoded into URLs and encoded again: run's
+// entries are front-coded after its last URL and appended to its body as
+// they are (a compaction at a million hosts rewrites the tail of most of
+// them). Only when some of them are leased is it decoded, to drop those.
+func appendSegments(segs, tails *bolt.Bucket, host string, headSeq uint64, run segment) (added int, err error) {
+	puts, added, err := planSegments(tails, host, headSeq, run)
 	if err != nil {
 		return 0, err
 	}
-	return added, putSegments(segs, puts)
+	return added, putSegments(segs, tails, puts)
 }
 
-// segmentPut is one segment record planSegments writes.
-type segmentPut struct{ key, value []byte }
+// segmentPut is one segment record planSegments writes: a sealed segment
+// into `segments`, or the host's tail into `tails`.
+type segmentPut struct {
+	key, value []byte
+	tail       bool
+}
 
-// putSegments writes puts into segs.
-func putSegments(segs *bolt.Bucket, puts []segmentPut) error {
+// putSegments writes puts into segs and tails.
+func putSegments(segs, tails *bolt.Bucket, puts []segmentPut) error {
 	for _, p := range puts {
-		if err := segs.Put(p.key, p.value); err != nil {
+		b := segs
+		if p.tail {
+			b = tails
+		}
+		if err := b.Put(p.key, p.value); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// planSegments is appendSegments without the writes: it only reads segs
-// (a read transaction will do) and returns the records to put, in key
-// order, and how many of them are new segments. Their keys and values
-// are copies, valid after segs' transaction ends.
-func planSegments(segs *bolt.Bucket, host string, headSeq uint64, run segment) (puts []segmentPut, added int, err error) {
-	prefix := queuePrefix(host)
+// planSegments is appendSegments without the writes: it only reads tails
+// (a read transaction will do) and returns the records to put, the new
+// sealed segments in key order, then the host's tail, and how many of
+// them are new keys. Their keys and values are copies, valid after tails'
+// transaction ends.
+func planSegments(tails *bolt.Bucket, host string, headSeq uint64, run segment) (puts []segmentPut, added int, err error) {
 	var cur segmentBuilder
-	var curKey []byte
-	// The last segment of host: the key before host + 0x01.
-	c := segs.Cursor()
-	k, v := c.Seek(append([]byte(host), 1))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
+	seal := func() {
+		puts = append(puts, segmentPut{key: queueKey(host, cur.first), value: cur.record()})
+		added++
+		cur = segmentBuilder{}
 	}
-	if k != nil && bytes.HasPrefix(k, prefix) && len(v) < segmentBytes {
-		ok, err := cur.resume(v, run.first, headSeq)
+	if v := tails.Get([]byte(host)); v != nil {
+		ok, first, end, err := cur.resume(v, run.first, headSeq)
 		if err != nil {
-			return nil, 0, fmt.Errorf("queue segment of %s: %w", host, err)
+			return nil, 0, fmt.Errorf("queue tail of %s: %w", host, err)
 		}
-		if ok {
-			curKey = bytes.Clone(k)
-		}
-	}
-	flush := func() {
-		if cur.n == 0 {
-			return
-		}
-		if curKey == nil {
-			curKey = queueKey(host, cur.first)
+		if !ok && headSeq < end {
+			// The seqs do not run on from it (a gap: migration from
+			// schema 1, whose queue lost its leased URLs): sealed as it
+			// is. A tail wholly leased is dropped; popLocked deletes one
+			// with its last URL, so none is left to drop here.
+			puts = append(puts, segmentPut{key: queueKey(host, first), value: bytes.Clone(v)})
 			added++
 		}
-		puts = append(puts, segmentPut{curKey, cur.record()})
-		cur, curKey = segmentBuilder{}, nil
+	} else {
+		added++ // a new tail
 	}
 	for i := range run.entries {
 		seq := run.first + uint64(i)
 		if cur.n > 0 && (cur.size() >= segmentBytes || cur.end() != seq) {
-			flush()
+			seal()
 		}
 		cur.add(seq, &run.entries[i])
 	}
-	flush()
+	if cur.n > 0 {
+		puts = append(puts, segmentPut{key: []byte(host), value: cur.record(), tail: true})
+	}
 	return puts, added, nil
 }
 
@@ -277,29 +315,30 @@ func (b *segmentBuilder) add(seq uint64, r *urlRecord) {
 
 // resume starts b from the segment record v when the seqs run on from it
 // to next; without its entries below headSeq. It reports whether they run
-// on (and b is not empty).
-func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (bool, error) {
+// on (and b is not empty), and v's first and end seqs.
+func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (ok bool, first, end uint64, err error) {
 	body, err := segmentBody(v)
 	if err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
 	r, err := newSegmentReader(body)
 	if err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
-	if r.first+r.n != next || headSeq >= next {
-		return false, nil
+	first, end = r.first, r.first+r.n
+	if end != next || headSeq >= next {
+		return false, first, end, nil
 	}
 	if headSeq <= r.first {
 		for r.next() {
 		}
 		if err := r.end(); err != nil {
-			return false, err
+			return false, first, end, err
 		}
 		// Capped: a version 1 body is bbolt's (read-only) map, and add
 		// must copy rather than append into it.
 		*b = segmentBuilder{first: r.first, n: r.n, entries: body[r.head:len(body):len(body)], prev: string(r.url), prevAt: r.at}
-		return true, nil
+		return true, first, end, nil
 	}
 	for r.next() {
 		if seq := r.first + r.i - 1; seq >= headSeq {
@@ -307,7 +346,7 @@ func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (bool, error) {
 			b.add(seq, &rec)
 		}
 	}
-	return b.n > 0, r.end()
+	return b.n > 0, first, end, r.end()
 }
 
 // record is b's segment record.
@@ -316,8 +355,8 @@ func (b *segmentBuilder) record() []byte {
 	return compressBody(append(body, b.entries...))
 }
 
-// forEachQueued calls fn with every URL h has in `returned` and
-// `segments`, head first (its inbox URLs are not included: callers walk
+// forEachQueued calls fn with every URL h has in `returned`, `segments`
+// and `tails`, head first (its inbox URLs are not included: callers walk
 // the inbox on their own).
 func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) error) error {
 	host := h.name
@@ -332,24 +371,33 @@ func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) er
 			return err
 		}
 	}
-	c = qb.segments.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+	each := func(v []byte, what string) error {
 		g, err := decodeSegment(v)
 		if err != nil {
-			return fmt.Errorf("queue segment of %s: %w", host, err)
+			return fmt.Errorf("%s of %s: %w", what, host, err)
 		}
 		for i := g.leased(h.rec.HeadSeq); i < len(g.entries); i++ {
 			if err := fn(g.first+uint64(i), g.entries[i]); err != nil {
 				return err
 			}
 		}
+		return nil
+	}
+	c = qb.segments.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if err := each(v, "queue segment"); err != nil {
+			return err
+		}
+	}
+	if v := qb.tails.Get([]byte(host)); v != nil {
+		return each(v, "queue tail")
 	}
 	return nil
 }
 
-// forEachQueuedAll calls fn with every URL in `returned` and `segments`,
-// with its host. With headSeq, segment URLs below headSeq(host) (leased)
-// are skipped; without, they are included.
+// forEachQueuedAll calls fn with every URL in `returned`, `segments` and
+// `tails`, with its host. With headSeq, segment and tail URLs below
+// headSeq(host) (leased) are skipped; without, they are included.
 func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func(host string, r urlRecord) error) error {
 	err := qb.returned.ForEach(func(k, v []byte) error {
 		host, err := queueKeyHost(k)
@@ -365,14 +413,10 @@ func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func
 	if err != nil {
 		return err
 	}
-	return qb.segments.ForEach(func(k, v []byte) error {
-		host, err := queueKeyHost(k)
-		if err != nil {
-			return err
-		}
+	each := func(host string, v []byte, what string) error {
 		g, err := decodeSegment(v)
 		if err != nil {
-			return fmt.Errorf("queue segment of %s: %w", host, err)
+			return fmt.Errorf("%s of %s: %w", what, host, err)
 		}
 		var head uint64
 		if headSeq != nil {
@@ -384,6 +428,22 @@ func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func
 			}
 		}
 		return nil
+	}
+	err = qb.segments.ForEach(func(k, v []byte) error {
+		host, err := queueKeyHost(k)
+		if err != nil {
+			return err
+		}
+		return each(host, v, "queue segment")
+	})
+	if err != nil {
+		return err
+	}
+	return qb.tails.ForEach(func(k, v []byte) error {
+		if v == nil {
+			return fmt.Errorf("%w: nested bucket %q in tails", ErrCorrupt, k)
+		}
+		return each(string(k), v, "queue tail")
 	})
 }
 

@@ -32,8 +32,10 @@ import (
 // new URLs/s over the step (Compact included), the state file's bytes per
 // URL with and without the filter's buckets, the Go heap, the memory the process
 // owns apart from the filter (anonymous resident memory, which holds the
-// filter and the heap, minus the filter) and the file-backed resident
-// memory (bbolt's map: the page cache's to evict). At the end it measures
+// filter and the heap, minus the filter), the file-backed resident
+// memory (bbolt's map: the page cache's to evict), and the pages the
+// step's commits wrote and the time they spent writing and syncing them,
+// Apply's and Compact's. At the end it measures
 // the lease + outcome cycle at that depth and the time to reopen the shard.
 var (
 	scaleURLs    = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
@@ -50,6 +52,7 @@ var (
 	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
 	scaleFill    = flag.Float64("scale.fill", 0, "bbolt FillPercent of segments (segmentFill) to grow the shard with; 0 keeps the code's")
 	scaleReProf  = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
+	scaleAudit   = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
 )
 
@@ -78,7 +81,7 @@ func BenchmarkScale(b *testing.B) {
 	s := open()
 	filterMem := int64(s.filter.Stats().Bits+7) / 8
 	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
-	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB")
+	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg")
 	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
 	// The next Apply's batches: generated and prepared on a goroutine of
 	// their own while the Apply before runs, as the service's ingest
@@ -121,7 +124,7 @@ func BenchmarkScale(b *testing.B) {
 			profiling = true
 			defer f.Close()
 		}
-		start := time.Now()
+		start, wrStart := time.Now(), writeStats(s)
 		stepLinks, stepNew := 0, 0
 		for stepNew < *scaleStep && admitted+stepNew < *scaleURLs {
 			res, err := s.Apply(next(), nil)
@@ -135,11 +138,12 @@ func BenchmarkScale(b *testing.B) {
 		if admitted == 0 {
 			inboxBytes(b, s, stepNew)
 		}
-		cstart := time.Now()
+		cstart, cwrStart := time.Now(), writeStats(s)
+		applyWrite := cwrStart.Sub(wrStart)
 		if _, err := s.Compact(); err != nil {
 			b.Fatal(err)
 		}
-		compact := time.Since(cstart)
+		compact, compactWrite := time.Since(cstart), writeStats(s).Sub(cwrStart)
 		if err := s.Flush(); err != nil {
 			b.Fatal(err)
 		}
@@ -151,10 +155,11 @@ func BenchmarkScale(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		anon, filemap := residentKiB()
-		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f", admitted,
+		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d", admitted,
 			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
-			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024)
+			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024,
+			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages)
 	}
 	if profiling {
 		pprof.StopCPUProfile()
@@ -188,6 +193,22 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(cycle, "leases/s")
 	b.ReportMetric(reopen.Seconds(), "reopen-s")
 }
+
+// written is what s's commits have written: pages (bbolt nodes, a page
+// or a run of them) and the time spent writing and syncing them (bbolt's
+// TxStats Write and WriteTime), which the step's columns apply_wr_s,
+// apply_pg, comp_wr_s and comp_pg split between Apply and Compact.
+type written struct {
+	time  time.Duration
+	pages int64
+}
+
+func writeStats(s *State) written {
+	st := s.db.Stats()
+	return written{st.TxStats.GetWriteTime(), st.TxStats.GetWrite()}
+}
+
+func (w written) Sub(o written) written { return written{w.time - o.time, w.pages - o.pages} }
 
 // profileCPU starts a CPU profile into -scale.cpuprofile, when given, and
 // returns what stops it.
@@ -237,6 +258,9 @@ func scaleConfig() config.Config {
 	cfg.Robots.Obey = false
 	cfg.Politeness.MinDelay = 0
 	cfg.Politeness.DelayFactor = 0
+	if *scaleAudit > 0 {
+		cfg.Audit.Fraction = *scaleAudit
+	}
 	return cfg
 }
 

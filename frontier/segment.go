@@ -10,10 +10,11 @@ import (
 
 // Queue segments.
 //
-// A host's compacted queue is a run of segments in `segments`, each a
-// block of URLs with consecutive host sequence numbers, keyed by host +
-// 0x00 + the sequence number its first URL had when the segment was
-// written (the key never changes, so leasing rewrites the value in place).
+// A host's compacted queue is a run of sealed segments in `segments`,
+// each a block of URLs with consecutive host sequence numbers, keyed by
+// host + 0x00 + the sequence number its first URL had when the segment
+// was written, then its tail: the one segment still taking URLs, in
+// `tails` under the host's name.
 // URLs of one host share most of their text, so a segment stores each URL
 // front-coded against the one before it: the length of the prefix they
 // share, then the rest. A crawl-like queue (URLs of about 75 bytes) costs
@@ -28,12 +29,14 @@ import (
 // is; version 2 (what encode writes) stores it as one S2 block
 // (github.com/klauspost/compress/s2) of at most 1 MiB decoded.
 //
-// Compact appends a host's new URLs to its last segment while that one is
-// under segmentBytes, and starts new segments past it, so a compaction
-// rewrites at most one old segment per host (bounded work per host and
-// per new URL, whatever the queue's length). Lease takes a host's head
-// from its first segment, at the host record's HeadSeq, and moves HeadSeq
-// past it; the segment is not rewritten, only deleted with its last URL.
+// Compact appends a host's new URLs to its tail while that one is under
+// segmentBytes, and past it seals the tail into `segments` and starts a
+// new one, so a compaction rewrites one old record per host, its tail,
+// and writes only new sealed segments into `segments` (bounded work per
+// host and per new URL, whatever the queue's length; queue.go,
+// appendSegments). Lease takes a host's head from its first segment (or
+// tail), at the host record's HeadSeq, and moves HeadSeq past it; the
+// segment is not rewritten, only deleted with its last URL.
 
 // segmentBytes is the size past which a segment takes no more URLs. Small
 // enough that a lease's rewrite of the head segment is cheap and several
@@ -41,19 +44,20 @@ import (
 // sequence number, bbolt's element header) is spread over dozens of URLs.
 const segmentBytes = 1536
 
-// segmentFill is the bbolt FillPercent of `segments` when Compact writes
-// it: where a leaf page that outgrew its 4 KiB is split. Compaction
-// grows every touched host's last segment in place, so with many hosts
+// segmentFill is the bbolt FillPercent of `tails` and `segments` when
+// Compact writes them: where a leaf page that outgrew its 4 KiB is split.
+// Compaction grows every touched host's tail in place, so with many hosts
 // (a million, a few new URLs each per compaction) every page grows at
 // every compaction: split at 90%, a page gave one of 90%, which overflowed
-// again at the next compaction, and a sliver, and the bucket's pages
-// settled at 47% in use (675 MiB allocated for 318 MiB of segments at
-// 20M URLs over 1M hosts in the scale benchmark). A compaction that
-// touches most hosts writes every page again, so that was twice the
-// writes it needed. Split at 60%, both halves have room to grow: 72% in
-// use (436 MiB) there, the same pages as at 90% over 100k hosts, where
-// hosts get whole new segments (TestSegmentPagesStayFilled; a variable
-// for the scale benchmark's -scale.fill).
+// again at the next compaction, and a sliver, and the pages settled at
+// 47% in use (675 MiB allocated for 318 MiB of segments at 20M URLs over
+// 1M hosts in the scale benchmark, when the tails were in `segments`). A
+// compaction that touches most hosts writes every page again, so that
+// was twice the writes it needed. Split at 60%, both halves have room to
+// grow: 72% in use (436 MiB) there (TestSegmentPagesStayFilled; a
+// variable for the scale benchmark's -scale.fill). Sealed segments go
+// into `segments` at each host's end of its run of keys, hosts in key
+// order; a split at 60% leaves the room the host's next one takes.
 var segmentFill = 0.6
 
 // segment is a decoded queue segment.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -55,9 +56,9 @@ func TestSegmentRoundTrip(t *testing.T) {
 	}
 }
 
-// appendSegments fills a host's last segment up to segmentBytes, starts
-// new ones past it or at a gap in the seqs, and leaves other hosts'
-// segments alone.
+// appendSegments fills a host's tail up to segmentBytes, seals it into
+// `segments` past that or at a gap in the seqs, and leaves other hosts'
+// segments and tails alone.
 func TestAppendSegments(t *testing.T) {
 	db := openTestDB(t)
 	recs := func(_ string, first uint64, entries []urlRecord) segment {
@@ -69,26 +70,41 @@ func TestAppendSegments(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		tails, err := tx.CreateBucket(bucketTails)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.CreateBucket(bucketReturned); err != nil {
 			return err
 		}
 		// Neighbours on both sides of host "a.example" in key order.
 		for _, h := range []string{"a.exampl", "ab.example"} {
-			if _, err := appendSegments(segs, h, 0, recs(h, 0, ab)); err != nil {
+			if _, err := appendSegments(segs, tails, h, 0, recs(h, 0, ab)); err != nil {
 				return err
 			}
 		}
-		if n, err := appendSegments(segs, "a.example", 0, recs("a.example", 0, a[:5])); err != nil || n != 1 {
-			return fmt.Errorf("first append: %d segments, %v", n, err)
+		if n, err := appendSegments(segs, tails, "a.example", 0, recs("a.example", 0, a[:5])); err != nil || n != 1 || keyCount(segs) != 0 {
+			return fmt.Errorf("first append: %d segments (%d sealed), %v", n, keyCount(segs), err)
 		}
-		// Runs on: into the same segment, then new ones past the size.
-		n, err := appendSegments(segs, "a.example", 0, recs("a.example", 5, a[5:150]))
+		// Runs on: into the same tail, sealed past the size.
+		n, err := appendSegments(segs, tails, "a.example", 0, recs("a.example", 5, a[5:150]))
 		if err != nil || n < 2 {
 			return fmt.Errorf("second append: %d new segments, %v", n, err)
 		}
-		// A gap in the seqs starts a new segment.
-		if n, err := appendSegments(segs, "a.example", 0, recs("a.example", 1000, a[150:])); err != nil || n < 1 {
+		sealed := 0
+		c := segs.Cursor()
+		for k, _ := c.Seek(queuePrefix("a.example")); k != nil && bytes.HasPrefix(k, queuePrefix("a.example")); k, _ = c.Next() {
+			sealed++
+		}
+		if sealed != n {
+			return fmt.Errorf("%d sealed segments after sealing %d", sealed, n)
+		}
+		// A gap in the seqs seals the tail as it is.
+		if n, err := appendSegments(segs, tails, "a.example", 0, recs("a.example", 1000, a[150:])); err != nil || n != 1 {
 			return fmt.Errorf("append after a gap: %d new segments, %v", n, err)
+		}
+		if g, err := decodeSegment(tails.Get([]byte("a.example"))); err != nil || g.first != 1000 {
+			return fmt.Errorf("tail after a gap from seq %d (%v), want 1000", g.first, err)
 		}
 		var urls []string
 		var seqs []uint64
@@ -111,16 +127,38 @@ func TestAppendSegments(t *testing.T) {
 				return fmt.Errorf("entry %d: %s seq %d, want %s seq %d", i, urls[i], seqs[i], a[i].URL, want)
 			}
 		}
-		return segs.ForEach(func(k, v []byte) error {
-			if len(v) > segmentBytes+200 {
-				return fmt.Errorf("segment %q of %d bytes", k, len(v))
+		for _, h := range []string{"a.exampl", "ab.example"} {
+			if g, err := decodeSegment(tails.Get([]byte(h))); err != nil || !reflect.DeepEqual(g.entries, ab) {
+				return fmt.Errorf("tail of neighbour %s: %v", h, err)
 			}
-			return nil
-		})
+		}
+		if n := keyCount(tails); n != 3 {
+			return fmt.Errorf("%d tails, want one per host", n)
+		}
+		for _, b := range []*bolt.Bucket{segs, tails} {
+			err := b.ForEach(func(k, v []byte) error {
+				if len(v) > segmentBytes+200 {
+					return fmt.Errorf("segment %q of %d bytes", k, len(v))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// keyCount is how many keys b holds (its Stats count only what is
+// committed).
+func keyCount(b *bolt.Bucket) int {
+	n := 0
+	_ = b.ForEach(func(_, _ []byte) error { n++; return nil })
+	return n
 }
 
 func FuzzSegment(f *testing.F) {
@@ -134,7 +172,7 @@ func FuzzSegment(f *testing.F) {
 		// reader: they refuse what decodeSegment refuses and find what it
 		// finds.
 		h := &host{name: "h.example", rec: hostRecord{HeadSeq: g.first + uint64(len(g.entries))/2}}
-		rec, seq, _, herr := headOfSegment(b, h)
+		rec, seq, _, herr := headOfSegment(b, h, "queue segment")
 		if (herr == nil) != (err == nil) {
 			t.Fatalf("headOfSegment: %v, decodeSegment: %v", herr, err)
 		}
@@ -203,17 +241,25 @@ func TestAppendSegmentsKeepsRecords(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err := db.Update(func(tx *bolt.Tx) error {
 				_ = tx.DeleteBucket(bucketSegments)
+				_ = tx.DeleteBucket(bucketTails)
 				segs, err := tx.CreateBucket(bucketSegments)
 				if err != nil {
 					return err
 				}
+				tails, err := tx.CreateBucket(bucketTails)
+				if err != nil {
+					return err
+				}
 				for _, r := range [][2]int{{0, 6}, {6, 7}, {7, 12}} {
-					if _, err := appendSegments(segs, "a.example", c.headSeq, segment{first: uint64(r[0]), entries: a[r[0]:r[1]]}); err != nil {
+					if _, err := appendSegments(segs, tails, "a.example", c.headSeq, segment{first: uint64(r[0]), entries: a[r[0]:r[1]]}); err != nil {
 						return err
 					}
 				}
+				if n := keyCount(segs); n != 0 {
+					return fmt.Errorf("%d segments sealed, want all 12 URLs in the tail", n)
+				}
 				var got []segment
-				err = segs.ForEach(func(k, v []byte) error {
+				err = tails.ForEach(func(k, v []byte) error {
 					g, err := decodeSegment(v)
 					if err != nil {
 						return err
@@ -228,7 +274,7 @@ func TestAppendSegmentsKeepsRecords(t *testing.T) {
 					return err
 				}
 				if len(got) != 1 {
-					return fmt.Errorf("%d segments, want 1", len(got))
+					return fmt.Errorf("%d tails, want 1", len(got))
 				}
 				head := c.headSeq
 				if got[0].first != head || !reflect.DeepEqual(got[0].entries, a[head:]) {
@@ -251,7 +297,7 @@ func TestHeadOfSegment(t *testing.T) {
 	v := g.encode()
 	for head := uint64(0); head <= 20; head++ {
 		h := &host{name: "a.example", rec: hostRecord{HeadSeq: head}}
-		rec, seq, end, err := headOfSegment(v, h)
+		rec, seq, end, err := headOfSegment(v, h, "first queue segment")
 		wantRec, wantSeq, wantErr := headIn(&g, h, "first queue segment")
 		if (err != nil) != (wantErr != nil) || (err != nil && !errors.Is(err, ErrCorrupt)) {
 			t.Fatalf("head seq %d: error %v, want %v", head, err, wantErr)
@@ -261,34 +307,37 @@ func TestHeadOfSegment(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]byte{v[:len(v)-1], append(append([]byte{1}, g.encodeBody()...), 0)} {
-		if _, _, _, err := headOfSegment(bad, &host{name: "a.example"}); !errors.Is(err, ErrCorrupt) {
+		if _, _, _, err := headOfSegment(bad, &host{name: "a.example"}, "queue segment"); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("headOfSegment(%x): %v, want ErrCorrupt", bad, err)
 		}
 	}
 }
 
-// A version 1 (uncompressed) last segment, read from the file's map, takes
+// A version 1 (uncompressed) tail, read from the file's map, takes
 // appended URLs too, and is written back as version 2.
 func TestAppendSegmentsToVersion1(t *testing.T) {
 	db := openTestDB(t)
 	a := testEntries("a.example", 12)
 	old := segment{first: 0, entries: a[:6]}
 	err := db.Update(func(tx *bolt.Tx) error {
-		segs, err := tx.CreateBucket(bucketSegments)
+		if _, err := tx.CreateBucket(bucketSegments); err != nil {
+			return err
+		}
+		tails, err := tx.CreateBucket(bucketTails)
 		if err != nil {
 			return err
 		}
-		return segs.Put(queueKey("a.example", 0), append([]byte{1}, old.encodeBody()...))
+		return tails.Put([]byte("a.example"), append([]byte{1}, old.encodeBody()...))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		segs := tx.Bucket(bucketSegments)
-		if n, err := appendSegments(segs, "a.example", 0, segment{first: 6, entries: a[6:]}); err != nil || n != 0 {
+		segs, tails := tx.Bucket(bucketSegments), tx.Bucket(bucketTails)
+		if n, err := appendSegments(segs, tails, "a.example", 0, segment{first: 6, entries: a[6:]}); err != nil || n != 0 {
 			return fmt.Errorf("append: %d new segments, %v", n, err)
 		}
-		v := segs.Get(queueKey("a.example", 0))
+		v := tails.Get([]byte("a.example"))
 		if v[0] != segmentCompressed {
 			return fmt.Errorf("segment written as version %d", v[0])
 		}
@@ -316,4 +365,56 @@ func openTestDB(t *testing.T) *bolt.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// A damaged tail or sealed segment is ErrCorrupt for Verify and for the
+// lease that reads it, never a panic.
+func TestDamagedQueueRecords(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		bucket []byte
+		damage func(v []byte) []byte
+	}{
+		{"truncated tail", bucketTails, func(v []byte) []byte { return v[:len(v)-1] }},
+		{"tail of another version", bucketTails, func(v []byte) []byte { return append([]byte{9}, v[1:]...) }},
+		{"garbled sealed segment", bucketSegments, func(v []byte) []byte { return append([]byte{segmentCompressed}, bytes.Repeat([]byte{0xff}, len(v))...) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, noRobots)
+			h.seed(hostURLs(300, 1)...)
+			if _, err := h.s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h.s = nil
+			rewrite(t, h.path, func(tx *bolt.Tx) error {
+				b := tx.Bucket(c.bucket)
+				k, v := b.Cursor().First()
+				if k == nil {
+					return fmt.Errorf("nothing in %s", c.bucket)
+				}
+				return b.Put(bytes.Clone(k), c.damage(bytes.Clone(v)))
+			})
+			h.open()
+			if err := h.s.Verify(); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Verify: %v, want ErrCorrupt", err)
+			}
+			var err error
+			for range 400 {
+				var ls []msg.Lease
+				if ls, err = h.s.Lease(10); err != nil {
+					break
+				}
+				for _, l := range ls {
+					h.apply(nil, outcome(l, 200))
+				}
+				h.clock.Advance(time.Minute)
+			}
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("leasing through the damaged record: %v, want ErrCorrupt", err)
+			}
+		})
+	}
 }

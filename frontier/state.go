@@ -95,12 +95,15 @@ type State struct {
 	// inboxStaleMax is the last key of the inbox records Open skipped as
 	// already moved (0: none); Compact deletes them.
 	inboxStaleMax uint64
-	applyGen      uint64 // Apply calls so far (host.applyGen)
-	loosened      uint64 // see Loosened
-	doneN         int64
-	lastCP        msg.CheckpointStatus
-	journaled     int64     // keys journaled since the last checkpoint
-	cpBase        time.Time // the last checkpoint, or Open: the journal's age starts here
+	// truthPending holds the audit sample's new keys admitted since the
+	// last compaction, which Compact writes to `truth` (audit.go).
+	truthPending map[string]struct{}
+	applyGen     uint64 // Apply calls so far (host.applyGen)
+	loosened     uint64 // see Loosened
+	doneN        int64
+	lastCP       msg.CheckpointStatus
+	journaled    int64     // keys journaled since the last checkpoint
+	cpBase       time.Time // the last checkpoint, or Open: the journal's age starts here
 }
 
 // StatePath is where the state file of cfg's shard lives when
@@ -393,8 +396,9 @@ func checkSchema(b []byte, want schemaRecord) error {
 		return err
 	}
 	switch {
-	case got.Version == 1 && want.Version == 2:
-		return fmt.Errorf("%w: %w: schema version 1 (one bbolt key per queued URL), this code reads 2 (per-host queue segments)", ErrMismatch, ErrNeedsMigration)
+	case got.Version < want.Version && got.Version >= 1:
+		return fmt.Errorf("%w: %w: schema version %d (%s), this code reads %d (%s)", ErrMismatch, ErrNeedsMigration,
+			got.Version, schemaNames[got.Version], want.Version, schemaNames[SchemaVersion])
 	case got.Version != want.Version:
 		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
 	case got.Shards != want.Shards:
@@ -510,9 +514,10 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
 }
 
 // loadInboxTx gives each host the keys of its inbox records, in order,
-// skips the records Compact moved before a crash, and counts the
-// admissions a host's record does not reflect yet (Apply does not rewrite
-// it for an admission alone).
+// skips the records Compact moved before a crash, counts the admissions a
+// host's record does not reflect yet (Apply does not rewrite it for an
+// admission alone), and takes the audit sample's keys among the URLs
+// still queued there as pending (audit.go: they are not in `truth` yet).
 func (s *State) loadInboxTx(tx *bolt.Tx) error {
 	return tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
@@ -537,7 +542,13 @@ func (s *State) loadInboxTx(tx *bolt.Tx) error {
 			s.queued += int64(n)
 		}
 		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
-		s.inboxN += int64(len(r.entries) - r.leased(h.rec.HeadSeq))
+		queued := r.entries[r.leased(h.rec.HeadSeq):]
+		s.inboxN += int64(len(queued))
+		for i := range queued {
+			if s.scope.sampled(auditHash(queued[i].URL)) {
+				s.pendTruth(queued[i].URL)
+			}
+		}
 		return nil
 	})
 }

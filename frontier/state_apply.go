@@ -198,12 +198,12 @@ func (s *State) auditLocked(truth *bolt.Bucket, pl *PreparedLink, seen bool, res
 	key := []byte(pl.Key)
 	switch {
 	case !seen:
+		// Enqueued, so it is in the inbox until Compact writes it to
+		// truth (or a lease does).
 		s.count[cSampledNew]++
-		if err := truth.Put(key, nil); err != nil {
-			return false, fmt.Errorf("put truth: %w", err)
-		}
+		s.pendTruth(pl.Key)
 		return true, nil
-	case !has(truth, key):
+	case !s.inTruth(truth, pl.Key):
 		// The filter says seen, the exact sample says new: a
 		// false-positive skip. Record the key so it counts once.
 		res.FPSkips++

@@ -586,8 +586,11 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketSegments).Cursor()
+		c := tx.Bucket(bucketTails).Cursor()
 		k, _ := c.First()
+		if k == nil {
+			return errors.New("no queue tail to remove")
+		}
 		return c.Bucket().Delete(k)
 	})
 	db.Close()

@@ -177,6 +177,11 @@ func (s *State) compactLocked() (int, error) { return s.compactWith(func() error
 // compactWith is Compact with the lock held; between transactions it calls
 // yield, which may release and retake the lock (and then checks the state).
 func (s *State) compactWith(yield func() error) (int, error) {
+	// The audit keys of the URLs it moves go to truth first: until the
+	// move commits, a crash finds them in the inbox again.
+	if err := s.writeTruthLocked(); err != nil {
+		return 0, fmt.Errorf("compact: %w", err)
+	}
 	if s.inboxN == 0 && s.inboxStaleMax == 0 {
 		return 0, nil
 	}
@@ -245,11 +250,11 @@ func (s *State) compactHostsLocked(hosts []*host, i int, cutoff uint64) (moved, 
 		return 0, i, err
 	}
 	err = s.updateLocked(func(tx *bolt.Tx) error {
-		segs := tx.Bucket(bucketSegments)
-		segs.FillPercent = segmentFill
+		segs, tails := tx.Bucket(bucketSegments), tx.Bucket(bucketTails)
+		segs.FillPercent, tails.FillPercent = segmentFill, segmentFill
 		for j, h := range touched {
-			s.heads.drop(h) // its last segment may change, its inbox records go
-			if err := putSegments(segs, plans[j].puts); err != nil {
+			s.heads.drop(h) // its tail may change, its inbox records go
+			if err := putSegments(segs, tails, plans[j].puts); err != nil {
 				return err
 			}
 			h.rec.CompactedSeq = plans[j].end
@@ -285,7 +290,7 @@ var parallelPlan = 256
 // planCompaction works out what moving the first counts[j] inbox records
 // of each of hosts[j] into its segments writes, reading only, in read
 // transactions: the inbox records, decoded into a run of URLs less those
-// leased already, and the host's last segment the run is appended to
+// leased already, and the host's tail the run is appended to
 // (planSegments). That reading, decoding and re-encoding was about half
 // of a compaction at 1M hosts, where the writes that follow must be one
 // transaction on one goroutine: so a big transaction's hosts are planned
@@ -298,7 +303,7 @@ func (s *State) planCompaction(hosts []*host, counts []int) ([]hostPlan, error) 
 	plan := func(lo, hi int) error {
 		return guard(func() error {
 			return s.db.View(func(tx *bolt.Tx) error {
-				segs := tx.Bucket(bucketSegments)
+				tails := tx.Bucket(bucketTails)
 				recs := readInboxRecords(tx.Bucket(bucketInbox), hosts[lo:hi], counts[lo:hi])
 				for j := lo; j < hi; j++ {
 					h := hosts[j]
@@ -312,7 +317,7 @@ func (s *State) planCompaction(hosts []*host, counts []int) ([]hostPlan, error) 
 					skip := run.leased(h.rec.HeadSeq)
 					run.entries, run.first = run.entries[skip:], run.first+uint64(skip)
 					if p.moved = len(run.entries); p.moved > 0 {
-						if p.puts, _, err = planSegments(segs, h.name, h.rec.HeadSeq, run); err != nil {
+						if p.puts, _, err = planSegments(tails, h.name, h.rec.HeadSeq, run); err != nil {
 							return err
 						}
 					}

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"github.com/trawlhq/trawl/internal/config"
 	"maps"
 	"os"
 	"path/filepath"
@@ -383,19 +384,27 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 }
 
 // frontier.head_cache 0 keeps nothing, and leasing works the same, from
-// the inbox and from segments (whose heads are then read without decoding
-// the segment, headOfSegment).
+// the inbox and from sealed segments and the tail (whose heads are then
+// read without decoding the segment, headOfSegment).
 func TestHeadCacheOff(t *testing.T) {
 	for _, compact := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compacted=%v", compact), func(t *testing.T) {
 			h := newHarness(t, noRobots)
 			h.s.heads.max = 0
-			want := hostURLs(6, 1)
+			want := hostURLs(300, 1) // compacted: sealed segments and a tail
 			h.seed(want[0])
 			h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
 			if compact {
 				if n, err := h.s.Compact(); err != nil || n != len(want) {
 					t.Fatalf("Compact moved %d URLs, %v; want %d", n, err, len(want))
+				}
+				if err := h.s.db.View(func(tx *bolt.Tx) error {
+					if n := keyCount(tx.Bucket(bucketSegments)); n < 1 {
+						return fmt.Errorf("%d sealed segments, want some", n)
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
 				}
 			}
 			h.leaseAllInOrder(want, 1)
@@ -503,10 +512,16 @@ func TestCompactPlannedInHalves(t *testing.T) {
 		}
 		segs := map[string]string{}
 		if err := h.s.db.View(func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketSegments).ForEach(func(k, v []byte) error {
-				segs[string(k)] = string(v)
-				return nil
-			})
+			for _, b := range [][]byte{bucketSegments, bucketTails} {
+				err := tx.Bucket(b).ForEach(func(k, v []byte) error {
+					segs[string(b)+"/"+string(k)] = string(v)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -552,12 +567,13 @@ func leaseAll(h *harness, got map[string][]string, per, rounds int) {
 }
 
 // TestSegmentPagesStayFilled grows a queue the way a crawl over many more
-// hosts than `segments` has pages does: every compaction appends two URLs
-// to the last segment of every host, which grows in place. The bucket's
-// leaf pages must stay well filled: at a FillPercent of 0.9 a page that
-// overflows splits into one of 90% and a sliver, and after a few rounds
-// half of every page written was empty (47% at 1M hosts in the scale
-// benchmark), so each compaction wrote twice the pages it needed to.
+// hosts than `tails` has pages does: every compaction appends two URLs to
+// the tail of every host, which grows in place. The bucket's leaf pages
+// must stay well filled: at a FillPercent of 0.9 a page that overflows
+// splits into one of 90% and a sliver, and after a few rounds half of
+// every page written was empty (47% at 1M hosts in the scale benchmark,
+// when the tails were the last segments in `segments`), so each
+// compaction wrote twice the pages it needed to.
 func TestSegmentPagesStayFilled(t *testing.T) {
 	h := newHarness(t, noRobots)
 	const hosts, rounds = 3000, 10
@@ -575,17 +591,84 @@ func TestSegmentPagesStayFilled(t *testing.T) {
 	}
 	var st bolt.BucketStats
 	if err := h.s.db.View(func(tx *bolt.Tx) error {
-		st = tx.Bucket(bucketSegments).Stats()
+		st = tx.Bucket(bucketTails).Stats()
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if st.KeyN != hosts {
-		t.Fatalf("segments holds %d keys, want one segment per host (%d)", st.KeyN, hosts)
+		t.Fatalf("tails holds %d keys, want one tail per host (%d)", st.KeyN, hosts)
 	}
 	fill := float64(st.LeafInuse) / float64(st.LeafAlloc)
-	t.Logf("segments: %d leaf pages, %.0f%% in use", st.LeafPageN, 100*fill)
+	t.Logf("tails: %d leaf pages, %.0f%% in use", st.LeafPageN, 100*fill)
 	if fill < 0.6 {
-		t.Errorf("segments' leaf pages are %.0f%% in use after %d compactions that each grew every host's segment, want at least 60%%", 100*fill, rounds)
+		t.Errorf("tails' leaf pages are %.0f%% in use after %d compactions that each grew every host's tail, want at least 60%%", 100*fill, rounds)
+	}
+}
+
+// TestCompactWritesFollowNewURLs: a compaction's page writes follow the
+// URLs it moves, not the queue they join. 400 hosts get 30 URLs each per
+// round, and nothing is leased, so each host's queue grows by 30 URLs a
+// compaction to 600. When compaction appended to each host's last segment
+// in `segments` (schema 2), the page it rewrote also held the host's
+// earlier segments, and the pages written grew with the queue: 50 at the
+// second compaction, 162 at the twentieth, neither of which started a
+// segment. Appending to the
+// tail in `tails`, a compaction that seals no segment writes the same
+// pages at 600 URLs a host as at 30; one that seals writes at most a
+// page more (and its branch pages) per sealed segment.
+func TestCompactWritesFollowNewURLs(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Frontier.Filter.Capacity = 2_000_000 // no false-positive skips among the 240,000
+		c.Audit.Fraction = 1e-12               // no key sampled: the writes counted are the queue's
+	})
+	const hosts, per, rounds = 400, 30, 20
+	var writes, sealed []int
+	segmentKeys := func() int {
+		var n int
+		if err := h.s.db.View(func(tx *bolt.Tx) error { n = keyCount(tx.Bucket(bucketSegments)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for round := range rounds {
+		var urls []string
+		for k := range hosts {
+			for j := range per {
+				urls = append(urls, fmt.Sprintf("http://h%03d.example/section-%d/page-%02d-%02d.html", k, k%7, round, j))
+			}
+		}
+		h.seed(urls...)
+		keys, before := segmentKeys(), h.s.db.Stats().TxStats
+		if _, err := h.s.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		after := h.s.db.Stats().TxStats
+		writes = append(writes, int(after.GetWrite()-before.GetWrite()))
+		sealed = append(sealed, segmentKeys()-keys)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if q := h.s.Status().Queued; q != hosts*per*rounds {
+		t.Fatalf("%d queued, want %d", q, hosts*per*rounds)
+	}
+	t.Logf("pages written per compaction: %v; segments sealed: %v", writes, sealed)
+	first := -1 // the first compaction that sealed nothing
+	for r := range rounds {
+		if sealed[r] == 0 && first < 0 {
+			first = r
+		}
+		if first < 0 {
+			continue
+		}
+		if limit := 1.2*float64(writes[first]) + 1.5*float64(sealed[r]); float64(writes[r]) > limit {
+			t.Errorf("compaction %d (%d URLs a host) sealed %d segments and wrote %d pages, compaction %d (%d URLs a host) sealed none and wrote %d: want at most %.0f",
+				r+1, per*(r+1), sealed[r], writes[r], first+1, per*(first+1), writes[first], limit)
+		}
+	}
+	if first < 0 || sealed[rounds-1]+sealed[rounds-2]+sealed[rounds-3]+sealed[rounds-4] < hosts {
+		t.Errorf("segments sealed %v: want rounds that seal none and every host sealing", sealed)
 	}
 }

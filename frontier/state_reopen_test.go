@@ -259,22 +259,25 @@ func TestOpenRefusesMismatch(t *testing.T) {
 			}
 		})
 	}
-	// Another schema version: a newer one is refused; schema 1 names the
-	// command that converts it.
+	// Another schema version: a newer one is refused; an older one names
+	// the command that converts it.
 	rewrite(t, path, func(tx *bolt.Tx) error {
-		r := schemaRecord{Version: 3, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
+		r := schemaRecord{Version: SchemaVersion + 1, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
 		return tx.Bucket(bucketMeta).Put(keySchema, r.encode())
 	})
-	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "schema version 3") {
-		t.Fatalf("schema version 3: %v", err)
+	newer := fmt.Sprintf("schema version %d", SchemaVersion+1)
+	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrMismatch) || errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), newer) {
+		t.Fatalf("%s: %v", newer, err)
 	}
-	rewrite(t, path, func(tx *bolt.Tx) error {
-		r := schemaRecord{Version: 1, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
-		return tx.Bucket(bucketMeta).Put(keySchema, r.encode())
-	})
-	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrNeedsMigration) || !errors.Is(err, ErrMismatch) ||
-		!strings.Contains(err.Error(), "frontier migrate --data-file "+path) {
-		t.Fatalf("schema version 1: %v", err)
+	for v := uint64(1); v < SchemaVersion; v++ {
+		rewrite(t, path, func(tx *bolt.Tx) error {
+			r := schemaRecord{Version: v, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
+			return tx.Bucket(bucketMeta).Put(keySchema, r.encode())
+		})
+		if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrNeedsMigration) || !errors.Is(err, ErrMismatch) ||
+			!strings.Contains(err.Error(), "frontier migrate --data-file "+path) || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d (", v)) {
+			t.Fatalf("schema version %d: %v", v, err)
+		}
 	}
 	// Shard 1 of 2 written, opened as shard 0 of 2.
 	c2 := testConfig()

@@ -77,8 +77,8 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	return s.verifyDoneTx(tx)
 }
 
-// verifyQueueTx checks every queued URL in `returned` and `segments` and
-// counts them per host.
+// verifyQueueTx checks every queued URL in `returned`, `segments` and
+// `tails` and counts them per host.
 func (s *State) verifyQueueTx(tx *bolt.Tx) (perHost map[string]uint64, err error) {
 	perHost = map[string]uint64{}
 	headSeq := func(host string) uint64 {

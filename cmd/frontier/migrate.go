@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	cmds.Register(cli.Command{Name: "migrate", Summary: "convert a stopped shard's state file to the current schema (atomic: the old file stays until the new one is complete)", Run: runMigrate})
+	cmds.Register(cli.Command{Name: "migrate", Summary: "convert a stopped shard's state file to the current schema (atomic: a crash leaves the old file usable)", Run: runMigrate})
 }
 
 func runMigrate(args []string) int { return migrateCmd(args, os.Stdout, os.Stderr) }
@@ -29,7 +29,7 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, usage)
-		fmt.Fprintln(stderr, "Offline, on a stopped shard: writes the file's state in the current schema to F.migrate, syncs it,\nand renames it over F. A crash before the rename leaves F as it was.")
+		fmt.Fprintln(stderr, "Offline, on a stopped shard. Schema 1: writes the file's state in the current schema to F.migrate,\nsyncs it, and renames it over F; a crash before the rename leaves F as it was. Schema 2: adds the\nnew bucket in place, in one transaction, which a crash leaves whole or undone.")
 		fs.PrintDefaults()
 	}
 	if code, ok := cli.Parse(fs, args); !ok {

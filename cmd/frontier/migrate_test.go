@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/testkit/fixture"
 )
@@ -35,8 +37,8 @@ func TestMigrateCommand(t *testing.T) {
 	}{
 		{nil, cli.ExitUsage, "--data-file is required"},
 		{[]string{"--data-file", filepath.Join(t.TempDir(), "none.db")}, cli.ExitFailure, "no such state file"},
-		{[]string{"--data-file", path}, cli.ExitOK, "from schema 1 to 2"},
-		{[]string{"--data-file", path, "--json"}, cli.ExitOK, `"from_schema": 2`},
+		{[]string{"--data-file", path}, cli.ExitOK, fmt.Sprintf("from schema 1 to %d", frontier.SchemaVersion)},
+		{[]string{"--data-file", path, "--json"}, cli.ExitOK, fmt.Sprintf(`"from_schema": %d`, frontier.SchemaVersion)},
 	} {
 		var out, errb bytes.Buffer
 		code := migrateCmd(tc.args, &out, &errb)
