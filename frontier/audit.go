@@ -60,9 +60,10 @@ func auditStatus(c *counters, fraction, impliedFP float64) msg.AuditStatus {
 //
 // A sampled key the filter calls new is admitted, and so written to the
 // inbox, in its Apply's transaction. Writing it to `truth` there too was
-// a random page of the bucket per sampled key: about 31 of a 10,000-link
-// Apply's 94 pages at 20M URLs over 100k hosts, and the share grew with
-// the bucket (without the audit an Apply wrote 30 pages at every size).
+// a random page of the bucket per sampled key (about 31 in an Apply of
+// 10,000 links) and their branch pages: at 20M URLs over 100k hosts such
+// an Apply wrote 94 pages, 68 at 2M, and 30 at every size without the
+// audit.
 // So it is pending, in memory, until Compact writes the pending keys, in
 // key order, before it moves the inbox; a lease that takes the URL from
 // the inbox writes its key first. Until then the inbox holds the URL, and
