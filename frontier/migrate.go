@@ -227,6 +227,7 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 			if err != nil {
 				return err
 			}
+			segs.FillPercent, tails.FillPercent = segmentFill, segmentFill
 			var run inboxRecord
 			flush := func() error {
 				added, err := appendSegments(segs, tails, run.Host, 0, run.segment)

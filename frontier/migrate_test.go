@@ -22,9 +22,13 @@ import (
 // and c.test leased and expired back into `queue` (where schema 1 keeps
 // returned URLs too), page-000 of b.test done. Filter: fixed, 10,000 keys
 // at 1%.
-func schema1File(t *testing.T) (string, config.Config) {
+func schema1File(t *testing.T) (string, config.Config) { return oldFile(t, "testdata/schema1.db.gz") }
+
+// oldFile is a copy of the gzipped state file gz, written by older code,
+// and the configuration it was written with.
+func oldFile(t *testing.T, gz string) (string, config.Config) {
 	t.Helper()
-	path := fixture.Gunzip(t, "testdata/schema1.db.gz", "old.db")
+	path := fixture.Gunzip(t, gz, "old.db")
 	cfg := testConfig()
 	noRobots(&cfg)
 	cfg.Frontier.Filter.Capacity = 10_000
@@ -124,14 +128,7 @@ func checkLeased(t *testing.T, host string, got, want []string) {
 // page-000 to 002 of a.test and c.test leased and done (a.test's from its
 // first segment, c.test's from the inbox before the compaction), page-000
 // of b.test leased and left to expire. Filter: fixed, 10,000 keys at 1%.
-func schema2File(t *testing.T) (string, config.Config) {
-	t.Helper()
-	path := fixture.Gunzip(t, "testdata/schema2.db.gz", "old.db")
-	cfg := testConfig()
-	noRobots(&cfg)
-	cfg.Frontier.Filter.Capacity = 10_000
-	return path, cfg
-}
+func schema2File(t *testing.T) (string, config.Config) { return oldFile(t, "testdata/schema2.db.gz") }
 
 // A schema 2 file is refused, naming the command; migrated, its queues
 // come out whole and in order, each host's last schema 2 segment before
