@@ -44,8 +44,7 @@ import (
 // sequence number, bbolt's element header) is spread over dozens of URLs.
 const segmentBytes = 1536
 
-// segmentFill is the bbolt FillPercent of `tails` and `segments` when
-// Compact writes them: where a leaf page that outgrew its 4 KiB is split.
+// segmentFill is the bbolt FillPercent of `tails` when Compact writes it: where a leaf page that outgrew its 4 KiB is split.
 // Compaction grows every touched host's tail in place, so with many hosts
 // (a million, a few new URLs each per compaction) every page grows at
 // every compaction: split at 90%, a page gave one of 90%, which overflowed
@@ -55,10 +54,13 @@ const segmentBytes = 1536
 // compaction that touches most hosts writes every page again, so that
 // was twice the writes it needed. Split at 60%, both halves have room to
 // grow: 72% in use (436 MiB) there (TestSegmentPagesStayFilled; a
-// variable for the scale benchmark's -scale.fill). Sealed segments go
-// into `segments` at each host's end of its run of keys, hosts in key
-// order; a split at 60% leaves the room the host's next one takes.
+// variable for the scale benchmark's -scale.fill).
 var segmentFill = 0.6
+
+// sealedFill is the bbolt FillPercent of `sealed`. Every put goes after
+// the bucket's last key (a new gen), so a page is never grown again once
+// written: filled whole, it takes the fewest pages to write.
+const sealedFill = 1.0
 
 // segment is a decoded queue segment.
 type segment struct {

@@ -3,6 +3,7 @@ package frontier
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -55,6 +56,9 @@ func (s *State) verifyMemoryLocked() error {
 // verifyFileTx checks the file's queue, inbox, leases and done records
 // against memory and the filter.
 func (s *State) verifyFileTx(tx *bolt.Tx) error {
+	if err := s.verifySealedTx(tx); err != nil {
+		return err
+	}
 	perHost, err := s.verifyQueueTx(tx)
 	if err != nil {
 		return err
@@ -77,7 +81,34 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	return s.verifyDoneTx(tx)
 }
 
-// verifyQueueTx checks every queued URL in `returned`, `segments` and
+// verifySealedTx checks that each host's record lists exactly the gens
+// it has sealed segments under, in order: a segment under a gen its
+// record does not list would never be leased.
+func (s *State) verifySealedTx(tx *bolt.Tx) error {
+	gens := map[string][]uint64{}
+	c := tx.Bucket(bucketSealed).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		gen, host, err := sealedKeyParts(k)
+		if err != nil {
+			return err
+		}
+		if g := gens[host]; len(g) == 0 || g[len(g)-1] != gen {
+			gens[host] = append(g, gen)
+		}
+	}
+	for name, h := range s.hosts {
+		if !slices.Equal(gens[name], h.rec.Sealed) {
+			return fmt.Errorf("%w: host %s lists sealed gens %v, `sealed` holds its segments under %v", ErrCorrupt, name, h.rec.Sealed, gens[name])
+		}
+		delete(gens, name)
+	}
+	for name := range gens {
+		return fmt.Errorf("%w: sealed segments of unknown host %q", ErrCorrupt, name)
+	}
+	return nil
+}
+
+// verifyQueueTx checks every queued URL in `returned`, `sealed` and
 // `tails` and counts them per host.
 func (s *State) verifyQueueTx(tx *bolt.Tx) (perHost map[string]uint64, err error) {
 	perHost = map[string]uint64{}
