@@ -15,9 +15,9 @@ import (
 // SchemaVersion is the version of the bbolt layout below. A file written
 // under an older schema (1: one `queue` key per queued URL; 2: no `tails`
 // bucket, every host's last segment in `segments`; 3: sealed segments in
-// `segments` under host + 0x00 + seq) is refused with ErrNeedsMigration,
-// naming `frontier migrate`, which converts it (Migrate); a newer version
-// is refused (ErrMismatch).
+// `segments` under host + 0x00 + seq, `truth` keyed by URL) is refused
+// with ErrNeedsMigration, naming `frontier migrate`, which converts it
+// (Migrate); a newer version is refused (ErrMismatch).
 const SchemaVersion = 4
 
 // schemaNames says what each schema version is, for the messages that
@@ -26,7 +26,7 @@ var schemaNames = map[uint64]string{
 	1: "one bbolt key per queued URL",
 	2: "per-host queue segments, each host's last one rewritten by every compaction",
 	3: "per-host queue segments, compaction appending to each host's tail",
-	4: "sealed segments keyed by the compaction that wrote them",
+	4: "sealed segments keyed by the compaction that wrote them, the audit sample by hash",
 }
 
 // The frontier's state in one bbolt file per shard, schema version 4.
@@ -72,7 +72,9 @@ var schemaNames = map[uint64]string{
 //	         expiry moves it to returned under its original seq, so it
 //	         keeps its place at the head.
 //	done     dedup.Hash(canonical URL) (u64 BE) -> done record
-//	truth    canonical URL -> empty: the exact audit sample
+//	truth    dedup.Hash(canonical URL) (u64 BE) -> empty: the exact audit
+//	         sample (audit.go). Keyed by the canonical URL until schema 4;
+//	         migration rewrites it.
 //
 // Every record starts with its version byte (1; 2 for the records below
 // that say so). Integers are uvarints,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -88,8 +89,8 @@ func Migrate(path string) (*MigrateReport, error) {
 // sealInPlace converts the schema 2 or 3 file at path to schema 4 in one
 // transaction: it adds the empty `tails` bucket to a schema 2 file (whose
 // hosts' last segments, partly filled, are read as sealed; their next
-// URLs start a tail), moves `segments` into `sealed` (sealSegments) and
-// rewrites the schema record. The rest of the file stays as it is: a
+// URLs start a tail), moves `segments` into `sealed` (sealSegments),
+// keys `truth` by hash (hashTruth) and rewrites the schema record. The rest of the file stays as it is: a
 // copy of a 2.3 GB file of 20M URLs over 1M hosts took 74 s.
 func sealInPlace(path string, rep *MigrateReport) error {
 	db, _, err := openStopped(path, "migrate", false)
@@ -114,6 +115,9 @@ func sealInPlace(path string, rep *MigrateReport) error {
 				return fmt.Errorf("%w: schema version %d, not 2 or 3", ErrMismatch, schema.Version)
 			}
 			if rep.Segments, err = sealSegments(tx); err != nil {
+				return err
+			}
+			if err := hashTruth(tx); err != nil {
 				return err
 			}
 			schema.Version = SchemaVersion
@@ -167,6 +171,41 @@ func sealSegments(tx *bolt.Tx) (uint64, error) {
 		return n, fmt.Errorf("seal segments: %w", err)
 	}
 	return n, tx.DeleteBucket(bucketSegments)
+}
+
+// hashTruth rewrites `truth`, keyed by canonical URL until schema 4, keyed
+// by the URL's dedup hash (audit.go), in key order.
+func hashTruth(tx *bolt.Tx) error {
+	old := tx.Bucket(bucketTruth)
+	if old == nil {
+		return fmt.Errorf("%w: no truth bucket", ErrCorrupt)
+	}
+	var hs []uint64
+	err := old.ForEach(func(k, v []byte) error {
+		if v == nil {
+			return fmt.Errorf("%w: nested bucket %q in truth", ErrCorrupt, k)
+		}
+		hs = append(hs, hashKey(string(k)))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("hash truth: %w", err)
+	}
+	if err := tx.DeleteBucket(bucketTruth); err != nil {
+		return err
+	}
+	truth, err := tx.CreateBucket(bucketTruth)
+	if err != nil {
+		return err
+	}
+	truth.FillPercent = 1 // in key order: each page filled once
+	slices.Sort(hs)
+	for _, h := range slices.Compact(hs) {
+		if err := truth.Put(u64key(h), nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrateGen is the gen Migrate puts the sealed segments it converts
@@ -240,6 +279,9 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 			if err := listSealed(tx.Bucket(bucketHosts), host); err != nil {
 				return err
 			}
+		}
+		if err := hashTruth(tx); err != nil {
+			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keySchema, schema.encode())
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -68,6 +69,7 @@ func TestMigrateSchema1(t *testing.T) {
 	if st := s.Status(); st.Queued != 104 || st.Done != 1 || st.Leased != 0 {
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
+	checkTruthHashed(t, s, 35)
 	// Every host's queue comes out whole and in admission order (b.test
 	// without its page-000, which is done).
 	got := leaseEverything(t, s, clk, 200)
@@ -103,6 +105,30 @@ func leaseEverything(t *testing.T, s *State, clk *clock, rounds int) map[string]
 		clk.Advance(time.Minute)
 	}
 	return got
+}
+
+// checkTruthHashed checks that the audit sample holds, keyed by hash,
+// exactly the sampled URLs among the fixtures' first pages of each host,
+// and at least one.
+func checkTruthHashed(t *testing.T, s *State, pages int) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, host := range []string{"a.test", "b.test", "c.test"} {
+		for _, u := range fixturePages(host, 0, pages) {
+			if s.scope.sampled(auditHash(u)) {
+				want[string(u64key(hashKey(u)))] = true
+			}
+		}
+	}
+	got := map[string]bool{}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !maps.Equal(got, want) {
+		t.Fatalf("truth holds %d keys, want the %d hashes of the sampled URLs", len(got), len(want))
+	}
 }
 
 // fixturePages are the fixtures' URLs of host, page from to page to-1.
@@ -184,6 +210,7 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, migrateGen)
 		}
 	}
+	checkTruthHashed(t, s, 150)
 	if n, err := s.expireLeases(); err != nil || n != leased {
 		t.Fatalf("%d leases expired (%v), want %d", n, err, leased)
 	}

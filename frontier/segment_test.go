@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -446,5 +447,79 @@ func TestDamagedQueueRecords(t *testing.T) {
 				t.Fatalf("leasing through the damaged record: %v, want ErrCorrupt", err)
 			}
 		})
+	}
+}
+
+// A host's sealed segments under several gens lease in admission order
+// across gens, compactions, leases taken between them and reopens; the
+// host record lists each gen until its last segment is leased, and the
+// bucket is empty at the end.
+func TestSealedGensKeepOrder(t *testing.T) {
+	h := newHarness(t, noRobots)
+	const rounds, per = 6, 150
+	var want, got []string
+	sealedOf := func() []uint64 { return slices.Clone(h.s.hosts["a.example"].rec.Sealed) }
+	leaseN := func(n int) {
+		for len(got) < n {
+			ls := h.lease(10)
+			for _, l := range ls {
+				got = append(got, l.URL)
+				h.apply(nil, outcome(l, 200))
+			}
+			if len(ls) == 0 {
+				t.Fatalf("nothing to lease after %d of %d URLs", len(got), n)
+			}
+			h.clock.Advance(time.Second)
+		}
+	}
+	var lists [][]uint64
+	for r := range rounds {
+		var urls []string
+		for i := range per {
+			// Hex of a multiplicative hash: little for S2 to share, so
+			// each round seals at least one segment.
+			urls = append(urls, fmt.Sprintf("http://a.example/r%d/%06d-%x.html", r, i, uint64(r*per+i)*0x9e3779b97f4a7c15))
+		}
+		want = append(want, urls...)
+		h.seed(urls...)
+		if _, err := h.s.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		lists = append(lists, sealedOf())
+		leaseN(len(got) + per/2) // half a round: the head stays a round behind
+		if err := h.s.Verify(); err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+		if r%2 == 1 {
+			before := sealedOf()
+			h.reopen()
+			if after := sealedOf(); !slices.Equal(after, before) {
+				t.Fatalf("round %d: gens %v after a reopen, %v before", r, after, before)
+			}
+		}
+	}
+	t.Logf("gens listed after each compaction: %v", lists)
+	for r := 1; r < rounds; r++ {
+		if n := len(lists[r]); n < 2 || lists[r][n-1] <= lists[r-1][len(lists[r-1])-1] {
+			t.Fatalf("after compaction %d the host lists gens %v (before: %v): want a new gen, above the others, and the older ones still queued", r+1, lists[r], lists[r-1])
+		}
+	}
+	leaseN(len(want))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lease order differs from admission order")
+	}
+	if g := sealedOf(); g != nil {
+		t.Fatalf("host lists gens %v with nothing queued", g)
+	}
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		if n := keyCount(tx.Bucket(bucketSealed)); n != 0 {
+			return fmt.Errorf("%d sealed segments left", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -78,7 +78,33 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	if n := tx.Bucket(bucketLeases).Stats().KeyN; n != len(s.leases) {
 		return fmt.Errorf("%w: %d leases in memory, %d in the file", ErrCorrupt, len(s.leases), n)
 	}
+	if err := s.verifyTruthTx(tx); err != nil {
+		return err
+	}
 	return s.verifyDoneTx(tx)
+}
+
+// verifyTruthTx checks every key of the audit sample is a hash the
+// filter holds: each was admitted, or a false-positive skip.
+func (s *State) verifyTruthTx(tx *bolt.Tx) error {
+	return s.verifyHashKeys(tx.Bucket(bucketTruth), "truth", nil)
+}
+
+// verifyHashKeys checks that every key of b (named what) is a hash the
+// filter holds, and each value with value (when not nil).
+func (s *State) verifyHashKeys(b *bolt.Bucket, what string, value func(v []byte) error) error {
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: %s key %q", ErrCorrupt, what, k)
+		}
+		if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
+			return fmt.Errorf("%w: %s key %x not in the filter", ErrCorrupt, what, k)
+		}
+		if value == nil {
+			return nil
+		}
+		return value(v)
+	})
 }
 
 // verifySealedTx checks that each host's record lists exactly the gens
@@ -170,13 +196,7 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostIn
 
 // verifyDoneTx checks every done record is well formed and in the filter.
 func (s *State) verifyDoneTx(tx *bolt.Tx) error {
-	return tx.Bucket(bucketDone).ForEach(func(k, v []byte) error {
-		if len(k) != 8 {
-			return fmt.Errorf("%w: done key %q", ErrCorrupt, k)
-		}
-		if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
-			return fmt.Errorf("%w: done URL %x not in the filter", ErrCorrupt, k)
-		}
+	return s.verifyHashKeys(tx.Bucket(bucketDone), "done", func(v []byte) error {
 		_, err := decodeDone(v)
 		return err
 	})
