@@ -70,7 +70,6 @@ func auditStatus(c *counters, fraction, impliedFP float64) msg.AuditStatus {
 // Open takes the sampled URLs among those still queued in the inbox as
 // pending again, so a crash loses none. Memory: one key per sampled new
 // URL since the last compaction (1/64 of them by default).
-
 //
 // The sample is keyed by the key's dedup hash (hashKey, as `done` is),
 // the 64 bits the filter itself tells keys apart by: two URLs with one
@@ -78,7 +77,7 @@ func auditStatus(c *counters, fraction, impliedFP float64) msg.AuditStatus {
 // the sample still counts exactly the filter's false positives. Keyed by
 // the URL (schemas 1 to 3) it took ~115 bytes per key, and Compact's
 // sorted puts went to every page of it (8.7k pages at 20M URLs over 100k
-// hosts); keyed by the hash, ~40 bytes per key and a third of the pages.
+// hosts); keyed by the hash, ~35 bytes per key and a third of the pages.
 
 // pendTruth marks the sampled, new key whose dedup hash is h as pending.
 func (s *State) pendTruth(h uint64) {

@@ -3,6 +3,7 @@ package frontier
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -53,8 +54,9 @@ func (s *State) verifyMemoryLocked() error {
 	return nil
 }
 
-// verifyFileTx checks the file's queue, inbox, leases and done records
-// against memory and the filter.
+// verifyFileTx checks the file's queue (and the gens each host lists),
+// inbox, leases, audit sample and done records against memory and the
+// filter.
 func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	if err := s.verifySealedTx(tx); err != nil {
 		return err
@@ -128,8 +130,9 @@ func (s *State) verifySealedTx(tx *bolt.Tx) error {
 		}
 		delete(gens, name)
 	}
-	for name := range gens {
-		return fmt.Errorf("%w: sealed segments of unknown host %q", ErrCorrupt, name)
+	if len(gens) > 0 {
+		names := slices.Sorted(maps.Keys(gens))
+		return fmt.Errorf("%w: sealed segments of %d unknown hosts, %q first", ErrCorrupt, len(names), names[0])
 	}
 	return nil
 }
