@@ -173,7 +173,7 @@ func (s *State) robotsVerdict(h *host, key string) *robots.Verdict {
 // URL's done or queued record when no lease holds it.
 func (s *State) explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
-	e.InTruth = s.inTruth(tx.Bucket(bucketTruth), key)
+	e.InTruth = s.inTruth(tx.Bucket(bucketTruth), hashKey(key))
 	if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
 		d, err := decodeDone(b)
 		if err != nil {

@@ -14,10 +14,11 @@ import (
 
 // SchemaVersion is the version of the bbolt layout below. A file written
 // under an older schema (1: one `queue` key per queued URL; 2: no `tails`
-// bucket, every host's last segment in `segments`) is refused with
-// ErrNeedsMigration, naming `frontier migrate`, which converts it
+// bucket, every host's last segment in `segments`; 3: sealed segments in
+// `segments` under host + 0x00 + seq, `truth` keyed by URL) is refused
+// with ErrNeedsMigration, naming `frontier migrate`, which converts it
 // (Migrate); a newer version is refused (ErrMismatch).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // schemaNames says what each schema version is, for the messages that
 // refuse an older one.
@@ -25,9 +26,10 @@ var schemaNames = map[uint64]string{
 	1: "one bbolt key per queued URL",
 	2: "per-host queue segments, each host's last one rewritten by every compaction",
 	3: "per-host queue segments, compaction appending to each host's tail",
+	4: "sealed segments keyed by the compaction that wrote them, the audit sample by hash",
 }
 
-// The frontier's state in one bbolt file per shard, schema version 3.
+// The frontier's state in one bbolt file per shard, schema version 4.
 // Besides dedup's own buckets (bloom_meta, bloom, journal: written only
 // through dedup's API) the file holds:
 //
@@ -40,16 +42,23 @@ var schemaNames = map[uint64]string{
 //	inbox    u64 BE (the bucket's NextSequence) -> inbox record: the
 //	         URLs one Apply admitted for one host, admitted since the
 //	         last compaction, in admission order (see state_inbox.go).
-//	segments host + 0x00 + seq (u64 BE) -> segment record: a block of a
-//	         host's queued URLs with consecutive seqs, front-coded and
-//	         S2-compressed (version 2; version 1 is uncompressed); the key
-//	         is the seq of its first URL when it was written (segment.go).
-//	         Written whole (sealed) and never appended to.
+//	sealed   gen (u64 BE) + host + 0x00 + seq (u64 BE) -> segment record:
+//	         a block of a host's queued URLs with consecutive seqs,
+//	         front-coded and S2-compressed (version 2; version 1 is
+//	         uncompressed); seq is its first URL's when it was written
+//	         (segment.go). Written whole (sealed) and never appended to.
+//	         gen is the bucket's NextSequence when the compaction
+//	         transaction that sealed it ran, so every compaction appends
+//	         its segments after all others, in host order: sequential
+//	         writes to pages of its own, not inserts all over the bucket.
+//	         The host record lists the gens a host has segments under
+//	         (Sealed), oldest first: its queue's order. Schema 4 added it;
+//	         migration puts schema 2 and 3's `segments` (host + 0x00 + seq)
+//	         under gen 0.
 //	tails    host -> segment record: the host's compacted URLs after its
-//	         segments, the one segment Compact appends to; sealed into
-//	         `segments` once it reaches segmentBytes (segment.go). Schema
-//	         3 added it: a schema 2 file's `segments` also holds each
-//	         host's last, partly filled segment, which stays there.
+//	         sealed segments, the one segment Compact appends to; sealed
+//	         into `sealed` once it reaches segmentBytes (segment.go).
+//	         Schema 3 added it.
 //	returned host + 0x00 + seq (u64 BE) -> URL record: a URL that was
 //	         leased and came back (expiry, release, retry) under its
 //	         original seq, ahead of the host's segments (queue.go).
@@ -58,12 +67,14 @@ var schemaNames = map[uint64]string{
 //	         robots.MaxBytes). Kept apart from the host record so that the
 //	         record, rewritten on every lease and outcome, stays small.
 //	leases   lease ID (u64 BE) -> lease record. Leasing moves a URL from
-//	         its host's head (returned, segments or inbox) to leases in one
+//	         its host's head (returned, sealed, tails or inbox) to leases in one
 //	         transaction; an outcome moves it to done (or to returned);
 //	         expiry moves it to returned under its original seq, so it
 //	         keeps its place at the head.
 //	done     dedup.Hash(canonical URL) (u64 BE) -> done record
-//	truth    canonical URL -> empty: the exact audit sample
+//	truth    dedup.Hash(canonical URL) (u64 BE) -> empty: the exact audit
+//	         sample (audit.go). Keyed by the canonical URL until schema 4;
+//	         migration rewrites it.
 //
 // Every record starts with its version byte (1; 2 for the records below
 // that say so). Integers are uvarints,
@@ -98,7 +109,9 @@ var schemaNames = map[uint64]string{
 // 4xx, 3 unavailable), robots HTTP status, robots fetched at; version 2
 // (written by schemas 2 and 3) adds head seq (segment and inbox URLs below it
 // are leased) and compacted seq (inbox records below it are already in
-// segments).
+// segments); version 3 (schema 4, written when the host has sealed
+// segments) adds their gens: a count, then the first gen and the
+// differences between consecutive ones.
 //
 // Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
 // deadline, attempts, enqueued at; version 2 adds hops, as the URL record.
@@ -113,7 +126,10 @@ const recordVersion = 1
 
 // Bucket and key names.
 var (
-	bucketMeta     = []byte("meta")
+	bucketMeta   = []byte("meta")
+	bucketSealed = []byte("sealed")
+	// bucketSegments is schema 2 and 3's `sealed` (without gens), read
+	// only by Migrate.
 	bucketSegments = []byte("segments")
 	bucketTails    = []byte("tails")
 	bucketReturned = []byte("returned")
@@ -130,7 +146,7 @@ var (
 	keyCrawlID  = []byte("crawl_id")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketSegments, bucketTails, bucketReturned, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
+var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketSealed, bucketTails, bucketReturned, bucketHosts, bucketRobots, bucketLeases, bucketDone, bucketTruth}
 
 // enc appends record fields.
 type enc []byte
@@ -359,27 +375,47 @@ type hostRecord struct {
 	// CompactedSeq: the host's inbox records with a smaller seq are in
 	// its segments (Compact removes them from the inbox after moving them).
 	CompactedSeq uint64
+	// Sealed: the gens the host has sealed segments under, ascending (its
+	// queue's order), each with at least one. A lease deletes a sealed
+	// segment with its last URL and the gen with its last segment.
+	Sealed []uint64
 }
 
 // hostSegmentsVersion is the version of a host record that carries
-// HeadSeq and CompactedSeq (schema 2).
-const hostSegmentsVersion = 2
+// HeadSeq and CompactedSeq (schema 2); hostSealedVersion adds Sealed
+// (schema 4), written only when it is not empty, so most host records
+// stay as they were.
+const (
+	hostSegmentsVersion = 2
+	hostSealedVersion   = 3
+)
 
 func (r *hostRecord) encode() []byte {
 	var flags uint64
 	if r.Seed {
 		flags |= 1
 	}
-	e := make(enc, 0, 64).u(hostSegmentsVersion).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
+	v := uint64(hostSegmentsVersion)
+	if len(r.Sealed) > 0 {
+		v = hostSealedVersion
+	}
+	e := make(enc, 0, 64+2*len(r.Sealed)).u(v).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
 		t(r.NextFetch).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).t(r.PausedUntil).
 		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched).
 		u(r.HeadSeq).u(r.CompactedSeq)
+	if len(r.Sealed) > 0 {
+		e = e.u(uint64(len(r.Sealed)))
+		prev := uint64(0)
+		for _, g := range r.Sealed {
+			e, prev = e.u(g-prev), g
+		}
+	}
 	return e
 }
 
 func decodeHost(b []byte) (hostRecord, error) {
 	d := dec{b: b}
-	v := d.versionUpTo("host record", hostSegmentsVersion)
+	v := d.versionUpTo("host record", hostSealedVersion)
 	var r hostRecord
 	r.NextSeq = d.u("host next seq")
 	r.Queued = d.u("host queued")
@@ -398,6 +434,23 @@ func decodeHost(b []byte) (hostRecord, error) {
 	if v >= hostSegmentsVersion {
 		r.HeadSeq = d.u("host head seq")
 		r.CompactedSeq = d.u("host compacted seq")
+	}
+	if v >= hostSealedVersion {
+		// At least one gen, each above the one before (a varint is at
+		// least a byte, which bounds the allocation by the record).
+		n := d.u("host sealed gens")
+		if d.err == nil && (n == 0 || n > uint64(len(d.b))) {
+			d.fail("host sealed gens")
+		}
+		g := uint64(0)
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			delta := d.u("host sealed gen")
+			if i > 0 && delta == 0 || g+delta < g {
+				d.fail("host sealed gens order")
+			}
+			g += delta
+			r.Sealed = append(r.Sealed, g)
+		}
 	}
 	return r, d.end("host record")
 }

@@ -3,6 +3,7 @@ package frontier
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -17,12 +18,33 @@ func TestRecordRoundTrip(t *testing.T) {
 	h := hostRecord{NextSeq: 9, Queued: 3, Admitted: 12, Done: 5, Seed: true, NextFetch: at, BackoffLevel: 4,
 		ErrorStreak: 2, PausedUntil: at.Add(time.Hour), LastResponse: time.Second, RobotsStatus: robotsUnavailable,
 		RobotsHTTP: 503, RobotsFetched: at}
-	if got, err := decodeHost(h.encode()); err != nil || got != h {
+	if got, err := decodeHost(h.encode()); err != nil || !reflect.DeepEqual(got, h) {
 		t.Errorf("host: %+v %v", got, err)
 	}
 	var zero hostRecord
-	if got, err := decodeHost(zero.encode()); err != nil || got != zero {
+	if got, err := decodeHost(zero.encode()); err != nil || !reflect.DeepEqual(got, zero) {
 		t.Errorf("zero host: %+v %v", got, err)
+	}
+	// Sealed gens make it version 3; without them it stays version 2.
+	if b := h.encode(); b[0] != hostSegmentsVersion {
+		t.Errorf("host record without sealed gens: version %d", b[0])
+	}
+	h.HeadSeq, h.CompactedSeq, h.Sealed = 4, 9, []uint64{0, 1, 300, 1 << 40}
+	if b := h.encode(); b[0] != hostSealedVersion {
+		t.Errorf("host record with sealed gens: version %d", b[0])
+	} else if got, err := decodeHost(b); err != nil || !reflect.DeepEqual(got, h) {
+		t.Errorf("host with sealed gens: %+v %v", got, err)
+	}
+	// A version 3 record must list gens, ascending.
+	for _, gens := range [][]uint64{{}, {3, 3}, {5, 2}} {
+		b := append(h.encode()[:len(h.encode())-len(enc(nil).u(4).u(0).u(1).u(299).u(1<<40-300))], enc(nil).u(uint64(len(gens)))...)
+		prev := uint64(0)
+		for _, g := range gens {
+			b, prev = enc(b).u(g-prev), g
+		}
+		if _, err := decodeHost(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("host record with sealed gens %v: %v, want ErrCorrupt", gens, err)
+		}
 	}
 	l := leaseRecord{ID: 42, Host: "example.com:8080", Seq: 1 << 40, URL: "http://example.com:8080/", Depth: 1,
 		Robots: true, Deadline: at, Attempts: 3, EnqueuedAt: at}
@@ -105,6 +127,7 @@ func FuzzRecords(f *testing.F) {
 	at := time.Unix(1700000000, 5)
 	f.Add((&urlRecord{URL: "http://example.com/", Depth: 2, EnqueuedAt: at}).encode())
 	f.Add((&hostRecord{NextSeq: 3, Seed: true, NextFetch: at, RobotsStatus: 1, RobotsHTTP: 200}).encode())
+	f.Add((&hostRecord{NextSeq: 90, HeadSeq: 12, CompactedSeq: 80, Sealed: []uint64{0, 4, 9}}).encode())
 	f.Add((&leaseRecord{Host: "h", URL: "http://h/", Robots: true, Deadline: at}).encode())
 	f.Add(legacyInbox("h", 4, urlRecord{URL: "http://h/", EnqueuedAt: at}))
 	f.Add((&inboxRecord{Host: "h", segment: segment{first: 4, entries: testEntries("h", 3)}}).encode())
@@ -125,7 +148,7 @@ func FuzzRecords(f *testing.F) {
 			}
 		}
 		if r, err := decodeHost(b); err == nil {
-			if r2, err := decodeHost(r.encode()); err != nil || r2 != r {
+			if r2, err := decodeHost(r.encode()); err != nil || !reflect.DeepEqual(r2, r) {
 				t.Fatalf("host round trip: %+v -> %+v %v", r, r2, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,7 +20,7 @@ type MigrateReport struct {
 	From        uint64 `json:"from_schema"`
 	To          uint64 `json:"to_schema"`
 	QueuedURLs  uint64 `json:"queued_urls"` // schema 1 `queue` records converted
-	Segments    uint64 `json:"segments"`    // segments written for them
+	Segments    uint64 `json:"segments"`    // segments written for them, or (schemas 2 and 3) moved to `sealed`
 	BytesBefore int64  `json:"bytes_before"`
 	BytesAfter  int64  `json:"bytes_after"`
 	Duration    string `json:"duration"`
@@ -37,14 +38,11 @@ var migrateFailpoint func() error
 // the new layout, per-host queue segments, to path + ".migrate" beside
 // it, syncs it, and renames it over path: a crash or an error at any
 // point before the rename leaves the old file as it was (a leftover
-// .migrate file is removed by the next run). From schema 2 it adds the
-// empty `tails` bucket and rewrites the schema record in place, in one
-// bbolt transaction, which a crash leaves whole or undone: schema 3 reads
-// schema 2's segments as they are (each host's last one as sealed; its
-// next URLs start a tail), so nothing else changes (a copy took 74 s for
-// a 2.3 GB file of 20M URLs over 1M hosts). A file already at
-// SchemaVersion is left alone. A file another process holds is ErrInUse
-// within a second.
+// .migrate file is removed by the next run). From schemas 2 and 3 it
+// converts the file in place, in one bbolt transaction, which a crash
+// leaves whole or undone (sealInPlace). A file already at SchemaVersion
+// is left alone. A file another process holds is ErrInUse within a
+// second.
 func Migrate(path string) (*MigrateReport, error) {
 	start := time.Now()
 	rep := &MigrateReport{Path: path, To: SchemaVersion}
@@ -68,9 +66,9 @@ func Migrate(path string) (*MigrateReport, error) {
 	switch {
 	case err == nil && rep.From == SchemaVersion:
 		return done()
-	case err == nil && rep.From == 2:
+	case err == nil && (rep.From == 2 || rep.From == 3):
 		old.Close()
-		if err := upgradeInPlace(path); err != nil {
+		if err := sealInPlace(path, rep); err != nil {
 			return rep, fmt.Errorf("frontier: migrate %s: %w", path, err)
 		}
 		return done()
@@ -88,9 +86,13 @@ func Migrate(path string) (*MigrateReport, error) {
 	return done()
 }
 
-// upgradeInPlace converts the schema 2 file at path to schema 3 in one
-// transaction: the empty `tails` bucket and the schema record.
-func upgradeInPlace(path string) error {
+// sealInPlace converts the schema 2 or 3 file at path to schema 4 in one
+// transaction: it adds the empty `tails` bucket to a schema 2 file (whose
+// hosts' last segments, partly filled, are read as sealed; their next
+// URLs start a tail), moves `segments` into `sealed` (sealSegments),
+// keys `truth` by hash (hashTruth) and rewrites the schema record. The rest of the file stays as it is: a
+// copy of a 2.3 GB file of 20M URLs over 1M hosts took 74 s.
+func sealInPlace(path string, rep *MigrateReport) error {
 	db, _, err := openStopped(path, "migrate", false)
 	if err != nil {
 		return err
@@ -103,11 +105,20 @@ func upgradeInPlace(path string) error {
 			if err != nil {
 				return err
 			}
-			if schema.Version != 2 {
-				return fmt.Errorf("%w: schema version %d, not 2", ErrMismatch, schema.Version)
+			switch schema.Version {
+			case 2:
+				if _, err := tx.CreateBucket(bucketTails); err != nil {
+					return fmt.Errorf("%w: bucket tails in a schema 2 file: %w", ErrCorrupt, err)
+				}
+			case 3:
+			default:
+				return fmt.Errorf("%w: schema version %d, not 2 or 3", ErrMismatch, schema.Version)
 			}
-			if _, err := tx.CreateBucket(bucketTails); err != nil {
-				return fmt.Errorf("%w: bucket tails in a schema 2 file: %w", ErrCorrupt, err)
+			if rep.Segments, err = sealSegments(tx); err != nil {
+				return err
+			}
+			if err := hashTruth(tx); err != nil {
+				return err
 			}
 			schema.Version = SchemaVersion
 			if err := meta.Put(keySchema, schema.encode()); err != nil {
@@ -119,6 +130,100 @@ func upgradeInPlace(path string) error {
 			return nil
 		})
 	})
+}
+
+// sealSegments moves every record of schema 2 and 3's `segments` (host +
+// 0x00 + seq) into a new `sealed` under gen 0 (migrateGen), in key order
+// (so each is appended), lists gen 0 in the record of each host that has
+// one, and deletes `segments`. It returns how many it moved.
+func sealSegments(tx *bolt.Tx) (uint64, error) {
+	old := tx.Bucket(bucketSegments)
+	if old == nil {
+		return 0, fmt.Errorf("%w: no segments bucket", ErrCorrupt)
+	}
+	sealed, err := tx.CreateBucket(bucketSealed)
+	if err != nil {
+		return 0, fmt.Errorf("%w: bucket sealed in a schema %d file: %w", ErrCorrupt, SchemaVersion-1, err)
+	}
+	sealed.FillPercent = sealedFill
+	hosts := tx.Bucket(bucketHosts)
+	var n uint64
+	var last string
+	err = old.ForEach(func(k, v []byte) error {
+		host, err := queueKeyHost(k)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return fmt.Errorf("%w: nested bucket %q in segments", ErrCorrupt, k)
+		}
+		if err := sealed.Put(sealedKey(migrateGen, host, beUint64(k[len(host)+1:])), v); err != nil {
+			return err
+		}
+		n++
+		if host != last {
+			last = host
+			return listSealed(hosts, host)
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("seal segments: %w", err)
+	}
+	return n, tx.DeleteBucket(bucketSegments)
+}
+
+// hashTruth rewrites `truth`, keyed by canonical URL until schema 4, keyed
+// by the URL's dedup hash (audit.go), in key order.
+func hashTruth(tx *bolt.Tx) error {
+	old := tx.Bucket(bucketTruth)
+	if old == nil {
+		return fmt.Errorf("%w: no truth bucket", ErrCorrupt)
+	}
+	var hs []uint64
+	err := old.ForEach(func(k, v []byte) error {
+		if v == nil {
+			return fmt.Errorf("%w: nested bucket %q in truth", ErrCorrupt, k)
+		}
+		hs = append(hs, hashKey(string(k)))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("hash truth: %w", err)
+	}
+	if err := tx.DeleteBucket(bucketTruth); err != nil {
+		return err
+	}
+	truth, err := tx.CreateBucket(bucketTruth)
+	if err != nil {
+		return err
+	}
+	truth.FillPercent = 1 // in key order: each page filled once
+	slices.Sort(hs)
+	for _, h := range slices.Compact(hs) {
+		if err := truth.Put(u64key(h), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateGen is the gen Migrate puts the sealed segments it converts
+// under: below every gen a compaction draws (NextSequence, from 1).
+const migrateGen = 0
+
+// listSealed lists migrateGen in host's record in hosts.
+func listSealed(hosts *bolt.Bucket, host string) error {
+	v := hosts.Get([]byte(host))
+	if v == nil {
+		return fmt.Errorf("%w: segments of %s, which has no host record", ErrCorrupt, host)
+	}
+	r, err := decodeHost(v)
+	if err != nil {
+		return fmt.Errorf("host record of %s: %w", host, err)
+	}
+	r.Sealed = []uint64{migrateGen}
+	return hosts.Put([]byte(host), r.encode())
 }
 
 // migrateTx writes the SchemaVersion form of the schema 1 file tx reads
@@ -138,11 +243,11 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 		return err
 	}
 	switch schema.Version {
-	case SchemaVersion, 2:
+	case SchemaVersion, 2, 3:
 		return nil
 	case 1:
 	default:
-		return fmt.Errorf("%w: schema version %d; migrate converts 1 and 2 to %d", ErrMismatch, schema.Version, SchemaVersion)
+		return fmt.Errorf("%w: schema version %d; migrate converts 1, 2 and 3 to %d", ErrMismatch, schema.Version, SchemaVersion)
 	}
 	bo := *dedup.BoltOptions()
 	bo.NoSync = true // one Sync at the end
@@ -151,9 +256,12 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 		return err
 	}
 	defer dst.Close()
+	var sealedHosts []string
 	err = src.ForEach(func(name []byte, b *bolt.Bucket) error {
 		if bytes.Equal(name, []byte("queue")) {
-			return migrateQueue(dst, b, rep)
+			var err error
+			sealedHosts, err = migrateQueue(dst, b, rep)
+			return err
 		}
 		return copyBucket(dst, name, b)
 	})
@@ -166,6 +274,14 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
+		}
+		for _, host := range sealedHosts {
+			if err := listSealed(tx.Bucket(bucketHosts), host); err != nil {
+				return err
+			}
+		}
+		if err := hashTruth(tx); err != nil {
+			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keySchema, schema.encode())
 	})
@@ -212,14 +328,15 @@ func copyBucket(dst *bolt.DB, name []byte, src *bolt.Bucket) error {
 }
 
 // migrateQueue writes schema 1's `queue` (host + 0x00 + seq -> URL
-// record, in host and seq order) as segments.
-func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
+// record, in host and seq order) as segments, sealed ones under
+// migrateGen, and returns the hosts that have sealed ones (whose records
+// must list migrateGen).
+func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) (sealedHosts []string, err error) {
 	c := queue.Cursor()
 	k, v := c.First()
-	var err error
 	for err == nil && k != nil {
 		err = dst.Update(func(tx *bolt.Tx) error {
-			segs, err := tx.CreateBucketIfNotExists(bucketSegments)
+			sealed, err := tx.CreateBucketIfNotExists(bucketSealed)
 			if err != nil {
 				return err
 			}
@@ -227,12 +344,16 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 			if err != nil {
 				return err
 			}
-			segs.FillPercent, tails.FillPercent = segmentFill, segmentFill
+			sealed.FillPercent, tails.FillPercent = sealedFill, segmentFill
 			var run inboxRecord
 			flush := func() error {
-				added, err := appendSegments(segs, tails, run.Host, 0, run.segment)
+				var h hostRecord
+				added, err := appendSegments(sealed, tails, migrateGen, &h, run.Host, run.segment)
 				rep.Segments += uint64(added)
 				run.entries = run.entries[:0]
+				if len(h.Sealed) > 0 && (len(sealedHosts) == 0 || sealedHosts[len(sealedHosts)-1] != run.Host) {
+					sealedHosts = append(sealedHosts, run.Host)
+				}
 				return err
 			}
 			for n := 0; k != nil && n < migrateChunk; n++ {
@@ -264,9 +385,9 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("convert queue: %w", err)
+		return nil, fmt.Errorf("convert queue: %w", err)
 	}
-	return nil
+	return sealedHosts, nil
 }
 
 // replaceFile renames tmp over path and syncs the directory, so that the

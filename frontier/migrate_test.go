@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +69,7 @@ func TestMigrateSchema1(t *testing.T) {
 	if st := s.Status(); st.Queued != 104 || st.Done != 1 || st.Leased != 0 {
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
+	checkTruthHashed(t, s, 35)
 	// Every host's queue comes out whole and in admission order (b.test
 	// without its page-000, which is done).
 	got := leaseEverything(t, s, clk, 200)
@@ -104,6 +107,30 @@ func leaseEverything(t *testing.T, s *State, clk *clock, rounds int) map[string]
 	return got
 }
 
+// checkTruthHashed checks that the audit sample holds, keyed by hash,
+// exactly the sampled URLs among the fixtures' first pages of each host,
+// and at least one.
+func checkTruthHashed(t *testing.T, s *State, pages int) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, host := range []string{"a.test", "b.test", "c.test"} {
+		for _, u := range fixturePages(host, 0, pages) {
+			if s.scope.sampled(auditHash(u)) {
+				want[string(u64key(hashKey(u)))] = true
+			}
+		}
+	}
+	got := map[string]bool{}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !maps.Equal(got, want) {
+		t.Fatalf("truth holds %d keys, want the %d hashes of the sampled URLs", len(got), len(want))
+	}
+}
+
 // fixturePages are the fixtures' URLs of host, page from to page to-1.
 func fixturePages(host string, from, to int) []string {
 	var urls []string
@@ -130,25 +157,43 @@ func checkLeased(t *testing.T, host string, got, want []string) {
 // of b.test leased and left to expire. Filter: fixed, 10,000 keys at 1%.
 func schema2File(t *testing.T) (string, config.Config) { return oldFile(t, "testdata/schema2.db.gz") }
 
-// A schema 2 file is refused, naming the command; migrated, its queues
-// come out whole and in order, each host's last schema 2 segment before
-// the URLs compacted into its tail after the migration.
+// testdata/schema3.db.gz is a state file written by the schema 3 code
+// (main at 38caec2; the generator was a throwaway test): c.test's 150
+// URLs admitted, page-000 to 002 leased from the inbox and done, then
+// compacted; a.test's and b.test's 150 URLs admitted and compacted (each
+// host has two sealed segments in `segments`, the rest in its tail); page-000
+// to 002 of a.test leased from its first sealed segment and done,
+// page-000 of b.test and page-003 of c.test leased and left to expire.
+func schema3File(t *testing.T) (string, config.Config) { return oldFile(t, "testdata/schema3.db.gz") }
+
+// A schema 2 or 3 file is refused, naming the command; migrated in place,
+// its queues come out whole and in order: its sealed segments (schema 2:
+// with each host's last, partly filled one) under gen 0, then its tails,
+// then what is compacted after the migration.
 func TestMigrateSchema2(t *testing.T) {
-	path, cfg := schema2File(t)
+	testMigrateInPlace(t, schema2File, 2, 9, 1)
+}
+
+func TestMigrateSchema3(t *testing.T) {
+	testMigrateInPlace(t, schema3File, 3, 6, 2)
+}
+
+func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Config), from, segments uint64, leased int) {
+	path, cfg := file(t)
 	_, err := Open(Options{Config: cfg, Path: path})
-	if !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), "schema version 2 (") ||
+	if !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d (", from)) ||
 		!strings.Contains(err.Error(), "frontier migrate --data-file "+path) {
-		t.Fatalf("Open of a schema 2 file: %v, want ErrNeedsMigration naming the command", err)
+		t.Fatalf("Open of a schema %d file: %v, want ErrNeedsMigration naming the command", from, err)
 	}
 	rep, err := Migrate(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.From != 2 || rep.To != SchemaVersion || rep.QueuedURLs != 0 || rep.Segments != 0 {
-		t.Fatalf("report %+v", rep)
+	if rep.From != from || rep.To != SchemaVersion || rep.QueuedURLs != 0 || rep.Segments != segments {
+		t.Fatalf("report %+v, want %d segments moved", rep, segments)
 	}
 	clk := newClock()
-	clk.Advance(time.Hour) // b.test's lease has expired
+	clk.Advance(time.Hour) // the leases left out have expired
 	s, err := Open(Options{Config: cfg, Path: path, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -157,13 +202,19 @@ func TestMigrateSchema2(t *testing.T) {
 	if err := s.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.Status(); st.Queued != 443 || st.Done != 6 || st.Leased != 1 {
+	if st := s.Status(); st.Queued != 450-6-int64(leased) || st.Done != 6 || st.Leased != int64(leased) {
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
-	if n, err := s.expireLeases(); err != nil || n != 1 {
-		t.Fatalf("%d leases expired (%v), want b.test's", n, err)
+	for _, host := range []string{"a.test", "b.test", "c.test"} {
+		if g := s.hosts[host].rec.Sealed; !slices.Equal(g, []uint64{migrateGen}) {
+			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, migrateGen)
+		}
 	}
-	// New URLs of a.test go to its tail, after its schema 2 segments.
+	checkTruthHashed(t, s, 150)
+	if n, err := s.expireLeases(); err != nil || n != leased {
+		t.Fatalf("%d leases expired (%v), want %d", n, err, leased)
+	}
+	// New URLs of a.test go to its tail, after its migrated segments.
 	more := fixturePages("a.test", 150, 200)
 	if res, err := s.Apply([]Prepared{s.Prepare(links("", 0, more...))}, nil); err != nil || res.Admitted != len(more) {
 		t.Fatalf("admitted %d of %d: %v", res.Admitted, len(more), err)
@@ -173,11 +224,14 @@ func TestMigrateSchema2(t *testing.T) {
 	}
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		g, err := decodeSegment(tx.Bucket(bucketTails).Get([]byte("a.test")))
-		if err != nil || g.first != 150 {
-			return fmt.Errorf("a.test's tail from seq %d (%v), want 150", g.first, err)
+		if err != nil || g.end() != 200 {
+			return fmt.Errorf("a.test's tail ends at seq %d (%v), want 200", g.end(), err)
 		}
 		return nil
 	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Verify(); err != nil {
 		t.Fatal(err)
 	}
 	got := leaseEverything(t, s, clk, 200)
@@ -190,12 +244,23 @@ func TestMigrateSchema2(t *testing.T) {
 	if st := s.Status(); st.Queued != 0 || st.Done != 500 {
 		t.Fatalf("status at the end: queued %d done %d", st.Queued, st.Done)
 	}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if n := keyCount(tx.Bucket(bucketSealed)); n != 0 {
+			return fmt.Errorf("%d sealed segments left with nothing queued", n)
+		}
+		if tx.Bucket(bucketSegments) != nil {
+			return fmt.Errorf("bucket segments left after the migration")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A migration that fails before the rename (here: the failpoint, as a
 // crash would) leaves the old file byte for byte and no .migrate file.
 func TestMigrateFailureKeepsTheOldFile(t *testing.T) {
-	for name, file := range map[string]func(*testing.T) (string, config.Config){"schema 1": schema1File, "schema 2": schema2File} {
+	for name, file := range map[string]func(*testing.T) (string, config.Config){"schema 1": schema1File, "schema 2": schema2File, "schema 3": schema3File} {
 		t.Run(name, func(t *testing.T) { testMigrateFailure(t, file) })
 	}
 }

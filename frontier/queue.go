@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -14,7 +15,8 @@ import (
 //     leases are taken from the head, so they are older than every URL
 //     still queued. Few: at most the host's leases.
 //  2. the compacted queue (segment.go), from the host record's HeadSeq:
-//     the host's sealed segments in `segments`, then its tail in `tails`.
+//     the host's sealed segments in `sealed`, under the gens its host
+//     record lists (Sealed), then its tail in `tails`.
 //     A lease moves HeadSeq past the URL rather than rewriting the
 //     segment, and deletes the segment (or tail) with its last URL.
 //  3. the inbox: URLs admitted since the last compaction (state_inbox.go),
@@ -23,11 +25,11 @@ import (
 // queueBuckets are the buckets a host queue lives in, and `truth`, which
 // a lease from the inbox writes a pending audit key to (audit.go).
 type queueBuckets struct {
-	returned, segments, tails, inbox, truth *bolt.Bucket
+	returned, sealed, tails, inbox, truth *bolt.Bucket
 }
 
 func queueBucketsOf(tx *bolt.Tx) queueBuckets {
-	return queueBuckets{returned: tx.Bucket(bucketReturned), segments: tx.Bucket(bucketSegments),
+	return queueBuckets{returned: tx.Bucket(bucketReturned), sealed: tx.Bucket(bucketSealed),
 		tails: tx.Bucket(bucketTails), inbox: tx.Bucket(bucketInbox), truth: tx.Bucket(bucketTruth)}
 }
 
@@ -36,7 +38,7 @@ type headOf struct {
 	rec         urlRecord
 	seq         uint64
 	returnedKey []byte // set when it is in `returned`
-	segmentKey  []byte // set when it is in the host's first segment
+	segmentKey  []byte // set when it is in the host's first sealed segment
 	tail        bool   // set when it is in the host's tail
 	inboxKey    []byte // set when it is in the host's first inbox record
 	end         uint64 // the end seq of that segment, tail or inbox record
@@ -52,7 +54,14 @@ func (s *State) peekLocked(qb queueBuckets, h *host) (hd headOf, ok bool, err er
 		}
 		return headOf{rec: rec, seq: beUint64(k[len(prefix):]), returnedKey: bytes.Clone(k)}, true, nil
 	}
-	if k, v := qb.segments.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+	if len(h.rec.Sealed) > 0 {
+		// A host without sealed segments costs no lookup here: at 1M
+		// hosts most have none, and a Seek that found nothing was most
+		// of a lease's reads.
+		k, v, err := firstSealed(qb.sealed, h)
+		if err != nil {
+			return hd, false, err
+		}
 		hd, err := s.segmentHead(h, k, v, "first queue segment")
 		hd.segmentKey = bytes.Clone(k)
 		return hd, err == nil, err
@@ -160,7 +169,7 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 			if hd.tail {
 				err = qb.tails.Delete([]byte(h.name))
 			} else {
-				err = qb.segments.Delete(hd.segmentKey)
+				err = dropSealed(qb.sealed, h, hd.segmentKey)
 			}
 			s.heads.drop(h)
 		}
@@ -187,6 +196,52 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 	return nil
 }
 
+// sealedKey is the `sealed` key of host's segment whose first seq is seq,
+// sealed under gen; sealedPrefix is the part of it before seq.
+func sealedKey(gen uint64, host string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(sealedPrefix(gen, host), seq)
+}
+
+func sealedPrefix(gen uint64, host string) []byte {
+	k := make([]byte, 8, 8+len(host)+1+8)
+	binary.BigEndian.PutUint64(k, gen)
+	return append(append(k, host...), 0)
+}
+
+// sealedKeyParts splits a `sealed` key into its gen and host.
+func sealedKeyParts(k []byte) (gen uint64, host string, err error) {
+	if len(k) < 8 {
+		return 0, "", fmt.Errorf("%w: sealed key %q", ErrCorrupt, k)
+	}
+	host, err = queueKeyHost(k[8:])
+	return beUint64(k[:8]), host, err
+}
+
+// firstSealed returns h's first sealed segment: the first under the
+// first gen its host record lists, which must hold one.
+func firstSealed(sealed *bolt.Bucket, h *host) (k, v []byte, err error) {
+	prefix := sealedPrefix(h.rec.Sealed[0], h.name)
+	if k, v = sealed.Cursor().Seek(prefix); k == nil || !bytes.HasPrefix(k, prefix) {
+		return nil, nil, fmt.Errorf("%w: host %s lists sealed segments under gen %d, and there are none", ErrCorrupt, h.name, h.rec.Sealed[0])
+	}
+	return k, v, nil
+}
+
+// dropSealed deletes h's first sealed segment, key, whose URLs are all
+// leased, and takes its gen off h's record when it was the last under it.
+func dropSealed(sealed *bolt.Bucket, h *host, key []byte) error {
+	if err := sealed.Delete(key); err != nil {
+		return err
+	}
+	prefix := sealedPrefix(h.rec.Sealed[0], h.name)
+	if k, _ := sealed.Cursor().Seek(prefix); k == nil || !bytes.HasPrefix(k, prefix) {
+		if h.rec.Sealed = h.rec.Sealed[1:]; len(h.rec.Sealed) == 0 {
+			h.rec.Sealed = nil
+		}
+	}
+	return nil
+}
+
 // requeueLocked puts a leased URL back at its original place in its host's
 // queue: under its seq in `returned`, even when it came from the inbox,
 // since it is older than every URL its host has queued.
@@ -204,46 +259,61 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, at
 // appendSegments writes run, URLs of host with consecutive seqs, after the
 // host's compacted queue: into its tail (`tails`) while that is under
 // segmentBytes and the seqs run on (dropping its URLs below headSeq, which
-// are leased), sealing the tail into `segments` and starting a new one
-// each time it reaches segmentBytes. It reports how many segments and
+// are leased), sealing the tail into `sealed` under gen and starting a new
+// one each time it reaches segmentBytes. It reports how many segments and
 // tails it added.
 //
 // So a compaction rewrites one tail per host and writes whole segments
-// for the rest: it never rewrites a page of `segments` to append to a
-// segment in it. When the last segment of each host lived in `segments`
-// (schema 2), appending to it rewrote the page holding it, and those
-// pages also held the hosts' earlier segments: at 100k hosts and a few
-// dozen new URLs each, every compaction rewrote nearly every page of the
-// bucket, a cost that grew with the queue.
+// for the rest: it never rewrites a page of `sealed` to append to a
+// segment in it. When the last segment of each host lived among its
+// sealed ones (schema 2), appending to it rewrote the page holding it,
+// and those pages also held the hosts' earlier segments: at 100k hosts
+// and a few dozen new URLs each, every compaction rewrote nearly every
+// page of the bucket, a cost that grew with the queue. And since the
+// segments a compaction seals are keyed by its gen, they go after every
+// segment in `sealed`, onto pages of their own: in schema 3, keyed by
+// host, they went to a random page of the bucket each (28k segments and
+// 30-40k pages per compaction at 100k hosts and 20M URLs).
 //
 // The tail's entries are not decoded into URLs and encoded again: run's
 // entries are front-coded after its last URL and appended to its body as
 // they are (a compaction at a million hosts rewrites the tail of most of
 // them). Only when some of them are leased is it decoded, to drop those.
-func appendSegments(segs, tails *bolt.Bucket, host string, headSeq uint64, run segment) (added int, err error) {
-	puts, added, err := planSegments(tails, host, headSeq, run)
+func appendSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, host string, run segment) (added int, err error) {
+	puts, added, err := planSegments(tails, host, h.HeadSeq, run)
 	if err != nil {
 		return 0, err
 	}
-	return added, putSegments(segs, tails, puts)
+	return added, putSegments(sealed, tails, gen, h, puts)
 }
 
 // segmentPut is one segment record planSegments writes: a sealed segment
-// into `segments`, or the host's tail into `tails`.
+// (its key without the gen), or the host's tail into `tails`.
 type segmentPut struct {
 	key, value []byte
 	tail       bool
 }
 
-// putSegments writes puts into segs and tails.
-func putSegments(segs, tails *bolt.Bucket, puts []segmentPut) error {
+// putSegments writes puts, the segment records of the host whose record
+// is h, into sealed (under gen, which it adds to h's Sealed) and tails.
+// gen must be above every gen in sealed: the transaction's NextSequence
+// of it.
+func putSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, puts []segmentPut) error {
 	for _, p := range puts {
-		b := segs
 		if p.tail {
-			b = tails
+			if err := tails.Put(p.key, p.value); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := b.Put(p.key, p.value); err != nil {
+		k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(p.key)), gen)
+		if err := sealed.Put(append(k, p.key...), p.value); err != nil {
 			return err
+		}
+		if n := len(h.Sealed); n == 0 || h.Sealed[n-1] < gen {
+			h.Sealed = append(h.Sealed, gen)
+		} else if h.Sealed[n-1] > gen {
+			return fmt.Errorf("%w: host lists sealed gen %d, above this compaction's %d", ErrCorrupt, h.Sealed[n-1], gen)
 		}
 	}
 	return nil
@@ -355,7 +425,7 @@ func (b *segmentBuilder) record() []byte {
 	return compressBody(append(body, b.entries...))
 }
 
-// forEachQueued calls fn with every URL h has in `returned`, `segments`
+// forEachQueued calls fn with every URL h has in `returned`, `sealed`
 // and `tails`, head first (its inbox URLs are not included: callers walk
 // the inbox on their own).
 func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) error) error {
@@ -383,10 +453,13 @@ func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) er
 		}
 		return nil
 	}
-	c = qb.segments.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if err := each(v, "queue segment"); err != nil {
-			return err
+	c = qb.sealed.Cursor()
+	for _, gen := range h.rec.Sealed {
+		prefix := sealedPrefix(gen, host)
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if err := each(v, "queue segment"); err != nil {
+				return err
+			}
 		}
 	}
 	if v := qb.tails.Get([]byte(host)); v != nil {
@@ -395,7 +468,7 @@ func forEachQueued(qb queueBuckets, h *host, fn func(seq uint64, r urlRecord) er
 	return nil
 }
 
-// forEachQueuedAll calls fn with every URL in `returned`, `segments` and
+// forEachQueuedAll calls fn with every URL in `returned`, `sealed` and
 // `tails`, with its host. With headSeq, segment and tail URLs below
 // headSeq(host) (leased) are skipped; without, they are included.
 func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func(host string, r urlRecord) error) error {
@@ -429,8 +502,8 @@ func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func
 		}
 		return nil
 	}
-	err = qb.segments.ForEach(func(k, v []byte) error {
-		host, err := queueKeyHost(k)
+	err = qb.sealed.ForEach(func(k, v []byte) error {
+		_, host, err := sealedKeyParts(k)
 		if err != nil {
 			return err
 		}
@@ -447,7 +520,8 @@ func forEachQueuedAll(qb queueBuckets, headSeq func(host string) uint64, fn func
 	})
 }
 
-// queueKeyHost is the host of a `returned` or `segments` key.
+// queueKeyHost is the host of a `returned` key (or a `sealed` one after
+// its gen).
 func queueKeyHost(k []byte) (string, error) {
 	i := bytes.IndexByte(k, 0)
 	if i < 0 || len(k)-i != 9 {

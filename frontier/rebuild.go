@@ -194,7 +194,10 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 	}
 	if err == nil {
 		err = tx.Bucket(bucketTruth).ForEach(func(k, _ []byte) error {
-			add(string(k))
+			if len(k) != 8 {
+				return fmt.Errorf("%w: truth key of %d bytes", ErrCorrupt, len(k))
+			}
+			hs = append(hs, binary.BigEndian.Uint64(k))
 			return nil
 		})
 	}

@@ -50,7 +50,7 @@ var (
 	scaleReopens = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
 	scaleKeep    = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
 	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
-	scaleFill    = flag.Float64("scale.fill", 0, "bbolt FillPercent of tails and segments (segmentFill) to grow the shard with; 0 keeps the code's")
+	scaleFill    = flag.Float64("scale.fill", 0, "bbolt FillPercent of tails (segmentFill) to grow the shard with; 0 keeps the code's")
 	scaleReProf  = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
 	scaleAudit   = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")

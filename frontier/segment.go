@@ -10,11 +10,11 @@ import (
 
 // Queue segments.
 //
-// A host's compacted queue is a run of sealed segments in `segments`,
-// each a block of URLs with consecutive host sequence numbers, keyed by
-// host + 0x00 + the sequence number its first URL had when the segment
-// was written, then its tail: the one segment still taking URLs, in
-// `tails` under the host's name.
+// A host's compacted queue is a run of sealed segments in `sealed`, each
+// a block of URLs with consecutive host sequence numbers, keyed by the
+// gen of the compaction that sealed it + host + 0x00 + the sequence
+// number its first URL had when the segment was written, then its tail:
+// the one segment still taking URLs, in `tails` under the host's name.
 // URLs of one host share most of their text, so a segment stores each URL
 // front-coded against the one before it: the length of the prefix they
 // share, then the rest. A crawl-like queue (URLs of about 75 bytes) costs
@@ -30,9 +30,9 @@ import (
 // (github.com/klauspost/compress/s2) of at most 1 MiB decoded.
 //
 // Compact appends a host's new URLs to its tail while that one is under
-// segmentBytes, and past it seals the tail into `segments` and starts a
+// segmentBytes, and past it seals the tail into `sealed` and starts a
 // new one, so a compaction rewrites one old record per host, its tail,
-// and writes only new sealed segments into `segments` (bounded work per
+// and writes only new sealed segments into `sealed` (bounded work per
 // host and per new URL, whatever the queue's length; queue.go,
 // appendSegments). Lease takes a host's head from its first segment (or
 // tail), at the host record's HeadSeq, and moves HeadSeq past it; the
@@ -44,21 +44,24 @@ import (
 // sequence number, bbolt's element header) is spread over dozens of URLs.
 const segmentBytes = 1536
 
-// segmentFill is the bbolt FillPercent of `tails` and `segments` when
-// Compact writes them: where a leaf page that outgrew its 4 KiB is split.
-// Compaction grows every touched host's tail in place, so with many hosts
-// (a million, a few new URLs each per compaction) every page grows at
-// every compaction: split at 90%, a page gave one of 90%, which overflowed
+// segmentFill is the bbolt FillPercent of `tails` when Compact writes
+// it: where a leaf page that outgrew its 4 KiB is split. Compaction grows
+// every touched host's tail in place, so with many hosts (a million, a
+// few new URLs each per compaction) every page grows at every
+// compaction: split at 90%, a page gave one of 90%, which overflowed
 // again at the next compaction, and a sliver, and the pages settled at
 // 47% in use (675 MiB allocated for 318 MiB of segments at 20M URLs over
-// 1M hosts in the scale benchmark, when the tails were in `segments`). A
-// compaction that touches most hosts writes every page again, so that
-// was twice the writes it needed. Split at 60%, both halves have room to
+// 1M hosts in the scale benchmark, when the tails were among the sealed
+// segments). A compaction that touches most hosts writes every page
+// again, so that was twice the writes it needed. Split at 60%, both halves have room to
 // grow: 72% in use (436 MiB) there (TestSegmentPagesStayFilled; a
-// variable for the scale benchmark's -scale.fill). Sealed segments go
-// into `segments` at each host's end of its run of keys, hosts in key
-// order; a split at 60% leaves the room the host's next one takes.
+// variable for the scale benchmark's -scale.fill).
 var segmentFill = 0.6
+
+// sealedFill is the bbolt FillPercent of `sealed`. Every put goes after
+// the bucket's last key (a new gen), so a page is never grown again once
+// written: filled whole, it takes the fewest pages to write.
+const sealedFill = 1.0
 
 // segment is a decoded queue segment.
 type segment struct {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +59,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 }
 
 // appendSegments fills a host's tail up to segmentBytes, seals it into
-// `segments` past that or at a gap in the seqs, and leaves other hosts'
+// `sealed` past that or at a gap in the seqs, and leaves other hosts'
 // segments and tails alone.
 func TestAppendSegments(t *testing.T) {
 	db := openTestDB(t)
@@ -66,7 +68,7 @@ func TestAppendSegments(t *testing.T) {
 	}
 	a, ab := testEntries("a.example", 200), testEntries("ab.example", 3)
 	err := db.Update(func(tx *bolt.Tx) error {
-		segs, err := tx.CreateBucket(bucketSegments)
+		segs, err := tx.CreateBucket(bucketSealed)
 		if err != nil {
 			return err
 		}
@@ -79,28 +81,29 @@ func TestAppendSegments(t *testing.T) {
 		}
 		// Neighbours on both sides of host "a.example" in key order.
 		for _, h := range []string{"a.exampl", "ab.example"} {
-			if _, err := appendSegments(segs, tails, h, 0, recs(h, 0, ab)); err != nil {
+			if _, err := appendSegments(segs, tails, 1, &hostRecord{HeadSeq: 0}, h, recs(h, 0, ab)); err != nil {
 				return err
 			}
 		}
-		if n, err := appendSegments(segs, tails, "a.example", 0, recs("a.example", 0, a[:5])); err != nil || n != 1 || keyCount(segs) != 0 {
+		var ha hostRecord // a.example's
+		if n, err := appendSegments(segs, tails, 1, &ha, "a.example", recs("a.example", 0, a[:5])); err != nil || n != 1 || keyCount(segs) != 0 {
 			return fmt.Errorf("first append: %d segments (%d sealed), %v", n, keyCount(segs), err)
 		}
 		// Runs on: into the same tail, sealed past the size.
-		n, err := appendSegments(segs, tails, "a.example", 0, recs("a.example", 5, a[5:150]))
+		n, err := appendSegments(segs, tails, 1, &ha, "a.example", recs("a.example", 5, a[5:150]))
 		if err != nil || n < 2 {
 			return fmt.Errorf("second append: %d new segments, %v", n, err)
 		}
 		sealed := 0
 		c := segs.Cursor()
-		for k, _ := c.Seek(queuePrefix("a.example")); k != nil && bytes.HasPrefix(k, queuePrefix("a.example")); k, _ = c.Next() {
+		for k, _ := c.Seek(sealedPrefix(1, "a.example")); k != nil && bytes.HasPrefix(k, sealedPrefix(1, "a.example")); k, _ = c.Next() {
 			sealed++
 		}
 		if sealed != n {
 			return fmt.Errorf("%d sealed segments after sealing %d", sealed, n)
 		}
 		// A gap in the seqs seals the tail as it is.
-		if n, err := appendSegments(segs, tails, "a.example", 0, recs("a.example", 1000, a[150:])); err != nil || n != 1 {
+		if n, err := appendSegments(segs, tails, 2, &ha, "a.example", recs("a.example", 1000, a[150:])); err != nil || n != 1 {
 			return fmt.Errorf("append after a gap: %d new segments, %v", n, err)
 		}
 		if g, err := decodeSegment(tails.Get([]byte("a.example"))); err != nil || g.first != 1000 {
@@ -108,7 +111,10 @@ func TestAppendSegments(t *testing.T) {
 		}
 		var urls []string
 		var seqs []uint64
-		err = forEachQueued(queueBucketsOf(tx), &host{name: "a.example"}, func(seq uint64, r urlRecord) error {
+		if !slices.Equal(ha.Sealed, []uint64{1, 2}) {
+			return fmt.Errorf("a.example lists sealed gens %v, want [1 2]", ha.Sealed)
+		}
+		err = forEachQueued(queueBucketsOf(tx), &host{name: "a.example", rec: ha}, func(seq uint64, r urlRecord) error {
 			urls, seqs = append(urls, r.URL), append(seqs, seq)
 			return nil
 		})
@@ -240,9 +246,9 @@ func TestAppendSegmentsKeepsRecords(t *testing.T) {
 	}{{"nothing leased", 0}, {"head in the last segment", 3}, {"all but its last leased", 5}} {
 		t.Run(c.name, func(t *testing.T) {
 			err := db.Update(func(tx *bolt.Tx) error {
-				_ = tx.DeleteBucket(bucketSegments)
+				_ = tx.DeleteBucket(bucketSealed)
 				_ = tx.DeleteBucket(bucketTails)
-				segs, err := tx.CreateBucket(bucketSegments)
+				segs, err := tx.CreateBucket(bucketSealed)
 				if err != nil {
 					return err
 				}
@@ -251,7 +257,7 @@ func TestAppendSegmentsKeepsRecords(t *testing.T) {
 					return err
 				}
 				for _, r := range [][2]int{{0, 6}, {6, 7}, {7, 12}} {
-					if _, err := appendSegments(segs, tails, "a.example", c.headSeq, segment{first: uint64(r[0]), entries: a[r[0]:r[1]]}); err != nil {
+					if _, err := appendSegments(segs, tails, 1, &hostRecord{HeadSeq: c.headSeq}, "a.example", segment{first: uint64(r[0]), entries: a[r[0]:r[1]]}); err != nil {
 						return err
 					}
 				}
@@ -320,7 +326,7 @@ func TestAppendSegmentsToVersion1(t *testing.T) {
 	a := testEntries("a.example", 12)
 	old := segment{first: 0, entries: a[:6]}
 	err := db.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.CreateBucket(bucketSegments); err != nil {
+		if _, err := tx.CreateBucket(bucketSealed); err != nil {
 			return err
 		}
 		tails, err := tx.CreateBucket(bucketTails)
@@ -333,8 +339,8 @@ func TestAppendSegmentsToVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		segs, tails := tx.Bucket(bucketSegments), tx.Bucket(bucketTails)
-		if n, err := appendSegments(segs, tails, "a.example", 0, segment{first: 6, entries: a[6:]}); err != nil || n != 0 {
+		segs, tails := tx.Bucket(bucketSealed), tx.Bucket(bucketTails)
+		if n, err := appendSegments(segs, tails, 1, &hostRecord{HeadSeq: 0}, "a.example", segment{first: 6, entries: a[6:]}); err != nil || n != 0 {
 			return fmt.Errorf("append: %d new segments, %v", n, err)
 		}
 		v := tails.Get([]byte("a.example"))
@@ -367,17 +373,46 @@ func openTestDB(t *testing.T) *bolt.DB {
 	return db
 }
 
-// A damaged tail or sealed segment is ErrCorrupt for Verify and for the
-// lease that reads it, never a panic.
+// A damaged tail or sealed segment, or a host record that lists a gen
+// with no sealed segment under it, is ErrCorrupt for Verify and for the
+// lease that reads it, never a panic; a sealed segment under a gen its
+// host does not list (which no lease would reach) is ErrCorrupt for
+// Verify.
 func TestDamagedQueueRecords(t *testing.T) {
+	first := func(bucket []byte, damage func(v []byte) []byte) func(tx *bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucket)
+			k, v := b.Cursor().First()
+			if k == nil {
+				return fmt.Errorf("nothing in %s", bucket)
+			}
+			return b.Put(bytes.Clone(k), damage(bytes.Clone(v)))
+		}
+	}
+	hostRec := func(damage func(r *hostRecord)) func(tx *bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketHosts)
+			r, err := decodeHost(b.Get([]byte("h0.example")))
+			if err != nil {
+				return err
+			}
+			if len(r.Sealed) == 0 {
+				return fmt.Errorf("h0.example has no sealed segments")
+			}
+			damage(&r)
+			return b.Put([]byte("h0.example"), r.encode())
+		}
+	}
 	for _, c := range []struct {
 		name   string
-		bucket []byte
-		damage func(v []byte) []byte
+		damage func(tx *bolt.Tx) error
+		lease  bool // a lease finds it too
 	}{
-		{"truncated tail", bucketTails, func(v []byte) []byte { return v[:len(v)-1] }},
-		{"tail of another version", bucketTails, func(v []byte) []byte { return append([]byte{9}, v[1:]...) }},
-		{"garbled sealed segment", bucketSegments, func(v []byte) []byte { return append([]byte{segmentCompressed}, bytes.Repeat([]byte{0xff}, len(v))...) }},
+		{"truncated tail", first(bucketTails, func(v []byte) []byte { return v[:len(v)-1] }), true},
+		{"tail of another version", first(bucketTails, func(v []byte) []byte { return append([]byte{9}, v[1:]...) }), true},
+		{"garbled sealed segment", first(bucketSealed, func(v []byte) []byte { return append([]byte{segmentCompressed}, bytes.Repeat([]byte{0xff}, len(v))...) }), true},
+		{"gen listed without segments", hostRec(func(r *hostRecord) { r.Sealed = append([]uint64{0}, r.Sealed...) }), true},
+		{"segments under a gen not listed", hostRec(func(r *hostRecord) { r.Sealed = r.Sealed[:len(r.Sealed)-1] }), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, noRobots)
@@ -389,17 +424,13 @@ func TestDamagedQueueRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.s = nil
-			rewrite(t, h.path, func(tx *bolt.Tx) error {
-				b := tx.Bucket(c.bucket)
-				k, v := b.Cursor().First()
-				if k == nil {
-					return fmt.Errorf("nothing in %s", c.bucket)
-				}
-				return b.Put(bytes.Clone(k), c.damage(bytes.Clone(v)))
-			})
+			rewrite(t, h.path, c.damage)
 			h.open()
 			if err := h.s.Verify(); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Verify: %v, want ErrCorrupt", err)
+			}
+			if !c.lease {
+				return
 			}
 			var err error
 			for range 400 {
@@ -416,5 +447,79 @@ func TestDamagedQueueRecords(t *testing.T) {
 				t.Fatalf("leasing through the damaged record: %v, want ErrCorrupt", err)
 			}
 		})
+	}
+}
+
+// A host's sealed segments under several gens lease in admission order
+// across gens, compactions, leases taken between them and reopens; the
+// host record lists each gen until its last segment is leased, and the
+// bucket is empty at the end.
+func TestSealedGensKeepOrder(t *testing.T) {
+	h := newHarness(t, noRobots)
+	const rounds, per = 6, 150
+	var want, got []string
+	sealedOf := func() []uint64 { return slices.Clone(h.s.hosts["a.example"].rec.Sealed) }
+	leaseN := func(n int) {
+		for len(got) < n {
+			ls := h.lease(10)
+			for _, l := range ls {
+				got = append(got, l.URL)
+				h.apply(nil, outcome(l, 200))
+			}
+			if len(ls) == 0 {
+				t.Fatalf("nothing to lease after %d of %d URLs", len(got), n)
+			}
+			h.clock.Advance(time.Second)
+		}
+	}
+	var lists [][]uint64
+	for r := range rounds {
+		var urls []string
+		for i := range per {
+			// Hex of a multiplicative hash: little for S2 to share, so
+			// each round seals at least one segment.
+			urls = append(urls, fmt.Sprintf("http://a.example/r%d/%06d-%x.html", r, i, uint64(r*per+i)*0x9e3779b97f4a7c15))
+		}
+		want = append(want, urls...)
+		h.seed(urls...)
+		if _, err := h.s.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		lists = append(lists, sealedOf())
+		leaseN(len(got) + per/2) // half a round: the head stays a round behind
+		if err := h.s.Verify(); err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+		if r%2 == 1 {
+			before := sealedOf()
+			h.reopen()
+			if after := sealedOf(); !slices.Equal(after, before) {
+				t.Fatalf("round %d: gens %v after a reopen, %v before", r, after, before)
+			}
+		}
+	}
+	t.Logf("gens listed after each compaction: %v", lists)
+	for r := 1; r < rounds; r++ {
+		if n := len(lists[r]); n < 2 || lists[r][n-1] <= lists[r-1][len(lists[r-1])-1] {
+			t.Fatalf("after compaction %d the host lists gens %v (before: %v): want a new gen, above the others, and the older ones still queued", r+1, lists[r], lists[r-1])
+		}
+	}
+	leaseN(len(want))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lease order differs from admission order")
+	}
+	if g := sealedOf(); g != nil {
+		t.Fatalf("host lists gens %v with nothing queued", g)
+	}
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		if n := keyCount(tx.Bucket(bucketSealed)); n != 0 {
+			return fmt.Errorf("%d sealed segments left", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -97,7 +97,7 @@ type State struct {
 	inboxStaleMax uint64
 	// truthPending holds the audit sample's new keys admitted since the
 	// last compaction, which Compact writes to `truth` (audit.go).
-	truthPending map[string]struct{}
+	truthPending map[uint64]struct{}
 	applyGen     uint64 // Apply calls so far (host.applyGen)
 	loosened     uint64 // see Loosened
 	doneN        int64
@@ -546,7 +546,7 @@ func (s *State) loadInboxTx(tx *bolt.Tx) error {
 		s.inboxN += int64(len(queued))
 		for i := range queued {
 			if s.scope.sampled(auditHash(queued[i].URL)) {
-				s.pendTruth(queued[i].URL)
+				s.pendTruth(hashKey(queued[i].URL))
 			}
 		}
 		return nil

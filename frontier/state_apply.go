@@ -195,20 +195,19 @@ func (s *State) auditLocked(truth *bolt.Bucket, pl *PreparedLink, seen bool, res
 		}
 		return !seen, nil
 	}
-	key := []byte(pl.Key)
 	switch {
 	case !seen:
 		// Enqueued, so it is in the inbox until Compact writes it to
 		// truth (or a lease does).
 		s.count[cSampledNew]++
-		s.pendTruth(pl.Key)
+		s.pendTruth(pl.Hash)
 		return true, nil
-	case !s.inTruth(truth, pl.Key):
+	case !s.inTruth(truth, pl.Hash):
 		// The filter says seen, the exact sample says new: a
 		// false-positive skip. Record the key so it counts once.
 		res.FPSkips++
 		s.count[cFPSkips]++
-		if err := truth.Put(key, nil); err != nil {
+		if err := truth.Put(u64key(pl.Hash), nil); err != nil {
 			return false, fmt.Errorf("put truth: %w", err)
 		}
 		if s.cfg.Audit.Rescue {

@@ -250,12 +250,18 @@ func (s *State) compactHostsLocked(hosts []*host, i int, cutoff uint64) (moved, 
 		return 0, i, err
 	}
 	err = s.updateLocked(func(tx *bolt.Tx) error {
-		segs, tails := tx.Bucket(bucketSegments), tx.Bucket(bucketTails)
-		segs.FillPercent, tails.FillPercent = segmentFill, segmentFill
+		sealed, tails := tx.Bucket(bucketSealed), tx.Bucket(bucketTails)
+		sealed.FillPercent, tails.FillPercent = sealedFill, segmentFill
+		// The gen of the segments this transaction seals: above every
+		// gen in the bucket, so they are appended after all of them.
+		gen, err := sealed.NextSequence()
+		if err != nil {
+			return err
+		}
 		for j, h := range touched {
 			s.heads.drop(h) // its tail may change, its inbox records go
-			if err := putSegments(segs, tails, plans[j].puts); err != nil {
-				return err
+			if err := putSegments(sealed, tails, gen, &h.rec, plans[j].puts); err != nil {
+				return fmt.Errorf("%s: %w", h.name, err)
 			}
 			h.rec.CompactedSeq = plans[j].end
 			h.dirty = true

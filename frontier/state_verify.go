@@ -3,6 +3,8 @@ package frontier
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -52,9 +54,13 @@ func (s *State) verifyMemoryLocked() error {
 	return nil
 }
 
-// verifyFileTx checks the file's queue, inbox, leases and done records
-// against memory and the filter.
+// verifyFileTx checks the file's queue (and the gens each host lists),
+// inbox, leases, audit sample and done records against memory and the
+// filter.
 func (s *State) verifyFileTx(tx *bolt.Tx) error {
+	if err := s.verifySealedTx(tx); err != nil {
+		return err
+	}
 	perHost, err := s.verifyQueueTx(tx)
 	if err != nil {
 		return err
@@ -74,10 +80,64 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	if n := tx.Bucket(bucketLeases).Stats().KeyN; n != len(s.leases) {
 		return fmt.Errorf("%w: %d leases in memory, %d in the file", ErrCorrupt, len(s.leases), n)
 	}
+	if err := s.verifyTruthTx(tx); err != nil {
+		return err
+	}
 	return s.verifyDoneTx(tx)
 }
 
-// verifyQueueTx checks every queued URL in `returned`, `segments` and
+// verifyTruthTx checks every key of the audit sample is a hash the
+// filter holds: each was admitted, or a false-positive skip.
+func (s *State) verifyTruthTx(tx *bolt.Tx) error {
+	return s.verifyHashKeys(tx.Bucket(bucketTruth), "truth", nil)
+}
+
+// verifyHashKeys checks that every key of b (named what) is a hash the
+// filter holds, and each value with value (when not nil).
+func (s *State) verifyHashKeys(b *bolt.Bucket, what string, value func(v []byte) error) error {
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: %s key %q", ErrCorrupt, what, k)
+		}
+		if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
+			return fmt.Errorf("%w: %s key %x not in the filter", ErrCorrupt, what, k)
+		}
+		if value == nil {
+			return nil
+		}
+		return value(v)
+	})
+}
+
+// verifySealedTx checks that each host's record lists exactly the gens
+// it has sealed segments under, in order: a segment under a gen its
+// record does not list would never be leased.
+func (s *State) verifySealedTx(tx *bolt.Tx) error {
+	gens := map[string][]uint64{}
+	c := tx.Bucket(bucketSealed).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		gen, host, err := sealedKeyParts(k)
+		if err != nil {
+			return err
+		}
+		if g := gens[host]; len(g) == 0 || g[len(g)-1] != gen {
+			gens[host] = append(g, gen)
+		}
+	}
+	for name, h := range s.hosts {
+		if !slices.Equal(gens[name], h.rec.Sealed) {
+			return fmt.Errorf("%w: host %s lists sealed gens %v, `sealed` holds its segments under %v", ErrCorrupt, name, h.rec.Sealed, gens[name])
+		}
+		delete(gens, name)
+	}
+	if len(gens) > 0 {
+		names := slices.Sorted(maps.Keys(gens))
+		return fmt.Errorf("%w: sealed segments of %d unknown hosts, %q first", ErrCorrupt, len(names), names[0])
+	}
+	return nil
+}
+
+// verifyQueueTx checks every queued URL in `returned`, `sealed` and
 // `tails` and counts them per host.
 func (s *State) verifyQueueTx(tx *bolt.Tx) (perHost map[string]uint64, err error) {
 	perHost = map[string]uint64{}
@@ -139,13 +199,7 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostIn
 
 // verifyDoneTx checks every done record is well formed and in the filter.
 func (s *State) verifyDoneTx(tx *bolt.Tx) error {
-	return tx.Bucket(bucketDone).ForEach(func(k, v []byte) error {
-		if len(k) != 8 {
-			return fmt.Errorf("%w: done key %q", ErrCorrupt, k)
-		}
-		if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
-			return fmt.Errorf("%w: done URL %x not in the filter", ErrCorrupt, k)
-		}
+	return s.verifyHashKeys(tx.Bucket(bucketDone), "done", func(v []byte) error {
 		_, err := decodeDone(v)
 		return err
 	})

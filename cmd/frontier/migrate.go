@@ -57,7 +57,11 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s is already at schema %d: nothing to do\n", rep.Path, rep.To)
 		return cli.ExitOK
 	}
-	fmt.Fprintf(stdout, "migrated %s from schema %d to %d in %s: %d queued URLs into %d segments; %d bytes before, %d after\n",
-		rep.Path, rep.From, rep.To, rep.Duration, rep.QueuedURLs, rep.Segments, rep.BytesBefore, rep.BytesAfter)
+	what := fmt.Sprintf("%d queued URLs into %d segments", rep.QueuedURLs, rep.Segments)
+	if rep.From > 1 {
+		what = fmt.Sprintf("%d sealed segments moved", rep.Segments)
+	}
+	fmt.Fprintf(stdout, "migrated %s from schema %d to %d in %s: %s; %d bytes before, %d after\n",
+		rep.Path, rep.From, rep.To, rep.Duration, what, rep.BytesBefore, rep.BytesAfter)
 	return cli.ExitOK
 }
