@@ -158,7 +158,7 @@ func sealSegments(tx *bolt.Tx) (uint64, error) {
 		if v == nil {
 			return fmt.Errorf("%w: nested bucket %q in segments", ErrCorrupt, k)
 		}
-		if err := sealed.Put(sealedKey(migrateGen, host, beUint64(k[len(host)+1:])), v); err != nil {
+		if err := sealed.Put(withGen(migrateGen, k), v); err != nil {
 			return err
 		}
 		n++

@@ -196,17 +196,15 @@ func (s *State) popLocked(qb queueBuckets, h *host, hd headOf) error {
 	return nil
 }
 
-// sealedKey is the `sealed` key of host's segment whose first seq is seq,
-// sealed under gen; sealedPrefix is the part of it before seq.
-func sealedKey(gen uint64, host string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(sealedPrefix(gen, host), seq)
+// withGen is the `sealed` key, under gen, of the segment keyed k without
+// a gen (host + 0x00 + seq: how planSegments and schema 3 key it).
+// sealedPrefix is the part of such keys before seq: a host's segments
+// under gen.
+func withGen(gen uint64, k []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(k)+8), gen), k...)
 }
 
-func sealedPrefix(gen uint64, host string) []byte {
-	k := make([]byte, 8, 8+len(host)+1+8)
-	binary.BigEndian.PutUint64(k, gen)
-	return append(append(k, host...), 0)
-}
+func sealedPrefix(gen uint64, host string) []byte { return withGen(gen, queuePrefix(host)) }
 
 // sealedKeyParts splits a `sealed` key into its gen and host.
 func sealedKeyParts(k []byte) (gen uint64, host string, err error) {
@@ -306,8 +304,7 @@ func putSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, puts []s
 			}
 			continue
 		}
-		k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(p.key)), gen)
-		if err := sealed.Put(append(k, p.key...), p.value); err != nil {
+		if err := sealed.Put(withGen(gen, p.key), p.value); err != nil {
 			return err
 		}
 		if n := len(h.Sealed); n == 0 || h.Sealed[n-1] < gen {

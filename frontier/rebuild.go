@@ -183,19 +183,14 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 			return err
 		})
 	}
-	if err == nil {
-		err = tx.Bucket(bucketDone).ForEach(func(k, _ []byte) error {
+	// done and truth are keyed by the hashes themselves.
+	for _, name := range [][]byte{bucketDone, bucketTruth} {
+		if err != nil {
+			break
+		}
+		err = tx.Bucket(name).ForEach(func(k, _ []byte) error {
 			if len(k) != 8 {
-				return fmt.Errorf("%w: done key of %d bytes", ErrCorrupt, len(k))
-			}
-			hs = append(hs, binary.BigEndian.Uint64(k))
-			return nil
-		})
-	}
-	if err == nil {
-		err = tx.Bucket(bucketTruth).ForEach(func(k, _ []byte) error {
-			if len(k) != 8 {
-				return fmt.Errorf("%w: truth key of %d bytes", ErrCorrupt, len(k))
+				return fmt.Errorf("%w: %s key of %d bytes", ErrCorrupt, name, len(k))
 			}
 			hs = append(hs, binary.BigEndian.Uint64(k))
 			return nil
