@@ -92,7 +92,13 @@ func decodeInbox(b []byte) (inboxRecord, error) {
 // which flushInboxLocked writes as one inbox record before the commit.
 func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.Time) {
 	if h.pending == 0 {
-		s.pending = append(s.pending, segment{first: h.rec.NextSeq})
+		// A slot of an earlier Apply keeps its entries' array.
+		if n := len(s.pending); n < cap(s.pending) {
+			s.pending = s.pending[:n+1]
+			s.pending[n].first = h.rec.NextSeq
+		} else {
+			s.pending = append(s.pending, segment{first: h.rec.NextSeq})
+		}
 		s.pendingHosts = append(s.pendingHosts, h)
 		h.pending = int32(len(s.pending))
 	}
@@ -107,6 +113,10 @@ func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.
 	// the record does not reflect (seq >= its NextSeq) into its counts.
 	s.queued++
 }
+
+// keepPending is the most URLs a slot of State.pending keeps room for from
+// one Apply to the next.
+const keepPending = 1024
 
 // flushInboxLocked writes the URLs enqueueLocked queued, one inbox record
 // per host, and adds its key to the host's inbox.
@@ -136,7 +146,14 @@ func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
 		}
 		h.pending = 0
 	}
-	clear(s.pending)
+	for i := range s.pending {
+		g := &s.pending[i]
+		if cap(g.entries) > keepPending {
+			g.entries = nil // a sitemap's worth is not kept
+		}
+		clear(g.entries) // their URLs
+		g.entries = g.entries[:0]
+	}
 	clear(s.pendingHosts)
 	s.pending, s.pendingHosts = s.pending[:0], s.pendingHosts[:0]
 	return nil
