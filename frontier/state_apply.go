@@ -42,6 +42,20 @@ type applyScratch struct {
 	seen      []bool
 }
 
+// keepScratch is s emptied, and its elements zeroed, to be kept for the
+// next Apply, or nil when it has room for more than most elements (a
+// sitemap's worth is not kept).
+func keepScratch[T any](s []T, most int) []T {
+	clear(s) // pointers, URLs
+	if cap(s) > most {
+		return nil
+	}
+	return s[:0]
+}
+
+// keepLinks is the most links applyScratch keeps room for.
+const keepLinks = 1 << 16
+
 // Apply commits the effects of prepared link batches and outcomes in one
 // bbolt transaction, in order: the stateful rules (seed hosts only, max
 // pages per host, a known robots.txt), the filter (TestAndAddHashes over
@@ -91,10 +105,7 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, res *ApplyResult) ([]*host, error) {
 	sc := &s.scratch
 	cands, touched := s.admitLocked(sc.cands[:0], links, res)
-	defer func() {
-		clear(cands) // its pointers
-		sc.cands = cands[:0]
-	}()
+	defer func() { sc.cands = keepScratch(cands, keepLinks) }()
 	if len(cands) == 0 {
 		s.countLinksLocked(res)
 		return touched, nil
@@ -107,7 +118,9 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	clear(seen)
 	s.filter.TestAndAddHashes(hs, seen)
 	newHashes := sc.fresh[:0]
-	defer func() { sc.hs, sc.seen, sc.fresh = hs[:0], seen[:0], newHashes[:0] }()
+	defer func() {
+		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(seen, keepLinks), keepScratch(newHashes, keepLinks)
+	}()
 	truth := tx.Bucket(bucketTruth)
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
 	for i := range cands {

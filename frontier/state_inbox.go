@@ -147,12 +147,7 @@ func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
 		h.pending = 0
 	}
 	for i := range s.pending {
-		g := &s.pending[i]
-		if cap(g.entries) > keepPending {
-			g.entries = nil // a sitemap's worth is not kept
-		}
-		clear(g.entries) // their URLs
-		g.entries = g.entries[:0]
+		s.pending[i].entries = keepScratch(s.pending[i].entries, keepPending)
 	}
 	clear(s.pendingHosts)
 	s.pending, s.pendingHosts = s.pending[:0], s.pendingHosts[:0]

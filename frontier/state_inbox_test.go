@@ -765,3 +765,31 @@ func TestCompactPipelineBetweenChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestApplyScratchBounded: Apply keeps its working slices for the next
+// call, but not a sitemap's worth of them, and what it keeps holds no URL.
+func TestApplyScratchBounded(t *testing.T) {
+	h := newHarness(t, noRobots)
+	h.seed(hostURLs(100, 2)...)
+	sc := &h.s.scratch
+	if cap(sc.cands) == 0 || cap(sc.hs) == 0 || cap(h.s.pending) == 0 || cap(h.s.pending[:1][0].entries) == 0 {
+		t.Fatalf("a small Apply kept nothing: cands %d, hashes %d, pending %d", cap(sc.cands), cap(sc.hs), cap(h.s.pending))
+	}
+	if e := h.s.pending[:1][0].entries[:1]; e[0].URL != "" {
+		t.Fatalf("a kept pending slot still holds %q", e[0].URL)
+	}
+	var sitemap []string
+	for i := range keepLinks + 10 {
+		sitemap = append(sitemap, fmt.Sprintf("http://big.example/p/%d", i))
+	}
+	res := h.seed(sitemap...) // a few may be the filter's false positives
+	if res.Admitted < keepLinks {
+		t.Fatalf("sitemap: %+v", res)
+	}
+	if cap(sc.cands) != 0 || cap(sc.hs) != 0 || cap(sc.seen) != 0 || cap(sc.fresh) != 0 || cap(h.s.pending[:1][0].entries) != 0 {
+		t.Fatalf("a sitemap-sized Apply was kept: cands %d, hashes %d, pending %d", cap(sc.cands), cap(sc.hs), cap(h.s.pending[:1][0].entries))
+	}
+	if st := h.s.Status(); st.Queued != int64(100+res.Admitted) {
+		t.Fatalf("queued %d, want %d", st.Queued, 100+res.Admitted)
+	}
+}
