@@ -99,6 +99,7 @@ type State struct {
 	// last compaction, which Compact writes to `truth` (audit.go).
 	truthPending map[uint64]struct{}
 	applyGen     uint64 // Apply calls so far (host.applyGen)
+	scratch      applyScratch
 	loosened     uint64 // see Loosened
 	doneN        int64
 	lastCP       msg.CheckpointStatus

@@ -3,6 +3,7 @@ package frontier
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/trawlhq/trawl/dedup"
@@ -31,6 +32,29 @@ type candidate struct {
 	depth uint32
 	seed  bool
 }
+
+// applyScratch is Apply's working memory, kept from one call to the next:
+// grown afresh by every Apply it was an eighth of the bytes the scale
+// benchmark's ingest allocated.
+type applyScratch struct {
+	cands     []candidate
+	hs, fresh []uint64
+	seen      []bool
+}
+
+// keepScratch is s emptied, and its elements zeroed, to be kept for the
+// next Apply, or nil when it has room for more than most elements (a
+// sitemap's worth is not kept).
+func keepScratch[T any](s []T, most int) []T {
+	clear(s) // pointers, URLs
+	if cap(s) > most {
+		return nil
+	}
+	return s[:0]
+}
+
+// keepLinks is the most links applyScratch keeps room for.
+const keepLinks = 1 << 16
 
 // Apply commits the effects of prepared link batches and outcomes in one
 // bbolt transaction, in order: the stateful rules (seed hosts only, max
@@ -79,18 +103,24 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 }
 
 func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, res *ApplyResult) ([]*host, error) {
-	cands, touched := s.admitLocked(links, res)
+	sc := &s.scratch
+	cands, touched := s.admitLocked(sc.cands[:0], links, res)
+	defer func() { sc.cands = keepScratch(cands, keepLinks) }()
 	if len(cands) == 0 {
 		s.countLinksLocked(res)
 		return touched, nil
 	}
-	hs := make([]uint64, len(cands))
+	hs := slices.Grow(sc.hs[:0], len(cands))
 	for i := range cands {
-		hs[i] = cands[i].pl.Hash
+		hs = append(hs, cands[i].pl.Hash)
 	}
-	seen := make([]bool, len(cands))
+	seen := slices.Grow(sc.seen[:0], len(cands))[:len(cands)]
+	clear(seen)
 	s.filter.TestAndAddHashes(hs, seen)
-	newHashes := hs[:0:0]
+	newHashes := sc.fresh[:0]
+	defer func() {
+		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(seen, keepLinks), keepScratch(newHashes, keepLinks)
+	}()
 	truth := tx.Bucket(bucketTruth)
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
 	for i := range cands {
@@ -137,9 +167,9 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 
 // admitLocked counts the stateless rejections of links, marks seed hosts,
 // and applies the stateful rules in order (seed hosts only, max pages per
-// host, a known robots.txt): it returns the links left for the filter and
-// the hosts it changed.
-func (s *State) admitLocked(links []Prepared, res *ApplyResult) (cands []candidate, touched []*host) {
+// host, a known robots.txt): it appends the links left for the filter to
+// cands and returns them and the hosts it changed.
+func (s *State) admitLocked(cands []candidate, links []Prepared, res *ApplyResult) (_ []candidate, touched []*host) {
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
 	// Only these rules need the link's host here; otherwise the links the
 	// filter passes look it up (a lookup in a map of a million hosts is a

@@ -101,15 +101,11 @@ func TestCompactCrashBeforeInboxDelete(t *testing.T) {
 	for _, h := range hosts {
 		cutoff = max(cutoff, h.inbox[len(h.inbox)-1])
 	}
-	for i := 0; i < len(hosts); {
-		_, next, err := s.compactHostsLocked(hosts, i, cutoff)
-		if err != nil {
-			s.mu.Unlock()
-			t.Fatal(err)
-		}
-		i = next
-	}
+	_, err := s.moveInboxLocked(hosts, cutoff, func() error { return nil })
 	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	h.crash()
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
@@ -688,5 +684,112 @@ func TestCompactWritesFollowNewURLs(t *testing.T) {
 	}
 	if first < 0 || sealed[rounds-1]+sealed[rounds-2]+sealed[rounds-3]+sealed[rounds-4] < hosts {
 		t.Errorf("segments sealed %v: want rounds that seal none and every host sealing", sealed)
+	}
+}
+
+// TestCompactPipelineBetweenChunks: Compact plans a transaction's hosts
+// while it writes the one before, and between the two it lets Lease,
+// Apply and another Compact run. Whatever they change of the hosts
+// planned already (a lease moves HeadSeq and deletes the inbox record of
+// its URL, Apply appends records past the cutoff, the other Compact moves
+// them all), every URL is still leased once, in admission order.
+func TestCompactPipelineBetweenChunks(t *testing.T) {
+	defer func(n int) { compactChunk = n }(compactChunk)
+	compactChunk = 3 // a host per transaction
+	h := newHarness(t, noRobots)
+	const hosts = 24
+	want := map[string][]string{}
+	admit := func(round int) {
+		var urls []string
+		for i := range hosts {
+			u := fmt.Sprintf("http://h%02d.example/r%d", i, round)
+			urls = append(urls, u)
+			want[hostOf(u)] = append(want[hostOf(u)], u)
+		}
+		h.seed(urls...) // one record of one URL per host
+	}
+	for round := range 8 {
+		admit(round)
+	}
+	got := map[string][]string{}
+	leaseRound := func() {
+		h.clock.Advance(time.Minute)
+		for _, l := range h.lease(hosts) { // one of every host
+			got[hostOf(l.URL)] = append(got[hostOf(l.URL)], l.URL)
+			h.apply(nil, outcome(l, 200))
+		}
+	}
+	s := h.s
+	yields, nested := 0, 0
+	s.mu.Lock()
+	_, err := s.compactWith(func() error {
+		s.mu.Unlock()
+		switch yields++; {
+		case yields%3 == 1:
+			leaseRound()
+		case yields%3 == 2:
+			admit(100 + yields)
+		case yields != 12:
+			admit(100 + yields)
+		default:
+			n, err := s.Compact()
+			if err != nil {
+				t.Error(err)
+			}
+			nested += n
+		}
+		s.mu.Lock()
+		return s.checkLocked()
+	})
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if yields < 12 || nested == 0 {
+		t.Fatalf("%d yields, %d URLs moved by the nested Compact: the test did not interleave", yields, nested)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Minute)
+	leaseAll(h, got, hosts, 100)
+	for host, urls := range want {
+		if !slices.Equal(got[host], urls) {
+			t.Errorf("%s leased %v, want %v", host, got[host], urls)
+		}
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplyScratchBounded: Apply keeps its working slices for the next
+// call, but not a sitemap's worth of them, and what it keeps holds no URL.
+func TestApplyScratchBounded(t *testing.T) {
+	h := newHarness(t, noRobots)
+	h.seed(hostURLs(100, 2)...)
+	sc := &h.s.scratch
+	if cap(sc.cands) == 0 || cap(sc.hs) == 0 || cap(h.s.pending) == 0 || cap(h.s.pending[:1][0].entries) == 0 {
+		t.Fatalf("a small Apply kept nothing: cands %d, hashes %d, pending %d", cap(sc.cands), cap(sc.hs), cap(h.s.pending))
+	}
+	if e := h.s.pending[:1][0].entries[:1]; e[0].URL != "" {
+		t.Fatalf("a kept pending slot still holds %q", e[0].URL)
+	}
+	var sitemap []string
+	for i := range keepLinks + 10 {
+		sitemap = append(sitemap, fmt.Sprintf("http://big.example/p/%d", i))
+	}
+	res := h.seed(sitemap...) // a few may be the filter's false positives
+	if res.Admitted < keepLinks {
+		t.Fatalf("sitemap: %+v", res)
+	}
+	if cap(sc.cands) != 0 || cap(sc.hs) != 0 || cap(sc.seen) != 0 || cap(sc.fresh) != 0 || cap(h.s.pending[:1][0].entries) != 0 {
+		t.Fatalf("a sitemap-sized Apply was kept: cands %d, hashes %d, pending %d", cap(sc.cands), cap(sc.hs), cap(h.s.pending[:1][0].entries))
+	}
+	if st := h.s.Status(); st.Queued != int64(100+res.Admitted) {
+		t.Fatalf("queued %d, want %d", st.Queued, 100+res.Admitted)
 	}
 }
