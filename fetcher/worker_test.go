@@ -207,8 +207,11 @@ func workerConfig(dir string) config.Crawler {
 	c.Workers = 4
 	c.LeaseBatch = 3
 	c.MaxBody = 1 << 20
-	c.FetchTimeout = 3 * time.Second
-	c.HeaderTimeout = time.Second
+	// Generous: no test here waits for a timeout, and under -race on two
+	// cores shared with other packages' tests a loopback response has
+	// taken more than a second to start (TestWorker failed in CI so).
+	c.FetchTimeout = 20 * time.Second
+	c.HeaderTimeout = 10 * time.Second
 	c.FetchLog = filepath.Join(dir, "fetch.jsonl")
 	c.WARCDir = filepath.Join(dir, "warc")
 	return c
