@@ -52,6 +52,7 @@ var (
 	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
 	scaleFill    = flag.Float64("scale.fill", 0, "bbolt FillPercent of tails (segmentFill) to grow the shard with; 0 keeps the code's")
 	scaleReProf  = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
+	scaleCyProf  = flag.String("scale.cycleprofile", "", "write a CPU profile of the lease + outcome cycle at the end of BenchmarkScale")
 	scaleAudit   = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
 )
@@ -172,13 +173,43 @@ func BenchmarkScale(b *testing.B) {
 	runtime.ReadMemStats(&ms)
 	hosts := len(s.hosts)
 	logf("live heap after a GC: %.0f MiB for %d known hosts, %.0f B per host", float64(ms.HeapAlloc)/(1<<20), hosts, float64(ms.HeapAlloc)/float64(hosts))
+	// The owned memory's peak while the filter is checkpointed (every
+	// dirty chunk copied, and bbolt's pages for them, in one transaction),
+	// sampled every 10 ms.
+	peak := make(chan float64)
+	stopPeak := make(chan struct{})
+	go func() {
+		most := 0.0
+		for t := time.NewTicker(10 * time.Millisecond); ; {
+			anon, _ := residentKiB()
+			most = max(most, float64(anon)*1024-float64(filterMem))
+			select {
+			case <-stopPeak:
+				t.Stop()
+				peak <- most
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	cpStart := time.Now()
 	if _, err := s.Checkpoint(); err != nil {
 		b.Fatal(err)
 	}
+	cpTime := time.Since(cpStart)
+	close(stopPeak)
+	logf("checkpoint: %.1f s, owned memory at most %.0f MiB while it ran", cpTime.Seconds(), <-peak/(1<<20))
 	fileBytes := fileSize(b, path)
 	logf("after a checkpoint: file %.0f MiB, %.1f bytes per admitted URL without the filter's buckets", float64(fileBytes)/(1<<20), float64(fileBytes-filterAlloc(b, s))/float64(admitted))
 	bucketBytes(b, s)
+	// The checkpoint leaves gigabytes of garbage (its copies of the
+	// chunks) and so a heap goal of twice that: without a collection
+	// first, whether the cycle runs any GC at all is luck (one that ran
+	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
+	runtime.GC()
+	stopCycle := profileTo(b, *scaleCyProf)
 	cycle := leaseCycle(b, s, *scaleLease)
+	stopCycle()
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
@@ -313,7 +344,14 @@ func BenchmarkCycle(b *testing.B) {
 	}
 	defer s.Close()
 	defer profileCPU(b)()
+	// The checkpoint leaves gigabytes of garbage (its copies of the
+	// chunks) and so a heap goal of twice that: without a collection
+	// first, whether the cycle runs any GC at all is luck (one that ran
+	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
+	runtime.GC()
+	stopCycle := profileTo(b, *scaleCyProf)
 	cycle := leaseCycle(b, s, *scaleLease)
+	stopCycle()
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	b.ReportMetric(cycle, "leases/s")
 }

@@ -182,7 +182,13 @@ func appendS2Body(dst, b []byte) ([]byte, error) {
 	if err != nil || n > maxSegmentBody {
 		return nil, fmt.Errorf("%w: segment body: S2 block of %d bytes (%v)", ErrCorrupt, n, err)
 	}
-	dst = slices.Grow(dst, n)
+	if cap(dst)-len(dst) < n {
+		// Not slices.Grow, which rounds a small buffer's growth up to
+		// twice its length.
+		grown := make([]byte, len(dst), len(dst)+n)
+		copy(grown, dst)
+		dst = grown
+	}
 	if _, err := s2.Decode(dst[len(dst):len(dst)+n], b); err != nil {
 		return nil, fmt.Errorf("%w: segment body: %v", ErrCorrupt, err)
 	}
