@@ -183,9 +183,9 @@ func appendS2Body(dst, b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: segment body: S2 block of %d bytes (%v)", ErrCorrupt, n, err)
 	}
 	if cap(dst)-len(dst) < n {
-		// Not slices.Grow, which rounds a small buffer's growth up to
-		// twice its length.
-		grown := make([]byte, len(dst), len(dst)+n)
+		// A buffer of nil gets what it needs (a segment read alone); one
+		// being filled at least doubles.
+		grown := make([]byte, len(dst), max(len(dst)+n, 2*cap(dst)))
 		copy(grown, dst)
 		dst = grown
 	}
