@@ -250,9 +250,23 @@ func lockSubs(subs []*Filter) func() {
 // committed checkpoint and the chain meta record into tx, and drops the
 // journal. It takes effect only if tx commits, as Filter.Checkpoint.
 func (c *Chain) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
+	_, st, err := c.checkpoint(tx, nil)
+	return st, err
+}
+
+// CheckpointChunks is a part of a checkpoint too big for one transaction,
+// as Filter.CheckpointChunks: at most maxBytes of the sub-filters' changed
+// chunks and the chain meta record, the journal kept; it reports whether
+// changed chunks remain.
+func (c *Chain) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st CheckpointStats, err error) {
+	return c.checkpoint(tx, &chunkBudget{left: maxBytes})
+}
+
+// checkpoint is Checkpoint, or with a budget CheckpointChunks.
+func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ CheckpointStats, _ error) {
 	start := time.Now()
 	if err := refuseMixed(tx, ModeScalable); err != nil {
-		return CheckpointStats{}, err
+		return false, CheckpointStats{}, err
 	}
 	c.ckpt.Lock()
 	defer c.ckpt.Unlock()
@@ -260,7 +274,7 @@ func (c *Chain) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 	defer lockSubs(subs)()
 	bucket, err := tx.CreateBucketIfNotExists([]byte(BucketChainChunks))
 	if err != nil {
-		return CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
+		return false, CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
 	}
 	var st CheckpointStats
 	writes := make([]chunkWrite, 0, len(subs))
@@ -270,10 +284,10 @@ func (c *Chain) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 		}
 	}
 	for i, f := range subs {
-		w, err := f.writeChunksLocked(bucket, chainChunkKey(i), &st)
+		w, err := f.writeChunksLocked(bucket, chainChunkKey(i), &st, budget)
 		if err != nil {
 			undo()
-			return CheckpointStats{}, err
+			return false, CheckpointStats{}, err
 		}
 		writes = append(writes, w)
 	}
@@ -283,17 +297,20 @@ func (c *Chain) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 	}
 	if err := putChainMeta(tx, c.metaLocked(subs, stored)); err != nil {
 		undo()
-		return CheckpointStats{}, err
+		return false, CheckpointStats{}, err
 	}
-	if err := dropJournal(tx); err != nil {
-		undo()
-		return CheckpointStats{}, err
+	if budget == nil {
+		if err := dropJournal(tx); err != nil {
+			undo()
+			return false, CheckpointStats{}, err
+		}
 	}
 	for i, w := range writes {
 		w.commitOnLocked(subs[i], tx)
+		more = more || subs[i].anyDirty()
 	}
 	st.Duration = time.Since(start)
-	return st, nil
+	return more, st, nil
 }
 
 func putChainMeta(tx *bolt.Tx, m *chainMeta) error {

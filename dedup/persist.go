@@ -209,33 +209,93 @@ type CheckpointStats struct {
 // written again by the next one. Concurrent adds may continue; a key must be
 // added before its hash is journaled (see the package Caveats).
 func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
+	_, st, err := f.checkpoint(tx, nil)
+	return st, err
+}
+
+// CheckpointChunks is a part of a checkpoint too big for one transaction:
+// it writes into tx chunks changed since the last committed checkpoint,
+// at most maxBytes of them (but at least one), and the meta record naming them,
+// and keeps the journal; it reports whether changed chunks remain. A
+// checkpoint written as CheckpointChunks until none remain, then
+// Checkpoint (which drops the journal), holds at most about maxBytes of
+// chunk copies, and bbolt's pages for them, in memory at a time, where
+// one Checkpoint holds every changed chunk twice over (2.2 GiB for a
+// fully dirty 1e9 filter). A crash between the parts loses nothing: the
+// chunks written are the old ones with bits added, and Load replays the
+// journal over them. The item count after such a crash is over by up to
+// the journaled keys whose bits were not all written (the meta counts
+// them, and the replay finds them new again).
+func (f *Filter) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st CheckpointStats, err error) {
+	return f.checkpoint(tx, &chunkBudget{left: maxBytes})
+}
+
+// checkpoint is Checkpoint, or with a budget CheckpointChunks.
+func (f *Filter) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, st CheckpointStats, err error) {
 	start := time.Now()
 	if err := refuseMixed(tx, ModeFixed); err != nil {
-		return CheckpointStats{}, err
+		return false, st, err
 	}
 	f.ckpt.Lock()
 	defer f.ckpt.Unlock()
 	bucket, err := tx.CreateBucketIfNotExists([]byte(BucketChunks))
 	if err != nil {
-		return CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
+		return false, st, fmt.Errorf("dedup: checkpoint: %w", err)
 	}
-	var st CheckpointStats
-	w, err := f.writeChunksLocked(bucket, chunkKey, &st)
+	w, err := f.writeChunksLocked(bucket, chunkKey, &st, budget)
 	if err != nil {
-		return CheckpointStats{}, err
+		return false, CheckpointStats{}, err
 	}
 	if err := f.putMetaLocked(tx, w.stored); err != nil {
 		w.undo(f)
-		return CheckpointStats{}, err
+		return false, CheckpointStats{}, err
 	}
-	if err := dropJournal(tx); err != nil {
-		w.undo(f)
-		return CheckpointStats{}, err
+	if budget == nil {
+		if err := dropJournal(tx); err != nil {
+			w.undo(f)
+			return false, CheckpointStats{}, err
+		}
 	}
 	w.commitOnLocked(f, tx)
 	st.Duration = time.Since(start)
-	return st, nil
+	return f.anyDirty(), st, nil
 }
+
+// anyDirty reports whether a chunk is marked changed.
+func (f *Filter) anyDirty() bool {
+	for i := range f.dirty {
+		if f.dirty[i].Load() != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// chunkBudget bounds the bytes of chunks a part of a checkpoint writes
+// (CheckpointChunks): at most left, and at least one chunk. A nil budget
+// takes every chunk.
+type chunkBudget struct {
+	left  int64
+	taken bool
+	full  bool // a chunk did not fit
+}
+
+// take reports whether a chunk of n bytes fits, and takes its bytes.
+func (b *chunkBudget) take(n int64) bool {
+	if b == nil {
+		return true
+	}
+	if b.taken && n > b.left {
+		b.full = true
+		return false
+	}
+	b.left -= n
+	b.taken = true
+	return true
+}
+
+// spent reports whether a chunk did not fit.
+func (b *chunkBudget) spent() bool { return b != nil && b.full }
 
 // chunkWrite is what writeChunksLocked wrote: the chunks, and the
 // stored-chunk bitmap they make once their transaction commits.
@@ -245,10 +305,10 @@ type chunkWrite struct {
 }
 
 // writeChunksLocked writes the chunks changed since the last committed
-// checkpoint into bucket, under key(c), and adds them to st. A caller whose
-// later step fails calls undo; one that succeeds calls commitOnLocked.
-// f.ckpt must be held.
-func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, st *CheckpointStats) (chunkWrite, error) {
+// checkpoint into bucket, under key(c), and adds them to st. With a
+// budget, only those it takes; the others stay marked changed. A caller whose later step fails calls undo; one that
+// succeeds calls commitOnLocked. f.ckpt must be held.
+func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, st *CheckpointStats, budget *chunkBudget) (chunkWrite, error) {
 	if p := f.ckpt.pending; p != nil && !p.committed {
 		for _, c := range p.chunks {
 			f.dirty[c>>6].Or(1 << (c & 63))
@@ -256,10 +316,15 @@ func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, 
 	}
 	f.ckpt.pending = nil
 	var w chunkWrite
-	for i := range f.dirty {
+	for i := 0; i < len(f.dirty) && !budget.spent(); i++ {
 		d := f.dirty[i].Swap(0)
 		for d != 0 {
-			w.chunks = append(w.chunks, i*64+bits.TrailingZeros64(d))
+			c := i*64 + bits.TrailingZeros64(d)
+			if lo, hi := f.chunkRange(c); !budget.take(int64(hi-lo) * 8) {
+				f.dirty[i].Or(d) // for a later part
+				break
+			}
+			w.chunks = append(w.chunks, c)
 			d &= d - 1
 		}
 	}

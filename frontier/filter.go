@@ -15,6 +15,7 @@ type seenFilter interface {
 	TestAndAddHashes(hs []uint64, seen []bool)
 	AppendJournal(tx *bolt.Tx, hs []uint64) error
 	Checkpoint(tx *bolt.Tx) (dedup.CheckpointStats, error)
+	CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st dedup.CheckpointStats, err error)
 	Stats() dedup.Stats
 	ChunkBytes() int
 	Close() error

@@ -229,8 +229,18 @@ func (d *dec) version(what string) { d.versionUpTo(what, recordVersion) }
 
 // versionUpTo reads a record version that may be 1 to max and returns it.
 func (d *dec) versionUpTo(what string, max uint64) uint64 {
-	v := d.u(what + " version")
-	if d.err == nil && (v < recordVersion || v > max) {
+	if d.err != nil {
+		return 0
+	}
+	// Not d.u(what + " version"): the string would be made for every
+	// record read, though only an error needs it.
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(what + " version")
+		return 0
+	}
+	d.b = d.b[n:]
+	if v < recordVersion || v > max {
 		d.err = fmt.Errorf("%w: %s version %d, this code reads %d to %d", ErrCorrupt, what, v, recordVersion, max)
 	}
 	return v
@@ -577,9 +587,12 @@ func decodeCounters(b []byte) (counters, error) {
 // must stay untouched until the transaction ends, so every record and key
 // is freshly allocated.
 func queueKey(host string, seq uint64) []byte {
-	b := make([]byte, 0, len(host)+9)
-	b = append(b, host...)
-	b = append(b, 0)
+	return appendQueueKey(make([]byte, 0, len(host)+9), host, seq)
+}
+
+// appendQueueKey appends queueKey(host, seq) to b.
+func appendQueueKey(b []byte, host string, seq uint64) []byte {
+	b = append(append(b, host...), 0)
 	return binary.BigEndian.AppendUint64(b, seq)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/klauspost/compress/s2"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -278,7 +279,11 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *leaseRecord, at
 // they are (a compaction at a million hosts rewrites the tail of most of
 // them). Only when some of them are leased is it decoded, to drop those.
 func appendSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, host string, run segment) (added int, err error) {
-	puts, added, err := planSegments(tails, host, h.HeadSeq, run)
+	br := bodyRun{first: run.first}
+	if len(run.entries) > 0 {
+		br.bodies = [][]byte{run.encodeBody()}
+	}
+	puts, added, err := planSegments(tails, host, h.HeadSeq, br)
 	if err != nil {
 		return 0, err
 	}
@@ -316,20 +321,76 @@ func putSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, puts []s
 	return nil
 }
 
+// bodyRun is a run of URLs with consecutive seqs as segment bodies
+// (segment.go), those of each body following those of the one before:
+// the entries from seq first on (those before it are left out).
+type bodyRun struct {
+	first  uint64
+	bodies [][]byte
+}
+
 // planSegments is appendSegments without the writes: it only reads tails
 // (a read transaction will do) and returns the records to put, the new
 // sealed segments in key order, then the host's tail, and how many of
 // them are new keys. Their keys and values are copies, valid after tails'
 // transaction ends.
-func planSegments(tails *bolt.Bucket, host string, headSeq uint64, run segment) (puts []segmentPut, added int, err error) {
-	var cur segmentBuilder
-	seal := func() {
-		puts = append(puts, segmentPut{key: queueKey(host, cur.first), value: cur.record()})
-		added++
-		cur = segmentBuilder{}
+func planSegments(tails *bolt.Bucket, host string, headSeq uint64, run bodyRun) (puts []segmentPut, added int, err error) {
+	p := segmentPlanner{tails: tails.Cursor()}
+	return p.plan(host, headSeq, run)
+}
+
+// segmentPlanner is planSegments with buffers that serve one host after
+// another (a compaction plans tens of thousands): the entries go from
+// run's bodies into the segments' as bytes, never a string per URL, and
+// the records to put are cut from a shared buffer.
+type segmentPlanner struct {
+	tails *bolt.Cursor // of `tails`
+	r     segmentReader
+	cur   segmentBuilder
+	arena []byte // what records and keys are cut from
+	key   []byte
+}
+
+// planArena is the size of the buffers segmentPlanner cuts records from.
+const planArena = 64 << 10
+
+// alloc returns n bytes (length 0) of p's arena.
+func (p *segmentPlanner) alloc(n int) []byte {
+	if cap(p.arena)-len(p.arena) < n {
+		p.arena = make([]byte, 0, max(planArena, n))
 	}
-	if v := tails.Get([]byte(host)); v != nil {
-		ok, first, end, err := cur.resume(v, run.first, headSeq)
+	start := len(p.arena)
+	p.arena = p.arena[:start+n]
+	return p.arena[start : start : start+n]
+}
+
+// record is cur's segment record, cut from the arena.
+func (p *segmentPlanner) record() []byte {
+	b := &p.cur
+	b.body = append(b.body[:0].u(b.first).u(b.n), b.entries...)
+	return appendCompressed(p.alloc(1+s2.MaxEncodedLen(len(b.body))), b.body)
+}
+
+// tail is host's tail record, or nil.
+func (p *segmentPlanner) tail(host string) []byte {
+	p.key = append(p.key[:0], host...)
+	k, v := p.tails.Seek(p.key)
+	if string(k) != host {
+		return nil
+	}
+	return v
+}
+
+func (p *segmentPlanner) plan(host string, headSeq uint64, run bodyRun) (puts []segmentPut, added int, err error) {
+	cur, r := &p.cur, &p.r
+	cur.reset()
+	seal := func() {
+		puts = append(puts, segmentPut{key: appendQueueKey(p.alloc(len(host)+9), host, cur.first), value: p.record()})
+		added++
+		cur.reset()
+	}
+	if v := p.tail(host); v != nil {
+		ok, first, end, err := cur.resume(r, v, run.first, headSeq)
 		if err != nil {
 			return nil, 0, fmt.Errorf("queue tail of %s: %w", host, err)
 		}
@@ -344,52 +405,70 @@ func planSegments(tails *bolt.Bucket, host string, headSeq uint64, run segment) 
 	} else {
 		added++ // a new tail
 	}
-	for i := range run.entries {
-		seq := run.first + uint64(i)
-		if cur.n > 0 && (cur.size() >= segmentBytes || cur.end() != seq) {
-			seal()
+	for _, body := range run.bodies {
+		if err := r.reset(body); err != nil {
+			return nil, 0, err
 		}
-		cur.add(seq, &run.entries[i])
+		for r.next() {
+			seq := r.first + r.i - 1
+			if seq < run.first {
+				continue
+			}
+			if cur.n > 0 && (cur.size() >= segmentBytes || cur.end() != seq) {
+				seal()
+			}
+			cur.add(seq, r)
+		}
+		if err := r.end(); err != nil {
+			return nil, 0, err
+		}
 	}
 	if cur.n > 0 {
-		puts = append(puts, segmentPut{key: []byte(host), value: cur.record(), tail: true})
+		puts = append(puts, segmentPut{key: append(p.alloc(len(host)), host...), value: p.record(), tail: true})
 	}
 	return puts, added, nil
 }
 
 // segmentBuilder is a segment being written: its entries encoded, and what
-// the next entry's encoding follows.
+// the next entry's encoding follows. Its buffers are kept by reset.
 type segmentBuilder struct {
 	first   uint64
 	n       uint64
 	entries enc // the body after first seq and count
-	prev    string
+	prev    []byte
 	prevAt  int64
+	body    enc // segmentPlanner.record's
 }
 
 func (b *segmentBuilder) end() uint64 { return b.first + b.n }
 func (b *segmentBuilder) size() int   { return len(b.entries) + 3 }
 
-// add appends r, whose seq is seq.
-func (b *segmentBuilder) add(seq uint64, r *urlRecord) {
+// reset empties b.
+func (b *segmentBuilder) reset() {
+	b.first, b.n, b.entries, b.prev, b.prevAt = 0, 0, b.entries[:0], b.prev[:0], 0
+}
+
+// add appends the entry r read last, whose seq is seq.
+func (b *segmentBuilder) add(seq uint64, r *segmentReader) {
 	if b.n == 0 {
 		b.first = seq
 	}
-	b.entries, b.prevAt = appendEntry(b.entries, r, b.prev, b.prevAt)
-	b.prev = r.URL
+	b.entries = appendEntry(b.entries, r.url, b.prev, r.depth, r.attempts, r.at-b.prevAt, r.hops)
+	b.prev, b.prevAt = append(b.prev[:0], r.url...), r.at
 	b.n++
 }
 
-// resume starts b from the segment record v when the seqs run on from it
-// to next; without its entries below headSeq. It reports whether they run
-// on (and b is not empty), and v's first and end seqs.
-func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (ok bool, first, end uint64, err error) {
-	body, err := segmentBody(v)
+// resume starts b (empty) from the segment record v, reading it with r
+// (and into b.body, not kept), when the seqs run on from it to next;
+// without its entries below headSeq. It reports whether they run on (and b is not empty), and v's
+// first and end seqs.
+func (b *segmentBuilder) resume(r *segmentReader, v []byte, next, headSeq uint64) (ok bool, first, end uint64, err error) {
+	body, err := appendSegmentBody(b.body[:0], v)
+	b.body = body[:0] // its buffer, for record
 	if err != nil {
 		return false, 0, 0, err
 	}
-	r, err := newSegmentReader(body)
-	if err != nil {
+	if err := r.reset(body); err != nil {
 		return false, 0, 0, err
 	}
 	first, end = r.first, r.first+r.n
@@ -402,24 +481,17 @@ func (b *segmentBuilder) resume(v []byte, next, headSeq uint64) (ok bool, first,
 		if err := r.end(); err != nil {
 			return false, first, end, err
 		}
-		// Capped: a version 1 body is bbolt's (read-only) map, and add
-		// must copy rather than append into it.
-		*b = segmentBuilder{first: r.first, n: r.n, entries: body[r.head:len(body):len(body)], prev: string(r.url), prevAt: r.at}
+		// Copied: b.body is record's buffer.
+		b.first, b.n, b.prevAt = r.first, r.n, r.at
+		b.entries, b.prev = append(b.entries, body[r.head:]...), append(b.prev, r.url...)
 		return true, first, end, nil
 	}
 	for r.next() {
 		if seq := r.first + r.i - 1; seq >= headSeq {
-			rec := r.record()
-			b.add(seq, &rec)
+			b.add(seq, r)
 		}
 	}
 	return b.n > 0, first, end, r.end()
-}
-
-// record is b's segment record.
-func (b *segmentBuilder) record() []byte {
-	body := make(enc, 0, len(b.entries)+20).u(b.first).u(b.n)
-	return compressBody(append(body, b.entries...))
 }
 
 // forEachQueued calls fn with every URL h has in `returned`, `sealed`

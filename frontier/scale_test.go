@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,7 +36,9 @@ import (
 // filter and the heap, minus the filter), the file-backed resident
 // memory (bbolt's map: the page cache's to evict), and the pages the
 // step's commits wrote and the time they spent writing and syncing them,
-// Apply's and Compact's. At the end it measures
+// Apply's and Compact's, and the owned memory's peak over the step
+// (sampled every 10 ms). At the end it checkpoints the filter (its time
+// and the owned memory's peak meanwhile), then measures
 // the lease + outcome cycle at that depth and the time to reopen the shard.
 var (
 	scaleURLs    = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
@@ -52,6 +55,7 @@ var (
 	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
 	scaleFill    = flag.Float64("scale.fill", 0, "bbolt FillPercent of tails (segmentFill) to grow the shard with; 0 keeps the code's")
 	scaleReProf  = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
+	scaleCyProf  = flag.String("scale.cycleprofile", "", "write a CPU profile of the lease + outcome cycle at the end of BenchmarkScale")
 	scaleAudit   = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
 )
@@ -81,7 +85,7 @@ func BenchmarkScale(b *testing.B) {
 	s := open()
 	filterMem := int64(s.filter.Stats().Bits+7) / 8
 	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
-	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg")
+	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB")
 	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
 	// The next Apply's batches: generated and prepared on a goroutine of
 	// their own while the Apply before runs, as the service's ingest
@@ -112,6 +116,8 @@ func BenchmarkScale(b *testing.B) {
 	}
 	admitted, links := 0, 0
 	profiling := false
+	peak := startPeak(filterMem)
+	defer peak.stop()
 	for admitted < *scaleURLs {
 		if *scaleProf != "" && !profiling && admitted >= *scaleFrom {
 			f, err := os.Create(*scaleProf)
@@ -155,11 +161,11 @@ func BenchmarkScale(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		anon, filemap := residentKiB()
-		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d", admitted,
+		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f", admitted,
 			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
 			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024,
-			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages)
+			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages, peak.take()/(1<<20))
 	}
 	if profiling {
 		pprof.StopCPUProfile()
@@ -172,13 +178,25 @@ func BenchmarkScale(b *testing.B) {
 	runtime.ReadMemStats(&ms)
 	hosts := len(s.hosts)
 	logf("live heap after a GC: %.0f MiB for %d known hosts, %.0f B per host", float64(ms.HeapAlloc)/(1<<20), hosts, float64(ms.HeapAlloc)/float64(hosts))
+	// The owned memory's peak while the filter is checkpointed (every
+	// dirty chunk, copied, and bbolt's pages for them).
+	peak.take()
+	cpStart := time.Now()
 	if _, err := s.Checkpoint(); err != nil {
 		b.Fatal(err)
 	}
+	logf("checkpoint: %.1f s, owned memory at most %.0f MiB while it ran", time.Since(cpStart).Seconds(), peak.take()/(1<<20))
 	fileBytes := fileSize(b, path)
 	logf("after a checkpoint: file %.0f MiB, %.1f bytes per admitted URL without the filter's buckets", float64(fileBytes)/(1<<20), float64(fileBytes-filterAlloc(b, s))/float64(admitted))
 	bucketBytes(b, s)
+	// The checkpoint leaves gigabytes of garbage (its copies of the
+	// chunks) and so a heap goal of twice that: without a collection
+	// first, whether the cycle runs any GC at all is luck (one that ran
+	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
+	runtime.GC()
+	stopCycle := profileTo(b, *scaleCyProf)
 	cycle := leaseCycle(b, s, *scaleLease)
+	stopCycle()
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
@@ -313,7 +331,14 @@ func BenchmarkCycle(b *testing.B) {
 	}
 	defer s.Close()
 	defer profileCPU(b)()
+	// The checkpoint leaves gigabytes of garbage (its copies of the
+	// chunks) and so a heap goal of twice that: without a collection
+	// first, whether the cycle runs any GC at all is luck (one that ran
+	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
+	runtime.GC()
+	stopCycle := profileTo(b, *scaleCyProf)
 	cycle := leaseCycle(b, s, *scaleLease)
+	stopCycle()
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	b.ReportMetric(cycle, "leases/s")
 }
@@ -437,6 +462,49 @@ func residentKiB() (anon, file int64) {
 	}
 	return anon, file
 }
+
+// peakSampler keeps the most memory the process owns apart from the
+// filter (anonymous resident memory minus the filter's bytes), sampled
+// every 10 ms: the step-end figures miss the heap's peaks between
+// collections.
+type peakSampler struct {
+	mu     sync.Mutex
+	most   float64
+	done   chan struct{}
+	filter int64
+}
+
+func startPeak(filter int64) *peakSampler {
+	p := &peakSampler{done: make(chan struct{}), filter: filter}
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			anon, _ := residentKiB()
+			p.mu.Lock()
+			p.most = max(p.most, float64(anon)*1024-float64(p.filter))
+			p.mu.Unlock()
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+// take returns the peak since the last take, in bytes, and starts anew.
+func (p *peakSampler) take() float64 {
+	anon, _ := residentKiB()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	most := max(p.most, float64(anon)*1024-float64(p.filter))
+	p.most = 0
+	return most
+}
+
+func (p *peakSampler) stop() { close(p.done) }
 
 // logf prints a line at once (b.Logf holds lines to the end and truncates).
 func logf(format string, args ...any) { fmt.Printf(format+"\n", args...) }

@@ -3,6 +3,7 @@ package frontier
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -97,10 +98,15 @@ func (g *segment) encode() []byte { return compressBody(g.encodeBody()) }
 
 // compressBody is the segment record of body: version segmentCompressed
 // and body as one S2 block.
-func compressBody(body []byte) []byte {
-	out := make([]byte, 1+s2.MaxEncodedLen(len(body)))
+func compressBody(body []byte) []byte { return appendCompressed(nil, body) }
+
+// appendCompressed appends the segment record of body to dst.
+func appendCompressed(dst, body []byte) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, 1+s2.MaxEncodedLen(len(body)))
+	out := dst[n : n+1+s2.MaxEncodedLen(len(body))]
 	out[0] = segmentCompressed
-	return out[:1+len(s2.Encode(out[1:], body))]
+	return dst[:n+1+len(s2.Encode(out[1:], body))]
 }
 
 // encodeBody is the uncompressed body: first seq, count, entries (the
@@ -114,20 +120,24 @@ func (g *segment) encodeBody() []byte {
 	prev := ""
 	var prevAt int64
 	for i := range g.entries {
-		e, prevAt = appendEntry(e, &g.entries[i], prev, prevAt)
-		prev = g.entries[i].URL
+		r := &g.entries[i]
+		at := timeNanos(r.EnqueuedAt)
+		e = appendEntry(e, r.URL, prev, r.Depth, r.Attempts, at-prevAt, r.Hops)
+		prev, prevAt = r.URL, at
 	}
 	return e
 }
 
-// appendEntry encodes r after an entry whose URL was prev and whose
-// enqueued-at time was prevAt in Unix nanoseconds ("" and 0 for the first
-// entry, whose time is then absolute), and returns r's time.
-func appendEntry(e enc, r *urlRecord, prev string, prevAt int64) (enc, int64) {
-	shared := sharedPrefix(prev, r.URL)
-	at := timeNanos(r.EnqueuedAt)
-	e = e.u(uint64(shared)).s(r.URL[shared:]).u(uint64(r.Depth)).u(uint64(r.Attempts)).i(at - prevAt).u(uint64(r.Hops))
-	return e, at
+// appendEntry encodes an entry of url, after an entry whose URL was prev
+// ("" for the first entry), with its enqueued-at time as the difference
+// from the entry before in Unix nanoseconds (absolute for the first). The
+// URL is a string or bytes, so that an entry read from one segment goes
+// into another without becoming a string (compaction, queue.go).
+func appendEntry[S, P ~string | ~[]byte](e enc, url S, prev P, depth, attempts uint32, atDelta int64, hops uint32) enc {
+	shared := sharedPrefix(prev, url)
+	rest := url[shared:]
+	e = append(e.u(uint64(shared)).u(uint64(len(rest))), rest...)
+	return e.u(uint64(depth)).u(uint64(attempts)).i(atDelta).u(uint64(hops))
 }
 
 func decodeSegment(b []byte) (segment, error) {
@@ -147,21 +157,42 @@ func decodeSegment(b []byte) (segment, error) {
 }
 
 // segmentBody is the body of the segment record b: decompressed for
-// version segmentCompressed, as stored for version 1.
+// version segmentCompressed, as stored (a view of b) for version 1.
 func segmentBody(b []byte) ([]byte, error) {
 	d := dec{b: b}
 	if d.versionUpTo("segment", segmentCompressed) == segmentCompressed && d.err == nil {
-		n, err := s2.DecodedLen(d.b)
-		if err != nil || n > maxSegmentBody {
-			return nil, fmt.Errorf("%w: segment body: S2 block of %d bytes (%v)", ErrCorrupt, n, err)
-		}
-		body, err := s2.Decode(make([]byte, n), d.b)
-		if err != nil {
-			return nil, fmt.Errorf("%w: segment body: %v", ErrCorrupt, err)
-		}
-		return body, nil
+		return appendS2Body(nil, d.b)
 	}
 	return d.b, d.err
+}
+
+// appendSegmentBody appends the body of the segment record b to dst,
+// decompressed or copied.
+func appendSegmentBody(dst, b []byte) ([]byte, error) {
+	d := dec{b: b}
+	if d.versionUpTo("segment", segmentCompressed) == segmentCompressed && d.err == nil {
+		return appendS2Body(dst, d.b)
+	}
+	return append(dst, d.b...), d.err
+}
+
+// appendS2Body appends the S2 block b, decompressed, to dst.
+func appendS2Body(dst, b []byte) ([]byte, error) {
+	n, err := s2.DecodedLen(b)
+	if err != nil || n > maxSegmentBody {
+		return nil, fmt.Errorf("%w: segment body: S2 block of %d bytes (%v)", ErrCorrupt, n, err)
+	}
+	if cap(dst)-len(dst) < n {
+		// A buffer of nil gets what it needs (a segment read alone); one
+		// being filled at least doubles.
+		grown := make([]byte, len(dst), max(len(dst)+n, 2*cap(dst)))
+		copy(grown, dst)
+		dst = grown
+	}
+	if _, err := s2.Decode(dst[len(dst):len(dst)+n], b); err != nil {
+		return nil, fmt.Errorf("%w: segment body: %v", ErrCorrupt, err)
+	}
+	return dst[:len(dst)+n], nil
 }
 
 // segmentReader reads a segment body's entries one by one, without
@@ -181,7 +212,14 @@ type segmentReader struct {
 
 // newSegmentReader reads body's first seq and count.
 func newSegmentReader(body []byte) (*segmentReader, error) {
-	r := &segmentReader{d: dec{b: body}}
+	r := &segmentReader{}
+	return r, r.reset(body)
+}
+
+// reset starts r on body, reading its first seq and count; r keeps its
+// URL buffer.
+func (r *segmentReader) reset(body []byte) error {
+	*r = segmentReader{d: dec{b: body}, url: r.url[:0]}
 	r.first = r.d.u("segment first seq")
 	r.n = r.d.small("segment count", uint64(len(r.d.b))) // every entry takes bytes of the (decompressed) body
 	if r.d.err == nil && r.n == 0 {
@@ -191,7 +229,7 @@ func newSegmentReader(body []byte) (*segmentReader, error) {
 		r.d.err = fmt.Errorf("%w: segment seqs overflow", ErrCorrupt)
 	}
 	r.head = len(body) - len(r.d.b)
-	return r, r.d.err
+	return r.d.err
 }
 
 // next reads the next entry; false after the last one or an error (end
@@ -232,7 +270,7 @@ func (r *segmentReader) end() error {
 }
 
 // sharedPrefix is the length of the prefix a and b share.
-func sharedPrefix(a, b string) int {
+func sharedPrefix[A, B ~string | ~[]byte](a A, b B) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if a[i] != b[i] {

@@ -523,3 +523,94 @@ func TestSealedGensKeepOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// One segmentPlanner plans host after host with the same buffers (a
+// compaction's planning): what it plans for each host is what a planner
+// of its own plans, and decodes to the host's tail plus its new URLs.
+// Hosts in turn: a long tail sealed into segments, a version 1 tail (the
+// map's bytes), no tail, a tail partly leased (decoded entry by entry),
+// and a run in two bodies whose first URLs are leased.
+func TestSegmentPlannerReusedAcrossHosts(t *testing.T) {
+	db := openTestDB(t)
+	type hostCase struct {
+		name   string
+		tail   []byte // stored tail record, nil for none
+		head   uint64 // HeadSeq
+		first  uint64 // the run's first seq
+		bodies [][]byte
+		want   []urlRecord // the host's queue after, from head
+	}
+	var cases []hostCase
+	add := func(name string, tailN, newN int, v1 bool, head, skip uint64, split int) {
+		e := testEntries(name, tailN+newN)
+		c := hostCase{name: name, head: head, first: uint64(tailN) + skip}
+		if int(head) < tailN {
+			c.want = append(c.want, e[head:tailN]...)
+		}
+		c.want = append(c.want, e[c.first:]...)
+		if tailN > 0 {
+			g := segment{first: 0, entries: e[:tailN]}
+			if c.tail = g.encode(); v1 {
+				c.tail = append([]byte{1}, g.encodeBody()...)
+			}
+		}
+		for _, r := range [][2]int{{tailN, tailN + split}, {tailN + split, tailN + newN}} {
+			if r[0] < r[1] {
+				c.bodies = append(c.bodies, (&segment{first: uint64(r[0]), entries: e[r[0]:r[1]]}).encodeBody())
+			}
+		}
+		cases = append(cases, c)
+	}
+	add("a.example", 40, 90, false, 0, 0, 45)
+	add("b.other.test", 3, 5, true, 0, 0, 2)
+	add("c.example", 0, 7, false, 0, 0, 3)
+	add("d.example.org", 20, 10, false, 12, 0, 10)
+	add("e.example", 0, 12, false, 4, 4, 6) // its first 4 URLs leased from the inbox
+	err := db.Update(func(tx *bolt.Tx) error {
+		tails, err := tx.CreateBucket(bucketTails)
+		for _, c := range cases {
+			if err == nil && c.tail != nil {
+				err = tails.Put([]byte(c.name), c.tail)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		shared := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor()}
+		for _, c := range cases {
+			run := bodyRun{first: c.first, bodies: c.bodies}
+			got, _, err := shared.plan(c.name, c.head, run)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			want, _, err := planSegments(tx.Bucket(bucketTails), c.name, c.head, run)
+			if err != nil {
+				return fmt.Errorf("%s alone: %w", c.name, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: a shared planner's puts differ from its own planner's", c.name)
+			}
+			var queue []urlRecord
+			for i, p := range got {
+				g, err := decodeSegment(p.value)
+				if err != nil {
+					return fmt.Errorf("%s put %d: %w", c.name, i, err)
+				}
+				if p.tail != (i == len(got)-1) || (p.tail && string(p.key) != c.name) || (!p.tail && !bytes.Equal(p.key, queueKey(c.name, g.first))) {
+					t.Errorf("%s put %d: key %q tail %v", c.name, i, p.key, p.tail)
+				}
+				queue = append(queue, g.entries...)
+			}
+			if !reflect.DeepEqual(queue, c.want) {
+				t.Errorf("%s: planned queue %d URLs, want %d:\n got %+v\nwant %+v", c.name, len(queue), len(c.want), queue, c.want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

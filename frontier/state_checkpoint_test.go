@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/internal/config"
 )
 
 // The filter checkpoint waits until the journal is worth truncating: a
@@ -15,15 +19,7 @@ func TestCheckpointIfDue(t *testing.T) {
 	if _, did, err := h.s.CheckpointIfDue(); err != nil || did {
 		t.Fatalf("empty journal: did %v, err %v; want nothing to do", did, err)
 	}
-	admit := func(n, from int) {
-		urls := make([]string, n)
-		for i := range urls {
-			urls[i] = fmt.Sprintf("http://h%d.example/p", from+i)
-		}
-		if res := h.seed(urls...); res.Admitted != n {
-			t.Fatalf("admitted %d of %d", res.Admitted, n)
-		}
-	}
+	admit := func(n, from int) { h.seedHosts(from, n, n) }
 	admit(200, 0)
 	if _, did, _ := h.s.CheckpointIfDue(); did {
 		t.Fatal("checkpointed 117 KiB of chunks for a 1.6 KB journal")
@@ -54,5 +50,55 @@ func TestCheckpointIfDue(t *testing.T) {
 	h.reopen()
 	if res := h.seed("http://h2004.example/p", "http://h0.example/p"); res.Admitted != 0 || res.Duplicates != 2 {
 		t.Fatalf("after reopen: admitted %d duplicates %d; want both known", res.Admitted, res.Duplicates)
+	}
+}
+
+// A checkpoint goes in transactions of about checkpointTxBytes of filter
+// chunks (here one 1 MiB chunk each, of a 12-chunk filter), the journal
+// dropped by the last: every changed chunk is written once, and a crash
+// after the checkpoint, or in the middle of the next one, loses no key.
+func TestCheckpointInParts(t *testing.T) {
+	defer func(v int64) { checkpointTxBytes = v }(checkpointTxBytes)
+	checkpointTxBytes = 1
+	h := newHarness(t, func(c *config.Config) {
+		c.Frontier.Filter.Mode = "fixed"
+		c.Frontier.Filter.Capacity = 10_000_000 // 11.4 MiB, 12 chunks
+	})
+	h.seedHosts(0, 2000, 2000) // 14,000 random bits: every chunk changed
+	cs, err := h.s.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chunks := int((h.s.filter.Stats().Bits/8 + 1<<20 - 1) >> 20); chunks < 2 || cs.Chunks != chunks {
+		t.Fatalf("checkpoint wrote %d chunks, want each of the filter's %d once", cs.Chunks, chunks)
+	}
+	if j := h.s.Status().Checkpoint.Journal; j != 0 {
+		t.Fatalf("journal %d after a checkpoint, want 0", j)
+	}
+	h.seedHosts(2000, 2000, 2000)
+	// A crash after a part of the next checkpoint: the journal is kept.
+	h.s.mu.Lock()
+	err = h.s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := h.s.filter.CheckpointChunks(tx, 1)
+		return err
+	})
+	h.s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.crash()
+	h.seedHosts(0, 4000, 0) // every key known
+}
+
+// seedHosts seeds http://hI.example/p for I from from to from+n-1 and
+// fails the test unless admitted of them are new.
+func (h *harness) seedHosts(from, n, admitted int) {
+	h.t.Helper()
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://h%d.example/p", from+i)
+	}
+	if res := h.seed(urls...); res.Admitted != admitted {
+		h.t.Fatalf("seeded %d URLs from h%d: %d admitted, want %d", n, from, res.Admitted, admitted)
 	}
 }

@@ -435,22 +435,23 @@ func (s *State) planCompaction(inputs []planInput) ([]hostPlan, error) {
 	plan := func(lo, hi int) error {
 		return guard(func() error {
 			return s.db.View(func(tx *bolt.Tx) error {
-				tails := tx.Bucket(bucketTails)
 				recs := readInboxRecords(tx.Bucket(bucketInbox), inputs[lo:hi])
+				// Their buffers serve every host.
+				var ir inboxRun
+				sp := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor()}
 				for j := lo; j < hi; j++ {
 					in := &inputs[j]
-					run, err := inboxRun(in, recs[:len(in.ids)])
+					run, end, err := ir.read(in, recs[:len(in.ids)])
 					if err != nil {
 						return err
 					}
 					recs = recs[len(in.ids):]
-					p := hostPlan{end: run.end()}
 					// The URLs leased from the inbox (below HeadSeq) stay out.
-					skip := run.leased(in.head)
-					run.entries, run.first = run.entries[skip:], run.first+uint64(skip)
-					if p.moved = len(run.entries); p.moved > 0 {
-						if p.puts, _, err = planSegments(tails, in.name, in.head, run); err != nil {
-							return err
+					run.first = min(max(run.first, in.head), end)
+					p := hostPlan{end: end, moved: int(end - run.first)}
+					if p.moved > 0 {
+						if p.puts, _, err = sp.plan(in.name, in.head, run); err != nil {
+							return fmt.Errorf("inbox of %s: %w", in.name, err)
 						}
 					}
 					plans[j] = p
@@ -521,30 +522,68 @@ func readInboxRecords(ib *bolt.Bucket, inputs []planInput) [][]byte {
 // seeking.
 const nearKeys = 32
 
-// inboxRun decodes in's inbox records, whose values are vals: URLs with
-// consecutive seqs.
-func inboxRun(in *planInput, vals [][]byte) (segment, error) {
-	var run segment
+// inboxRun reads a host's inbox records for planCompaction: their URLs
+// as segment bodies, decompressed into one buffer, not decoded.
+type inboxRun struct {
+	buf    []byte
+	ends   []int // of each body in buf
+	bodies [][]byte
+	r      segmentReader
+}
+
+// read reads in's inbox records, whose values are vals, and returns their
+// URLs (consecutive seqs) and the seq after the last. What it returns is
+// valid until the next read.
+func (ir *inboxRun) read(in *planInput, vals [][]byte) (run bodyRun, end uint64, err error) {
+	ir.buf, ir.ends, ir.bodies = ir.buf[:0], ir.ends[:0], ir.bodies[:0]
 	for i, id := range in.ids {
-		v := vals[i]
-		if v == nil {
-			return run, fmt.Errorf("%w: inbox record %d of %s missing", ErrCorrupt, id, in.name)
+		if ir.buf, err = appendInboxBody(ir.buf, vals[i], in.name); err != nil {
+			return run, 0, fmt.Errorf("inbox record %d of %s: %w", id, in.name, err)
 		}
-		r, err := decodeInbox(v)
-		if err != nil {
-			return run, fmt.Errorf("inbox record %d of %s: %w", id, in.name, err)
-		}
-		switch {
-		case r.Host != in.name:
-			return run, fmt.Errorf("%w: inbox record %d of %s names host %q", ErrCorrupt, id, in.name, r.Host)
-		case len(run.entries) == 0:
-			run.first = r.first
-		case r.first != run.end():
-			return run, fmt.Errorf("%w: inbox record %d of %s starts at seq %d, not %d", ErrCorrupt, id, in.name, r.first, run.end())
-		}
-		run.entries = append(run.entries, r.entries...)
+		ir.ends = append(ir.ends, len(ir.buf))
 	}
-	return run, nil
+	start := 0
+	for i, e := range ir.ends {
+		body := ir.buf[start:e:e]
+		start = e
+		r := &ir.r
+		if err := r.reset(body); err != nil {
+			return run, 0, fmt.Errorf("inbox record %d of %s: %w", in.ids[i], in.name, err)
+		}
+		if i == 0 {
+			run.first = r.first
+		} else if r.first != end {
+			return run, 0, fmt.Errorf("%w: inbox record %d of %s starts at seq %d, not %d", ErrCorrupt, in.ids[i], in.name, r.first, end)
+		}
+		end = r.first + r.n
+		ir.bodies = append(ir.bodies, body)
+	}
+	run.bodies = ir.bodies
+	return run, end, nil
+}
+
+// appendInboxBody appends to dst the URLs of the inbox record v, which
+// must be of host, as a segment body.
+func appendInboxBody(dst, v []byte, host string) ([]byte, error) {
+	if v == nil {
+		return dst, fmt.Errorf("%w: missing", ErrCorrupt)
+	}
+	d := dec{b: v}
+	ver := d.versionUpTo("inbox record", inboxGroupVersion)
+	if name := d.bytes("inbox host"); d.err == nil && string(name) != host {
+		return dst, fmt.Errorf("%w: names host %q", ErrCorrupt, name)
+	}
+	if d.err != nil {
+		return dst, d.err
+	}
+	if ver == inboxGroupVersion {
+		return appendSegmentBody(dst, d.b)
+	}
+	r, err := decodeInbox(v) // one URL (versions 1 and 2)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, r.encodeBody()...), nil
 }
 
 // dropInboxLocked deletes the inbox records up to cutoff (all moved by
