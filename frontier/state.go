@@ -794,15 +794,18 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 	if err := s.commitLocked(); err != nil {
 		return st, err
 	}
-	// The changed chunks go in transactions of checkpointTxBytes, the
-	// last of which drops the journal: one transaction held every changed
-	// chunk twice in memory (a copy for bbolt, and bbolt's pages), 3.2-3.7
-	// GiB owned beside a fully dirty 1e9 filter.
+	// The changed chunks go in transactions of frontier.checkpoint_part,
+	// the last of which drops the journal: one transaction held every
+	// changed chunk twice in memory (a copy for bbolt, and bbolt's pages),
+	// 3.2-3.7 GiB owned beside a fully dirty 1e9 filter. A part in flight
+	// is live heap twice over, and the garbage parts leave is collected
+	// at twice the live heap: at 1M hosts (a 372 MiB live heap) 64 MiB
+	// parts peaked at 1,070 MiB owned, 16 MiB parts (the default) at 940.
 	for more := true; more; {
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			var part dedup.CheckpointStats
 			var err error
-			if more, part, err = s.filter.CheckpointChunks(tx, checkpointTxBytes); err != nil {
+			if more, part, err = s.filter.CheckpointChunks(tx, int64(s.cfg.Frontier.CheckpointPart)); err != nil {
 				return fmt.Errorf("checkpoint filter: %w", err)
 			}
 			st.Chunks, st.Bytes, st.Duration = st.Chunks+part.Chunks, st.Bytes+part.Bytes, st.Duration+part.Duration
@@ -847,13 +850,6 @@ const (
 	checkpointJournalRatio = 64
 	checkpointAgeFactor    = 10
 )
-
-// checkpointTxBytes is the most bytes of filter chunks one transaction
-// of a checkpoint writes (a variable for tests). A part in flight is live
-// heap twice over (the chunks' copies and bbolt's pages), and the garbage
-// parts leave is collected at twice the live heap: at 1M hosts (a 372 MiB
-// live heap) 64 MiB parts peaked at 1,070 MiB owned, 16 MiB parts at 940.
-var checkpointTxBytes int64 = 16 << 20
 
 // CheckpointIfDue compacts the inbox, then checkpoints the filter when the
 // rule above says it is worth it; did reports whether it did. Checkpoint

@@ -53,14 +53,14 @@ func TestCheckpointIfDue(t *testing.T) {
 	}
 }
 
-// A checkpoint goes in transactions of about checkpointTxBytes of filter
-// chunks (here one 1 MiB chunk each, of a 12-chunk filter), the journal
-// dropped by the last: every changed chunk is written once, and a crash
-// after the checkpoint, or in the middle of the next one, loses no key.
+// A checkpoint goes in transactions of at most frontier.checkpoint_part
+// of filter chunks (here one 1 MiB chunk each, of a 12-chunk filter), the
+// journal dropped by the last: every changed chunk is written once, and a
+// crash after the checkpoint, or in the middle of the next one, loses no
+// key.
 func TestCheckpointInParts(t *testing.T) {
-	defer func(v int64) { checkpointTxBytes = v }(checkpointTxBytes)
-	checkpointTxBytes = 1
 	h := newHarness(t, func(c *config.Config) {
+		c.Frontier.CheckpointPart = 1
 		c.Frontier.Filter.Mode = "fixed"
 		c.Frontier.Filter.Capacity = 10_000_000 // 11.4 MiB, 12 chunks
 	})

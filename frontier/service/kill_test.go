@@ -69,6 +69,9 @@ func killConfig(natsURL, file string) config.Config {
 	// appends, the moved records' deletion from the inbox, and leases
 	// that advance a host's HeadSeq or delete its first segment.
 	cfg.Frontier.CheckpointInterval = 150 * time.Millisecond
+	// A transaction per filter chunk (a sub-filter each, here), so that
+	// kills land between the parts of a checkpoint too.
+	cfg.Frontier.CheckpointPart = 1
 	// Outcomes a killed child held come back after killAckWait plus a
 	// restart: the lease must outlive that, or every outcome is stale.
 	cfg.Frontier.LeaseTimeout = 3 * time.Second

@@ -67,6 +67,11 @@ type Frontier struct {
 	// (segment or inbox record) of the hosts being leased; 0 turns the
 	// cache off.
 	HeadCache ByteSize `yaml:"head_cache"`
+	// CheckpointPart is the most bytes of filter chunks one transaction
+	// of a checkpoint writes (at least one chunk each): what a checkpoint
+	// holds in memory at a time, twice over (the chunks' copies and
+	// bbolt's pages). Smaller costs a commit more per part.
+	CheckpointPart ByteSize `yaml:"checkpoint_part"`
 }
 
 // Filter sizes the URL-seen Bloom filter. A new crawl's state file takes
@@ -211,6 +216,7 @@ func Default() Config {
 			CommitInterval:     10 * time.Millisecond,
 			MetricsAddr:        "127.0.0.1:9464",
 			HeadCache:          32 << 20,
+			CheckpointPart:     16 << 20,
 		},
 		Politeness: Politeness{
 			MinDelay:      time.Second,

@@ -143,6 +143,7 @@ func (v *validator) frontier(f Frontier) {
 	v.check(f.CommitInterval > 0 && f.CommitInterval <= 10*time.Second, "frontier.commit_interval", "must be in (0, 10s], got %v", f.CommitInterval)
 	v.addr(f.MetricsAddr, "frontier.metrics_addr")
 	v.check(f.HeadCache >= 0, "frontier.head_cache", "must not be negative")
+	v.check(f.CheckpointPart > 0, "frontier.checkpoint_part", "must be at least 1 byte (one chunk a transaction), got %d", f.CheckpointPart)
 }
 
 func (v *validator) filter(f Filter) {
