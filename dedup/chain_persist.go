@@ -256,8 +256,8 @@ func (c *Chain) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 
 // CheckpointChunks is a part of a checkpoint too big for one transaction,
 // as Filter.CheckpointChunks: at most maxBytes of the sub-filters' changed
-// chunks and the chain meta record, the journal kept; it reports whether
-// changed chunks remain.
+// chunks and the chain meta record; it reports whether changed chunks
+// remain, and drops the journal only when none do.
 func (c *Chain) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st CheckpointStats, err error) {
 	return c.checkpoint(tx, &chunkBudget{left: maxBytes})
 }
@@ -299,7 +299,10 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 		undo()
 		return false, CheckpointStats{}, err
 	}
-	if budget == nil {
+	for _, f := range subs {
+		more = more || (budget != nil && f.anyDirty())
+	}
+	if !more {
 		if err := dropJournal(tx); err != nil {
 			undo()
 			return false, CheckpointStats{}, err
@@ -307,7 +310,6 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 	}
 	for i, w := range writes {
 		w.commitOnLocked(subs[i], tx)
-		more = more || subs[i].anyDirty()
 	}
 	st.Duration = time.Since(start)
 	return more, st, nil

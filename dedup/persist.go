@@ -215,17 +215,17 @@ func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 
 // CheckpointChunks is a part of a checkpoint too big for one transaction:
 // it writes into tx chunks changed since the last committed checkpoint,
-// at most maxBytes of them (but at least one), and the meta record naming them,
-// and keeps the journal; it reports whether changed chunks remain. A
-// checkpoint written as CheckpointChunks until none remain, then
-// Checkpoint (which drops the journal), holds at most about maxBytes of
-// chunk copies, and bbolt's pages for them, in memory at a time, where
-// one Checkpoint holds every changed chunk twice over (2.2 GiB for a
-// fully dirty 1e9 filter). A crash between the parts loses nothing: the
-// chunks written are the old ones with bits added, and Load replays the
-// journal over them. The item count after such a crash is over by up to
-// the journaled keys whose bits were not all written (the meta counts
-// them, and the replay finds them new again).
+// at most maxBytes of them (but at least one), and the meta record naming
+// them; it reports whether changed chunks remain, and drops the journal
+// only when none do (the part that completes the checkpoint). A
+// checkpoint written as CheckpointChunks until none remain holds at most
+// maxBytes of chunk copies, and bbolt's pages for them, in memory at a
+// time, where one Checkpoint holds every changed chunk twice over (2.2
+// GiB for a fully dirty 1e9 filter). A crash between the parts loses
+// nothing: the chunks written are the old ones with bits added, and Load
+// replays the journal over them. The item count after such a crash is
+// over by up to the journaled keys whose bits were not all written (the
+// meta counts them, and the replay finds them new again).
 func (f *Filter) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st CheckpointStats, err error) {
 	return f.checkpoint(tx, &chunkBudget{left: maxBytes})
 }
@@ -250,7 +250,8 @@ func (f *Filter) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, st Che
 		w.undo(f)
 		return false, CheckpointStats{}, err
 	}
-	if budget == nil {
+	more = budget != nil && f.anyDirty()
+	if !more {
 		if err := dropJournal(tx); err != nil {
 			w.undo(f)
 			return false, CheckpointStats{}, err
@@ -258,7 +259,7 @@ func (f *Filter) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, st Che
 	}
 	w.commitOnLocked(f, tx)
 	st.Duration = time.Since(start)
-	return f.anyDirty(), st, nil
+	return more, st, nil
 }
 
 // anyDirty reports whether a chunk is marked changed.
@@ -305,9 +306,10 @@ type chunkWrite struct {
 }
 
 // writeChunksLocked writes the chunks changed since the last committed
-// checkpoint into bucket, under key(c), and adds them to st. With a
-// budget, only those it takes; the others stay marked changed. A caller whose later step fails calls undo; one that
-// succeeds calls commitOnLocked. f.ckpt must be held.
+// checkpoint into bucket, under key(c), and adds them to st; with a
+// budget, only those it takes, the others staying marked changed. A
+// caller whose later step fails calls undo; one that succeeds calls
+// commitOnLocked. f.ckpt must be held.
 func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, st *CheckpointStats, budget *chunkBudget) (chunkWrite, error) {
 	if p := f.ckpt.pending; p != nil && !p.committed {
 		for _, c := range p.chunks {

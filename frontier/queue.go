@@ -437,7 +437,7 @@ type segmentBuilder struct {
 	entries enc // the body after first seq and count
 	prev    []byte
 	prevAt  int64
-	body    enc // segmentPlanner.record's
+	body    enc // scratch: resume's decompressed tail, then record's body
 }
 
 func (b *segmentBuilder) end() uint64 { return b.first + b.n }

@@ -809,24 +809,16 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 				return fmt.Errorf("checkpoint filter: %w", err)
 			}
 			st.Chunks, st.Bytes, st.Duration = st.Chunks+part.Chunks, st.Bytes+part.Bytes, st.Duration+part.Duration
-			return nil
+			if more {
+				return nil
+			}
+			return s.putMetaLocked(tx, nil) // the part that drops the journal
 		})
 		if err != nil {
+			// A failed part loses nothing: the journal still holds the
+			// keys and its chunks stay dirty.
 			return st, err
 		}
-	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		part, err := s.filter.Checkpoint(tx)
-		if err != nil {
-			return fmt.Errorf("checkpoint filter: %w", err)
-		}
-		st.Chunks, st.Bytes, st.Duration = st.Chunks+part.Chunks, st.Bytes+part.Bytes, st.Duration+part.Duration
-		return s.putMetaLocked(tx, nil)
-	})
-	if err != nil {
-		// A failed checkpoint loses nothing: the journal still holds the
-		// keys and the chunks stay dirty.
-		return st, err
 	}
 	s.lastCP = msg.CheckpointStatus{
 		Count: s.lastCP.Count + 1, Last: s.now(), Seconds: time.Since(start).Seconds(),
