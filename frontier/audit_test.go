@@ -240,3 +240,109 @@ func TestAuditKeysPendingUntilCompact(t *testing.T) {
 	h.crash()
 	again("after Compact and a crash")
 }
+
+// Prepare looks up sampled links in truth's written keys, so that Apply
+// need not: a link whose key is written is marked, a pending or unknown
+// one is not, and Apply's verdicts are the same either way.
+func TestPrepareLooksUpWrittenTruth(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Audit.Fraction = 1
+	})
+	urls := hostURLs(40, 4)
+	marked := func(p Prepared) (n int) {
+		for _, pl := range p.Links {
+			if pl.inTruth {
+				n++
+			}
+		}
+		return n
+	}
+	h.seed(urls[:20]...)
+	// Pending (in the inbox, not yet in truth): not marked, and still
+	// duplicates.
+	p := h.s.Prepare(links("", 0, urls...))
+	if n := marked(p); n != 0 {
+		t.Fatalf("%d links marked in truth before any compaction", n)
+	}
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	p = h.s.Prepare(links("", 0, urls...))
+	if len(p.Links) != len(urls) {
+		t.Fatalf("prepared %d links of %d", len(p.Links), len(urls))
+	}
+	for i, pl := range p.Links {
+		if want := i < 20; pl.inTruth != want {
+			t.Errorf("%s: inTruth %v, want %v", pl.Key, pl.inTruth, want)
+		}
+	}
+	res, err := h.s.Apply([]Prepared{p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Duplicates != 20 || res.Admitted != 20 || res.FPSkips != 0 {
+		t.Fatalf("after Compact: %d duplicates, %d admitted, %d false-positive skips; want 20, 20, 0", res.Duplicates, res.Admitted, res.FPSkips)
+	}
+	// Without the marks (as if prepared before the compaction), the same.
+	again := h.s.Prepare(links("", 0, urls...))
+	for i := range again.Links {
+		again.Links[i].inTruth = false
+	}
+	res, err = h.s.Apply([]Prepared{again}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Duplicates != len(urls) || res.Admitted != 0 || res.FPSkips != 0 {
+		t.Fatalf("unmarked: %d duplicates, %d admitted, %d false-positive skips; want %d, 0, 0", res.Duplicates, res.Admitted, res.FPSkips, len(urls))
+	}
+}
+
+// Prepare's read transactions run beside Apply and Compact (the service
+// prepares the next batch while one applies): every key is counted once,
+// as new or as a duplicate, whatever Prepare saw.
+func TestPrepareBesideApplyAndCompact(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Audit.Fraction = 1
+	})
+	const rounds, perRound = 40, 50
+	batch := func(r int) *msg.LinkBatch {
+		// Half of each round repeats the round before.
+		urls := make([]string, perRound)
+		for i := range urls {
+			n := r*perRound/2 + i
+			urls[i] = fmt.Sprintf("http://h%d.example/p/%d", n%7, n)
+		}
+		return links("", 0, urls...)
+	}
+	prepared := make(chan Prepared, 2)
+	go func() {
+		defer close(prepared)
+		for r := range rounds {
+			prepared <- h.s.Prepare(batch(r))
+		}
+	}()
+	var admitted, dups int
+	r := 0
+	for p := range prepared {
+		res, err := h.s.Apply([]Prepared{p}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitted, dups = admitted+res.Admitted, dups+res.Duplicates
+		if res.FPSkips != 0 {
+			t.Fatalf("round %d: %d false-positive skips", r, res.FPSkips)
+		}
+		if r%3 == 0 {
+			if _, err := h.s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r++
+	}
+	distinct := (rounds + 1) * perRound / 2
+	if admitted != distinct || dups != rounds*perRound-distinct {
+		t.Fatalf("admitted %d, duplicates %d; want %d and %d", admitted, dups, distinct, rounds*perRound-distinct)
+	}
+}

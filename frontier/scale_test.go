@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,8 +39,17 @@ import (
 // filter and the heap, minus the filter), the file-backed resident
 // memory (bbolt's map: the page cache's to evict), and the pages the
 // step's commits wrote and the time they spent writing and syncing them,
-// Apply's and Compact's, and the owned memory's peak over the step
-// (sampled every 10 ms). At the end it checkpoints the filter (its time
+// Apply's and Compact's, the owned memory's peak over the step
+// (sampled every 10 ms), and where the machine's CPU time went over the
+// step (its wall time, Compact included, times the cores): the process's
+// own CPU seconds and the Go runtime's estimate of its GC's share, and as shares of that whole the CPU other processes
+// and the kernel used, the time the cores sat idle waiting for I/O, and
+// the time the hypervisor gave to other machines (steal). A step that
+// is slower with the same cpu_s was kept waiting, not given more work.
+// Last, outside the step's time, how long the same fixed work took after
+// it (probe_ms: Prepare of 1M links, mprobe_ms: 2M filter lookups): a
+// step slower with slower probes ran on a slower machine, not on a
+// bigger shard. At the end it checkpoints the filter (its time
 // and the owned memory's peak meanwhile), then measures
 // the lease + outcome cycle at that depth and the time to reopen the shard.
 var (
@@ -57,6 +69,8 @@ var (
 	scaleReProf  = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
 	scaleCyProf  = flag.String("scale.cycleprofile", "", "write a CPU profile of the lease + outcome cycle at the end of BenchmarkScale")
 	scaleAudit   = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
+	scaleStepDir = flag.String("scale.stepprofiles", "", "write a CPU profile of every growth step into this directory (step-01.pprof, ...), to compare a slow step with the first of the same run")
+	scaleRounds  = flag.Int("scale.rounds", 6, "BenchmarkScaleSideBySide: steps of each shard, in turn")
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
 )
 
@@ -85,35 +99,10 @@ func BenchmarkScale(b *testing.B) {
 	s := open()
 	filterMem := int64(s.filter.Stats().Bits+7) / 8
 	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
-	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB")
-	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
-	// The next Apply's batches: generated and prepared on a goroutine of
-	// their own while the Apply before runs, as the service's ingest
-	// prepares a batch while the one before applies (-scale.serial: in
-	// turn, on this goroutine).
-	gen := func() []Prepared {
-		var ps []Prepared
-		for _, lb := range g.batches(100, 100, 0.8, 0.8) {
-			ps = append(ps, s.Prepare(lb))
-		}
-		return ps
-	}
-	next := gen
-	if !*scaleSerial {
-		staged := make(chan []Prepared, 1)
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			for {
-				select {
-				case staged <- gen():
-				case <-stop:
-					return
-				}
-			}
-		}()
-		next = func() []Prepared { return <-staged }
-	}
+	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %8s %8s %8s %9s %9s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB", "cpu_s", "gc_s", "wall_s", "others_%", "iowait_%", "steal_%", "probe_ms", "mprobe_ms")
+	next, stopGen := stager(s, *scaleHosts)
+	defer stopGen()
+	logf("probes before the first step: probe_ms %.0f mprobe_ms %.0f", probePrepare(s), probeFilter(s))
 	admitted, links := 0, 0
 	profiling := false
 	peak := startPeak(filterMem)
@@ -130,7 +119,11 @@ func BenchmarkScale(b *testing.B) {
 			profiling = true
 			defer f.Close()
 		}
-		start, wrStart := time.Now(), writeStats(s)
+		stopStep := func() {}
+		if *scaleStepDir != "" {
+			stopStep = profileTo(b, filepath.Join(*scaleStepDir, fmt.Sprintf("step-%02d.pprof", admitted / *scaleStep + 1)))
+		}
+		start, wrStart, cpuStart := time.Now(), writeStats(s), readCPU()
 		stepLinks, stepNew := 0, 0
 		for stepNew < *scaleStep && admitted+stepNew < *scaleURLs {
 			res, err := s.Apply(next(), nil)
@@ -154,6 +147,7 @@ func BenchmarkScale(b *testing.B) {
 			b.Fatal(err)
 		}
 		elapsed := applied + compact
+		stopStep()
 		admitted += stepNew
 		links += stepLinks
 		fileBytes := fileSize(b, path)
@@ -161,11 +155,13 @@ func BenchmarkScale(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		anon, filemap := residentKiB()
-		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f", admitted,
+		cpu := readCPU().sub(cpuStart)
+		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.0f %9.0f", admitted,
 			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
 			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024,
-			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages, peak.take()/(1<<20))
+			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages, peak.take()/(1<<20),
+			cpu.self, cpu.gc, elapsed.Seconds(), cpu.pct(cpu.others), cpu.pct(cpu.iowait), cpu.pct(cpu.steal), probePrepare(s), probeFilter(s))
 	}
 	if profiling {
 		pprof.StopCPUProfile()
@@ -280,6 +276,136 @@ func scaleConfig() config.Config {
 		cfg.Audit.Fraction = *scaleAudit
 	}
 	return cfg
+}
+
+// stager returns what hands out the next Apply's batches for s (crawl-like
+// pages over hosts hosts, 10,000 links), generated and prepared on a
+// goroutine of their own while the Apply before runs, as the service's
+// ingest prepares a batch while the one before applies (-scale.serial:
+// in turn, on the caller's goroutine), and what stops that goroutine.
+func stager(s *State, hosts int) (next func() []Prepared, stop func()) {
+	g := &localGen{count: make([]int, hosts), rnd: 88172645463325252}
+	gen := func() []Prepared {
+		var ps []Prepared
+		for _, lb := range g.batches(100, 100, 0.8, 0.8) {
+			ps = append(ps, s.Prepare(lb))
+		}
+		return ps
+	}
+	if *scaleSerial {
+		return gen, func() {}
+	}
+	staged := make(chan []Prepared, 1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case staged <- gen():
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() []Prepared { return <-staged }, func() { close(done) }
+}
+
+// growStep applies batches from next to s until n more URLs are admitted,
+// then compacts, and returns the links and new URLs and the time that
+// took (Compact included).
+func growStep(b *testing.B, s *State, next func() []Prepared, n int) (links, admitted int, took time.Duration) {
+	start := time.Now()
+	for admitted < n {
+		res, err := s.Apply(next(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		links += res.Received
+		admitted += res.Admitted
+	}
+	if _, err := s.Compact(); err != nil {
+		b.Fatal(err)
+	}
+	return links, admitted, time.Since(start)
+}
+
+// flush commits what s holds open, untimed, as BenchmarkScale does after
+// each step.
+func flush(b *testing.B, s *State) {
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkScaleSideBySide tells the growth of a step's cost with the
+// shard's size from the machine's own drift: it grows a small shard to
+// one -scale.step and a big one to -scale.urls (both over -scale.hosts
+// hosts, as BenchmarkScale), then takes -scale.rounds steps of each in
+// turn, small then big, so that both see the same machine, and prints
+// every pair's new URLs/s and the big shard's rate against the small
+// one's, and after each pair the time 2M lookups took in each shard's
+// filter (mprobe_ms, as BenchmarkScale prints):
+//
+//	go test -tags scale ./frontier -run '^$' -bench SideBySide -benchtime 1x -timeout 3h \
+//	    -scale.urls 20000000 -scale.hosts 100000 -scale.dir /var/tmp [-scale.rounds 6] \
+//	    [-scale.stepprofiles DIR]
+//
+// With -scale.stepprofiles it writes a CPU profile of each of these steps
+// (small-01.pprof, big-01.pprof, ...): where the big shard's step spends
+// more than the small one's in the same minute.
+// It holds two filters of -scale.filter URLs (2.4 GiB at 1e9).
+func BenchmarkScaleSideBySide(b *testing.B) {
+	dir := *scaleDir
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	type shard struct {
+		name string
+		s    *State
+		next func() []Prepared
+		size int
+		rate []float64
+	}
+	grow := func(name string, to int) *shard {
+		path := filepath.Join(dir, fmt.Sprintf("scale-%s-%d.db", name, os.Getpid()))
+		b.Cleanup(func() { os.Remove(path) })
+		s, err := Open(Options{Config: scaleConfig(), Path: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		next, stop := stager(s, *scaleHosts)
+		b.Cleanup(func() { stop(); s.Close() })
+		sh := &shard{name: name, s: s, next: next}
+		for sh.size < to {
+			_, n, _ := growStep(b, s, next, min(*scaleStep, to-sh.size))
+			sh.size += n
+			flush(b, s)
+		}
+		logf("%s shard grown to %d URLs", name, sh.size)
+		return sh
+	}
+	small, big := grow("small", *scaleStep), grow("big", *scaleURLs)
+	logf("%6s %12s %10s %12s %10s %8s %13s %11s", "round", "small_at", "small_new/s", "big_at", "big_new/s", "big/small", "small_mprobe", "big_mprobe")
+	var ratios []float64
+	for r := 1; r <= *scaleRounds; r++ {
+		for _, sh := range []*shard{small, big} {
+			stop := func() {}
+			if *scaleStepDir != "" {
+				stop = profileTo(b, filepath.Join(*scaleStepDir, fmt.Sprintf("%s-%02d.pprof", sh.name, r)))
+			}
+			_, n, took := growStep(b, sh.s, sh.next, *scaleStep)
+			stop()
+			sh.size += n
+			flush(b, sh.s)
+			sh.rate = append(sh.rate, float64(n)/took.Seconds())
+		}
+		ratio := big.rate[r-1] / small.rate[r-1]
+		ratios = append(ratios, ratio)
+		logf("%6d %12d %10.0f %12d %10.0f %8.3f %13.0f %11.0f", r, small.size, small.rate[r-1], big.size, big.rate[r-1], ratio, probeFilter(small.s), probeFilter(big.s))
+	}
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	logf("big shard's rate against the small one's: median %.3f, range %.3f-%.3f", median, ratios[0], ratios[len(ratios)-1])
+	b.ReportMetric(median, "big/small")
 }
 
 // BenchmarkReopen opens an existing state file (one BenchmarkScale kept
@@ -505,6 +631,107 @@ func (p *peakSampler) take() float64 {
 }
 
 func (p *peakSampler) stop() { close(p.done) }
+
+// The probes are the same work, done between the steps (outside their time)
+// with nothing else running, to tell a step that did more work from one
+// that ran on a slower machine: on this VM the same work's CPU time varies
+// by 10-30% from minute to minute. probePrepare times Prepare (canonicalizing
+// and hashing, cache-bound) of the same 1M links; probeFilter times 2M lookups
+// of the same random hashes in the filter (memory-latency-bound, as
+// Apply's filter test is; read-only).
+// probePrepare returns the milliseconds Prepare of the probe's 1M links took
+// (the same links each time, generated 10,000 at a time, untimed: the
+// probe keeps nothing live that the memory columns would count).
+func probePrepare(s *State) float64 {
+	g := &localGen{count: make([]int, 10_000), rnd: 2463534242}
+	var took time.Duration
+	for range 100 {
+		lbs := g.batches(100, 100, 0.8, 0.8)
+		start := time.Now()
+		for _, lb := range lbs {
+			s.Prepare(lb)
+		}
+		took += time.Since(start)
+	}
+	return float64(took.Microseconds()) / 1000
+}
+
+// probeFilter returns the milliseconds 2M lookups of the same pseudo-random
+// hashes in the filter took.
+func probeFilter(s *State) float64 {
+	g := &localGen{rnd: 2463534242}
+	start := time.Now()
+	n := 0
+	for range 2_000_000 {
+		g.intn(1)
+		if s.filter.TestHash(g.rnd) {
+			n++
+		}
+	}
+	sink = n
+	return float64(time.Since(start).Microseconds()) / 1000
+}
+
+var sink int
+
+// cpuTimes is where CPU time went: the process's own (user + system)
+// and, from /proc/stat, the machine's busy, iowait and steal time, in
+// seconds summed over its cores.
+type cpuTimes struct {
+	self, busy, iowait, steal, total float64
+	gc                               float64 // the Go runtime's estimate of its GC's CPU time
+	others                           float64 // busy - self, set by sub
+}
+
+// readCPU reads the process's rusage and /proc/stat's "cpu" line (zeros
+// for what it cannot read).
+func readCPU() cpuTimes {
+	var c cpuTimes
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		c.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	gc := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	if metrics.Read(gc); gc[0].Value.Kind() == metrics.KindFloat64 {
+		c.gc = gc[0].Value.Float64()
+	}
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return c
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	fields := bytes.Fields(line)
+	if len(fields) < 9 || string(fields[0]) != "cpu" {
+		return c
+	}
+	// user nice system idle iowait irq softirq steal, in USER_HZ (100/s
+	// on every Linux this runs on); guest time is counted in user.
+	var v [8]float64
+	for i := range v {
+		n, _ := strconv.ParseFloat(string(fields[i+1]), 64)
+		v[i] = n / 100
+	}
+	c.busy = v[0] + v[1] + v[2] + v[5] + v[6]
+	c.iowait, c.steal = v[4], v[7]
+	for _, x := range v {
+		c.total += x
+	}
+	return c
+}
+
+func (c cpuTimes) sub(o cpuTimes) cpuTimes {
+	d := cpuTimes{self: c.self - o.self, gc: c.gc - o.gc, busy: c.busy - o.busy, iowait: c.iowait - o.iowait, steal: c.steal - o.steal, total: c.total - o.total}
+	d.others = max(0, d.busy-d.self)
+	return d
+}
+
+// pct is x as a share of all the cores' time over the interval.
+func (c cpuTimes) pct(x float64) float64 {
+	if c.total <= 0 {
+		return 0
+	}
+	return 100 * x / c.total
+}
 
 // logf prints a line at once (b.Logf holds lines to the end and truncates).
 func logf(format string, args ...any) { fmt.Printf(format+"\n", args...) }

@@ -1,14 +1,18 @@
 package frontier
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
+	bolt "go.etcd.io/bbolt"
 )
 
 // scope is the compiled form of config.Scope: the stateless admission
@@ -103,13 +107,50 @@ type PreparedLink struct {
 	Audit   uint64 // auditHash(Key)
 	Allowed bool   // the host is under scope.allowed_domains
 	Hops    uint32 // redirects in a row that led here (0 unless a redirect link)
+	// inTruth: the exact sample's truth bucket held Hash when the link
+	// was prepared (looked up for sampled links only). The bucket is
+	// only ever added to while the file is open, so a true stays true;
+	// a false proves nothing (the key may be pending, or written since)
+	// and Apply looks again.
+	inTruth bool
 }
 
 // Prepare canonicalizes every link of lb and applies the stateless scope
-// and trap rules. It takes no lock and touches no file: it is safe to
-// call from many goroutines at once, also while Apply runs.
+// and trap rules, and looks up the sampled links in the exact sample's
+// written keys (a read transaction: the lookups into a bucket that grows
+// with the crawl run here, beside Apply, instead of in Apply's write
+// transaction). It takes no lock of the State: it is safe to call from
+// many goroutines at once, also while Apply runs.
 func (s *State) Prepare(lb *msg.LinkBatch) Prepared {
-	return s.scope.prepare(lb)
+	p := s.scope.prepare(lb)
+	s.lookUpTruth(&p)
+	return p
+}
+
+// lookUpTruth sets inTruth on the sampled links of p whose keys truth
+// holds. A failed read (a closed file) leaves them false, for Apply to
+// look up.
+func (s *State) lookUpTruth(p *Prepared) {
+	if s.db == nil || !slices.ContainsFunc(p.Links, func(pl PreparedLink) bool { return s.scope.sampled(pl.Audit) }) {
+		return
+	}
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		truth := tx.Bucket(bucketTruth)
+		if truth == nil {
+			return nil
+		}
+		c := truth.Cursor()
+		var key [8]byte
+		for i := range p.Links {
+			pl := &p.Links[i]
+			if s.scope.sampled(pl.Audit) {
+				binary.BigEndian.PutUint64(key[:], pl.Hash)
+				k, _ := c.Seek(key[:])
+				pl.inTruth = bytes.Equal(k, key[:])
+			}
+		}
+		return nil
+	})
 }
 
 func (sc *scope) prepare(lb *msg.LinkBatch) Prepared {

@@ -232,7 +232,7 @@ func (s *State) auditLocked(truth *bolt.Bucket, pl *PreparedLink, seen bool, res
 		s.count[cSampledNew]++
 		s.pendTruth(pl.Hash)
 		return true, nil
-	case !s.inTruth(truth, pl.Hash):
+	case !pl.inTruth && !s.inTruth(truth, pl.Hash):
 		// The filter says seen, the exact sample says new: a
 		// false-positive skip. Record the key so it counts once.
 		res.FPSkips++
