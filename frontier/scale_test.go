@@ -47,7 +47,8 @@ import (
 // the time the hypervisor gave to other machines (steal). A step that
 // is slower with the same cpu_s was kept waiting, not given more work.
 // Last, outside the step's time, how long the same fixed work took after
-// it (probe_ms: Prepare of 1M links, mprobe_ms: 2M filter lookups): a
+// it (probe_ms: the stateless part of Prepare of 1M links, mprobe_ms:
+// 2M filter lookups): a
 // step slower with slower probes ran on a slower machine, not on a
 // bigger shard. At the end it checkpoints the filter (its time
 // and the owned memory's peak meanwhile), then measures
@@ -123,30 +124,18 @@ func BenchmarkScale(b *testing.B) {
 		if *scaleStepDir != "" {
 			stopStep = profileTo(b, filepath.Join(*scaleStepDir, fmt.Sprintf("step-%02d.pprof", admitted / *scaleStep + 1)))
 		}
-		start, wrStart, cpuStart := time.Now(), writeStats(s), readCPU()
-		stepLinks, stepNew := 0, 0
-		for stepNew < *scaleStep && admitted+stepNew < *scaleURLs {
-			res, err := s.Apply(next(), nil)
-			if err != nil {
-				b.Fatal(err)
+		wrStart, cpuStart := writeStats(s), readCPU()
+		var cwrStart written
+		st := growStep(b, s, next, min(*scaleStep, *scaleURLs-admitted), func(stepNew int) {
+			if admitted == 0 {
+				inboxBytes(b, s, stepNew)
 			}
-			stepLinks += res.Received
-			stepNew += res.Admitted
-		}
-		applied := time.Since(start)
-		if admitted == 0 {
-			inboxBytes(b, s, stepNew)
-		}
-		cstart, cwrStart := time.Now(), writeStats(s)
-		applyWrite := cwrStart.Sub(wrStart)
-		if _, err := s.Compact(); err != nil {
-			b.Fatal(err)
-		}
-		compact, compactWrite := time.Since(cstart), writeStats(s).Sub(cwrStart)
-		if err := s.Flush(); err != nil {
-			b.Fatal(err)
-		}
-		elapsed := applied + compact
+			cwrStart = writeStats(s)
+		})
+		stepLinks, stepNew, compact := st.links, st.admitted, st.compact
+		applyWrite, compactWrite := cwrStart.Sub(wrStart), writeStats(s).Sub(cwrStart)
+		flush(b, s)
+		elapsed := st.took()
 		stopStep()
 		admitted += stepNew
 		links += stepLinks
@@ -185,14 +174,7 @@ func BenchmarkScale(b *testing.B) {
 	fileBytes := fileSize(b, path)
 	logf("after a checkpoint: file %.0f MiB, %.1f bytes per admitted URL without the filter's buckets", float64(fileBytes)/(1<<20), float64(fileBytes-filterAlloc(b, s))/float64(admitted))
 	bucketBytes(b, s)
-	// The checkpoint leaves gigabytes of garbage (its copies of the
-	// chunks) and so a heap goal of twice that: without a collection
-	// first, whether the cycle runs any GC at all is luck (one that ran
-	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
-	runtime.GC()
-	stopCycle := profileTo(b, *scaleCyProf)
 	cycle := leaseCycle(b, s, *scaleLease)
-	stopCycle()
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
@@ -309,23 +291,37 @@ func stager(s *State, hosts int) (next func() []Prepared, stop func()) {
 	return func() []Prepared { return <-staged }, func() { close(done) }
 }
 
+// stepResult is what growStep did: links received, URLs admitted, and
+// the time its Applies and its Compact took.
+type stepResult struct {
+	links, admitted int
+	apply, compact  time.Duration
+}
+
+func (r stepResult) took() time.Duration { return r.apply + r.compact }
+
 // growStep applies batches from next to s until n more URLs are admitted,
-// then compacts, and returns the links and new URLs and the time that
-// took (Compact included).
-func growStep(b *testing.B, s *State, next func() []Prepared, n int) (links, admitted int, took time.Duration) {
+// calls between (untimed; nil for none) with how many, then compacts.
+func growStep(b *testing.B, s *State, next func() []Prepared, n int, between func(admitted int)) (r stepResult) {
 	start := time.Now()
-	for admitted < n {
+	for r.admitted < n {
 		res, err := s.Apply(next(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		links += res.Received
-		admitted += res.Admitted
+		r.links += res.Received
+		r.admitted += res.Admitted
 	}
+	r.apply = time.Since(start)
+	if between != nil {
+		between(r.admitted)
+	}
+	start = time.Now()
 	if _, err := s.Compact(); err != nil {
 		b.Fatal(err)
 	}
-	return links, admitted, time.Since(start)
+	r.compact = time.Since(start)
+	return r
 }
 
 // flush commits what s holds open, untimed, as BenchmarkScale does after
@@ -376,8 +372,7 @@ func BenchmarkScaleSideBySide(b *testing.B) {
 		b.Cleanup(func() { stop(); s.Close() })
 		sh := &shard{name: name, s: s, next: next}
 		for sh.size < to {
-			_, n, _ := growStep(b, s, next, min(*scaleStep, to-sh.size))
-			sh.size += n
+			sh.size += growStep(b, s, next, min(*scaleStep, to-sh.size), nil).admitted
 			flush(b, s)
 		}
 		logf("%s shard grown to %d URLs", name, sh.size)
@@ -392,11 +387,11 @@ func BenchmarkScaleSideBySide(b *testing.B) {
 			if *scaleStepDir != "" {
 				stop = profileTo(b, filepath.Join(*scaleStepDir, fmt.Sprintf("%s-%02d.pprof", sh.name, r)))
 			}
-			_, n, took := growStep(b, sh.s, sh.next, *scaleStep)
+			st := growStep(b, sh.s, sh.next, *scaleStep, nil)
 			stop()
-			sh.size += n
+			sh.size += st.admitted
 			flush(b, sh.s)
-			sh.rate = append(sh.rate, float64(n)/took.Seconds())
+			sh.rate = append(sh.rate, float64(st.admitted)/st.took().Seconds())
 		}
 		ratio := big.rate[r-1] / small.rate[r-1]
 		ratios = append(ratios, ratio)
@@ -457,14 +452,7 @@ func BenchmarkCycle(b *testing.B) {
 	}
 	defer s.Close()
 	defer profileCPU(b)()
-	// The checkpoint leaves gigabytes of garbage (its copies of the
-	// chunks) and so a heap goal of twice that: without a collection
-	// first, whether the cycle runs any GC at all is luck (one that ran
-	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
-	runtime.GC()
-	stopCycle := profileTo(b, *scaleCyProf)
 	cycle := leaseCycle(b, s, *scaleLease)
-	stopCycle()
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	b.ReportMetric(cycle, "leases/s")
 }
@@ -472,6 +460,12 @@ func BenchmarkCycle(b *testing.B) {
 // leaseCycle leases n URLs in replies of up to 10,000 and reports each as
 // fetched (200), one Apply per reply, and returns URLs per second.
 func leaseCycle(b *testing.B, s *State, n int) float64 {
+	// A checkpoint before leaves gigabytes of garbage (its copies of the
+	// chunks) and so a heap goal of twice that: without a collection
+	// first, whether the cycle runs any GC at all is luck (one that ran
+	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
+	runtime.GC()
+	defer profileTo(b, *scaleCyProf)()
 	start := time.Now()
 	done := 0
 	for done < n {
@@ -632,16 +626,16 @@ func (p *peakSampler) take() float64 {
 
 func (p *peakSampler) stop() { close(p.done) }
 
-// The probes are the same work, done between the steps (outside their time)
-// with nothing else running, to tell a step that did more work from one
-// that ran on a slower machine: on this VM the same work's CPU time varies
-// by 10-30% from minute to minute. probePrepare times Prepare (canonicalizing
-// and hashing, cache-bound) of the same 1M links; probeFilter times 2M lookups
-// of the same random hashes in the filter (memory-latency-bound, as
-// Apply's filter test is; read-only).
-// probePrepare returns the milliseconds Prepare of the probe's 1M links took
-// (the same links each time, generated 10,000 at a time, untimed: the
-// probe keeps nothing live that the memory columns would count).
+// The probes are the same work, done between the steps (outside their
+// time) with nothing else running, to tell a step that did more work from
+// one that ran on a slower machine: on this VM the same work's CPU time
+// varies by 10-30% from minute to minute.
+
+// probePrepare returns the milliseconds the stateless part of Prepare
+// (canonicalizing and hashing, cache-bound; not the audit's lookups,
+// which read the shard) took over the same 1M links each time, generated
+// 10,000 at a time, untimed: the probe keeps nothing live that the memory
+// columns would count.
 func probePrepare(s *State) float64 {
 	g := &localGen{count: make([]int, 10_000), rnd: 2463534242}
 	var took time.Duration
@@ -649,7 +643,7 @@ func probePrepare(s *State) float64 {
 		lbs := g.batches(100, 100, 0.8, 0.8)
 		start := time.Now()
 		for _, lb := range lbs {
-			s.Prepare(lb)
+			s.scope.prepare(lb)
 		}
 		took += time.Since(start)
 	}
@@ -657,13 +651,14 @@ func probePrepare(s *State) float64 {
 }
 
 // probeFilter returns the milliseconds 2M lookups of the same pseudo-random
-// hashes in the filter took.
+// hashes in the filter took (memory-latency-bound, as Apply's filter test
+// is; read-only).
 func probeFilter(s *State) float64 {
 	g := &localGen{rnd: 2463534242}
 	start := time.Now()
 	n := 0
 	for range 2_000_000 {
-		g.intn(1)
+		g.intn(1) // steps g.rnd, the next hash
 		if s.filter.TestHash(g.rnd) {
 			n++
 		}

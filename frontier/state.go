@@ -800,7 +800,7 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 	// 3.2-3.7 GiB owned beside a fully dirty 1e9 filter. A part in flight
 	// is live heap twice over, and the garbage parts leave is collected
 	// at twice the live heap: at 1M hosts (a 372 MiB live heap) 64 MiB
-	// parts peaked at 1,070 MiB owned, 16 MiB parts (the default) at 940.
+	// parts peaked at 1,070 MiB owned, 16 MiB parts (the default) at 936-961.
 	for more := true; more; {
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			var part dedup.CheckpointStats
