@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -57,8 +58,9 @@ var schemaNames = map[uint64]string{
 //	         under gen 0.
 //	tails    host -> segment record: the host's compacted URLs after its
 //	         sealed segments, the one segment Compact appends to; sealed
-//	         into `sealed` once it reaches segmentBytes (segment.go).
-//	         Schema 3 added it.
+//	         into `sealed` once it reaches segmentBytes, or with a run
+//	         of new URLs that is sealed whole (sealRunBytes), which
+//	         leaves the host without one (segment.go). Schema 3 added it.
 //	returned host + 0x00 + seq (u64 BE) -> URL record: a URL that was
 //	         leased and came back (expiry, release, retry) under its
 //	         original seq, ahead of the host's segments (queue.go).
@@ -388,7 +390,7 @@ type hostRecord struct {
 	// Sealed: the gens the host has sealed segments under, ascending (its
 	// queue's order), each with at least one. A lease deletes a sealed
 	// segment with its last URL and the gen with its last segment.
-	Sealed []uint64
+	Sealed sealedGens
 }
 
 // hostSegmentsVersion is the version of a host record that carries
@@ -409,16 +411,13 @@ func (r *hostRecord) encode() []byte {
 	if len(r.Sealed) > 0 {
 		v = hostSealedVersion
 	}
-	e := make(enc, 0, 64+2*len(r.Sealed)).u(v).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
+	e := make(enc, 0, 64+len(r.Sealed)).u(v).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
 		t(r.NextFetch).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).t(r.PausedUntil).
 		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched).
 		u(r.HeadSeq).u(r.CompactedSeq)
 	if len(r.Sealed) > 0 {
-		e = e.u(uint64(len(r.Sealed)))
-		prev := uint64(0)
-		for _, g := range r.Sealed {
-			e, prev = e.u(g-prev), g
-		}
+		// The first gen, then the differences: the list's own bytes.
+		e = append(e.u(uint64(r.Sealed.count())), r.Sealed...)
 	}
 	return e
 }
@@ -452,14 +451,22 @@ func decodeHost(b []byte) (hostRecord, error) {
 		if d.err == nil && (n == 0 || n > uint64(len(d.b))) {
 			d.fail("host sealed gens")
 		}
-		g := uint64(0)
+		g, start := uint64(0), d.b
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			delta := d.u("host sealed gen")
 			if i > 0 && delta == 0 || g+delta < g {
 				d.fail("host sealed gens order")
 			}
 			g += delta
-			r.Sealed = append(r.Sealed, g)
+		}
+		if d.err == nil {
+			// Copied: b is bbolt's, valid only in its transaction. The
+			// list is kept as stored (sealedGens), which an overlong
+			// varint would break: written back, it must be the same.
+			r.Sealed = sealedGens(bytes.Clone(start[:len(start)-len(d.b)]))
+			if canon := sealedGensOf(r.Sealed.list()...); !bytes.Equal(canon, r.Sealed) {
+				d.fail("host sealed gens encoding")
+			}
 		}
 	}
 	return r, d.end("host record")

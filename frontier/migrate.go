@@ -223,7 +223,7 @@ func listSealed(hosts *bolt.Bucket, host string) error {
 	if err != nil {
 		return fmt.Errorf("host record of %s: %w", host, err)
 	}
-	r.Sealed = []uint64{migrateGen}
+	r.Sealed = sealedGensOf(migrateGen)
 	return hosts.Put([]byte(host), r.encode())
 }
 

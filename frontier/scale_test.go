@@ -73,11 +73,16 @@ var (
 	scaleStepDir = flag.String("scale.stepprofiles", "", "write a CPU profile of every growth step into this directory (step-01.pprof, ...), to compare a slow step with the first of the same run")
 	scaleRounds  = flag.Int("scale.rounds", 6, "BenchmarkScaleSideBySide: steps of each shard, in turn")
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
+	scaleSealRun = flag.Int("scale.sealrun", -1, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail, as before session 18; -1 keeps the code's")
+	scaleLayout  = flag.String("scale.layout", "", "the filter's layout (standard or blocked); empty keeps the default (standard)")
 )
 
 func BenchmarkScale(b *testing.B) {
 	if *scaleFill > 0 {
 		segmentFill = *scaleFill
+	}
+	if *scaleSealRun >= 0 {
+		sealRunBytes = *scaleSealRun
 	}
 	dir := *scaleDir
 	if dir == "" {
@@ -257,6 +262,9 @@ func scaleConfig() config.Config {
 	if *scaleAudit > 0 {
 		cfg.Audit.Fraction = *scaleAudit
 	}
+	if *scaleLayout != "" {
+		cfg.Frontier.Filter.Layout = *scaleLayout
+	}
 	return cfg
 }
 
@@ -329,6 +337,45 @@ func growStep(b *testing.B, s *State, next func() []Prepared, n int, between fun
 func flush(b *testing.B, s *State) {
 	if err := s.Flush(); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkScaleWorkload prints, for every -scale.step new URLs of
+// BenchmarkScale's workload (the same generator and seed, so the same
+// links in every run), the share of links that are duplicates and the
+// share of those that repeat a URL linked earlier in the same Apply's
+// batches. A repeat finds its filter lines in cache, a first link to an
+// old URL misses on all k of them; with few URLs per host (the first
+// steps at 100k hosts) a page's duplicate links repeat the same few URLs,
+// so the filter test costs less at the start of the crawl whatever the
+// shard holds:
+//
+//	go test -tags scale ./frontier -run '^$' -bench Workload -benchtime 1x \
+//	    -scale.urls 20000000 -scale.hosts 100000
+func BenchmarkScaleWorkload(b *testing.B) {
+	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
+	logf("%12s %8s %10s %12s", "admitted", "dups_%", "repeat_%", "URLs/host")
+	admitted, next := 0, *scaleStep
+	var links, dups, repeats int
+	for admitted < *scaleURLs {
+		seen := map[string]bool{}
+		for _, lb := range g.batches(100, 100, 0.8, 0.8) {
+			for _, l := range lb.Links {
+				links++
+				if seen[l.URL] {
+					repeats++
+				}
+				seen[l.URL] = true
+			}
+		}
+		// The generator counts the new links it made (g.added); the
+		// rest are duplicates.
+		dups += 10_000 - (g.added - admitted)
+		admitted = g.added
+		if admitted >= next {
+			logf("%12d %8.1f %10.1f %12.0f", admitted, 100*float64(dups)/float64(links), 100*float64(repeats)/float64(dups), float64(admitted)/float64(len(g.count)))
+			links, dups, repeats, next = 0, 0, 0, next+*scaleStep
+		}
 	}
 }
 

@@ -35,7 +35,9 @@ import (
 // new one, so a compaction rewrites one old record per host, its tail,
 // and writes only new sealed segments into `sealed` (bounded work per
 // host and per new URL, whatever the queue's length; queue.go,
-// appendSegments). Lease takes a host's head from its first segment (or
+// appendSegments). A run of new URLs big enough to make a segment of its
+// own (sealRunBytes) is sealed whole, the tail with it, and leaves the
+// host no tail to rewrite at the next compaction. Lease takes a host's head from its first segment (or
 // tail), at the host record's HeadSeq, and moves HeadSeq past it; the
 // segment is not rewritten, only deleted with its last URL.
 

@@ -111,7 +111,7 @@ func TestAppendSegments(t *testing.T) {
 		}
 		var urls []string
 		var seqs []uint64
-		if !slices.Equal(ha.Sealed, []uint64{1, 2}) {
+		if !slices.Equal(ha.Sealed.list(), []uint64{1, 2}) {
 			return fmt.Errorf("a.example lists sealed gens %v, want [1 2]", ha.Sealed)
 		}
 		err = forEachQueued(queueBucketsOf(tx), &host{name: "a.example", rec: ha}, func(seq uint64, r urlRecord) error {
@@ -411,10 +411,11 @@ func TestDamagedQueueRecords(t *testing.T) {
 		{"truncated tail", first(bucketTails, func(v []byte) []byte { return v[:len(v)-1] }), true},
 		{"tail of another version", first(bucketTails, func(v []byte) []byte { return append([]byte{9}, v[1:]...) }), true},
 		{"garbled sealed segment", first(bucketSealed, func(v []byte) []byte { return append([]byte{segmentCompressed}, bytes.Repeat([]byte{0xff}, len(v))...) }), true},
-		{"gen listed without segments", hostRec(func(r *hostRecord) { r.Sealed = append([]uint64{0}, r.Sealed...) }), true},
-		{"segments under a gen not listed", hostRec(func(r *hostRecord) { r.Sealed = r.Sealed[:len(r.Sealed)-1] }), false},
+		{"gen listed without segments", hostRec(func(r *hostRecord) { r.Sealed = sealedGensOf(append([]uint64{0}, r.Sealed.list()...)...) }), true},
+		{"segments under a gen not listed", hostRec(func(r *hostRecord) { l := r.Sealed.list(); r.Sealed = sealedGensOf(l[:len(l)-1]...) }), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			tailsOnly(t) // a tail to damage
 			h := newHarness(t, noRobots)
 			h.seed(hostURLs(300, 1)...)
 			if _, err := h.s.Compact(); err != nil {
@@ -458,7 +459,7 @@ func TestSealedGensKeepOrder(t *testing.T) {
 	h := newHarness(t, noRobots)
 	const rounds, per = 6, 150
 	var want, got []string
-	sealedOf := func() []uint64 { return slices.Clone(h.s.hosts["a.example"].rec.Sealed) }
+	sealedOf := func() []uint64 { return h.s.hosts["a.example"].rec.Sealed.list() }
 	leaseN := func(n int) {
 		for len(got) < n {
 			ls := h.lease(10)
@@ -529,7 +530,8 @@ func TestSealedGensKeepOrder(t *testing.T) {
 // of its own plans, and decodes to the host's tail plus its new URLs.
 // Hosts in turn: a long tail sealed into segments, a version 1 tail (the
 // map's bytes), no tail, a tail partly leased (decoded entry by entry),
-// and a run in two bodies whose first URLs are leased.
+// and a run in two bodies whose first URLs are leased. Planned with
+// whole (Compact's), every run is sealed, the tail it joins with it.
 func TestSegmentPlannerReusedAcrossHosts(t *testing.T) {
 	db := openTestDB(t)
 	type hostCase struct {
@@ -578,39 +580,55 @@ func TestSegmentPlannerReusedAcrossHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.View(func(tx *bolt.Tx) error {
-		shared := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor()}
-		for _, c := range cases {
-			run := bodyRun{first: c.first, bodies: c.bodies}
-			got, _, err := shared.plan(c.name, c.head, run)
-			if err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
-			}
-			want, _, err := planSegments(tx.Bucket(bucketTails), c.name, c.head, run)
-			if err != nil {
-				return fmt.Errorf("%s alone: %w", c.name, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: a shared planner's puts differ from its own planner's", c.name)
-			}
-			var queue []urlRecord
-			for i, p := range got {
-				g, err := decodeSegment(p.value)
+	// whole 0 (migration's planner) keeps a tail; a whole of 64 bytes
+	// seals every run here whole, a tail gone with it: its last put
+	// deletes it (no value).
+	for _, whole := range []int{0, 64} {
+		err = db.View(func(tx *bolt.Tx) error {
+			shared := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor(), whole: whole}
+			for _, c := range cases {
+				run := bodyRun{first: c.first, bodies: c.bodies}
+				got, _, err := shared.plan(c.name, c.head, run)
 				if err != nil {
-					return fmt.Errorf("%s put %d: %w", c.name, i, err)
+					return fmt.Errorf("%s: %w", c.name, err)
 				}
-				if p.tail != (i == len(got)-1) || (p.tail && string(p.key) != c.name) || (!p.tail && !bytes.Equal(p.key, queueKey(c.name, g.first))) {
-					t.Errorf("%s put %d: key %q tail %v", c.name, i, p.key, p.tail)
+				alone := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor(), whole: whole}
+				want, _, err := alone.plan(c.name, c.head, run)
+				if err != nil {
+					return fmt.Errorf("%s alone: %w", c.name, err)
 				}
-				queue = append(queue, g.entries...)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("whole %d, %s: a shared planner's puts differ from its own planner's", whole, c.name)
+				}
+				if whole > 0 && run.size() < whole {
+					return fmt.Errorf("%s: a run of %d bytes, under whole %d", c.name, run.size(), whole)
+				}
+				if whole > 0 && c.tail != nil {
+					if last := got[len(got)-1]; !last.tail || last.value != nil || string(last.key) != c.name {
+						t.Errorf("whole %d, %s: last put %q tail %v with %d bytes, want the tail deleted", whole, c.name, last.key, last.tail, len(last.value))
+					}
+					got = got[:len(got)-1]
+				}
+				var queue []urlRecord
+				for i, p := range got {
+					g, err := decodeSegment(p.value)
+					if err != nil {
+						return fmt.Errorf("%s put %d: %w", c.name, i, err)
+					}
+					wantTail := whole == 0 && i == len(got)-1
+					if p.tail != wantTail || (p.tail && string(p.key) != c.name) || (!p.tail && !bytes.Equal(p.key, queueKey(c.name, g.first))) {
+						t.Errorf("whole %d, %s put %d: key %q tail %v", whole, c.name, i, p.key, p.tail)
+					}
+					queue = append(queue, g.entries...)
+				}
+				if !reflect.DeepEqual(queue, c.want) {
+					t.Errorf("whole %d, %s: planned queue %d URLs, want %d:\n got %+v\nwant %+v", whole, c.name, len(queue), len(c.want), queue, c.want)
+				}
 			}
-			if !reflect.DeepEqual(queue, c.want) {
-				t.Errorf("%s: planned queue %d URLs, want %d:\n got %+v\nwant %+v", c.name, len(queue), len(c.want), queue, c.want)
-			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -91,6 +91,7 @@ func benchApply(b *testing.B, next func() []*msg.LinkBatch) {
 // to its own host (navigation, pagination), the rest to other hosts.
 type localGen struct {
 	count []int // URLs made per host
+	added int   // new URLs made, all hosts
 	rnd   uint64
 }
 
@@ -122,6 +123,7 @@ func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.L
 				n = g.intn(n)
 			} else {
 				g.count[host]++
+				g.added++
 			}
 			lb.Links[i] = msg.Link{URL: fmt.Sprintf("https://www.host%d.example.com/section/%d/article-%d.html", host, n%97, n), Kind: 1}
 		}

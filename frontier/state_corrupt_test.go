@@ -24,6 +24,7 @@ import (
 // the configuration it was written with.
 func goodStateFile(t testing.TB, capacity uint64, n int) ([]byte, Options) {
 	t.Helper()
+	tailsOnly(t) // every host's last URLs in `tails`: a file with every queue bucket
 	cfg := testConfig()
 	cfg.Frontier.Filter.Capacity = capacity
 	opts := Options{Config: cfg, Path: filepath.Join(t.TempDir(), "good.db")}

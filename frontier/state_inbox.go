@@ -438,7 +438,7 @@ func (s *State) planCompaction(inputs []planInput) ([]hostPlan, error) {
 				recs := readInboxRecords(tx.Bucket(bucketInbox), inputs[lo:hi])
 				// Their buffers serve every host.
 				var ir inboxRun
-				sp := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor()}
+				sp := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor(), whole: sealRunBytes}
 				for j := lo; j < hi; j++ {
 					in := &inputs[j]
 					run, end, err := ir.read(in, recs[:len(in.ids)])

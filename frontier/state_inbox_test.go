@@ -413,6 +413,15 @@ func TestHeadCacheOff(t *testing.T) {
 
 // hostURLs is n URLs spread round-robin over hosts h0.example ..
 // h<hosts-1>.example, in the order leaseAllInOrder wants them.
+// tailsOnly has Compact keep every host's last URLs as its tail, as it
+// does with runs under sealRunBytes, for the tests of tails (and of
+// files that hold every queue bucket), until t ends.
+func tailsOnly(t testing.TB) {
+	old := sealRunBytes
+	sealRunBytes = 0
+	t.Cleanup(func() { sealRunBytes = old })
+}
+
 func hostURLs(n, hosts int) []string {
 	var urls []string
 	for i := range n {
@@ -619,6 +628,7 @@ func TestSegmentPagesStayFilled(t *testing.T) {
 // (schema 3), each went to a random page of `segments`, and those
 // compactions wrote 84, 118, 150 and 187 pages.
 func TestCompactWritesFollowNewURLs(t *testing.T) {
+	tailsOnly(t) // runs of 30 would be sealed whole (TestCompactSealsWholeRuns)
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Frontier.Filter.Capacity = 2_000_000 // no false-positive skips among the 240,000
@@ -684,6 +694,84 @@ func TestCompactWritesFollowNewURLs(t *testing.T) {
 	}
 	if first < 0 || sealed[rounds-1]+sealed[rounds-2]+sealed[rounds-3]+sealed[rounds-4] < hosts {
 		t.Errorf("segments sealed %v: want rounds that seal none and every host sealing", sealed)
+	}
+}
+
+// TestCompactSealsWholeRuns: a host's run of new URLs of sealRunBytes or
+// more is sealed whole, with the tail it joins, and the host keeps no
+// tail. So a compaction of such runs writes as many pages at the twentieth
+// as at the second (with tails that fill up to segmentBytes, the pages
+// a compaction rewrites grow over the first few), and each host's queue
+// still holds its URLs once, in admission order.
+func TestCompactSealsWholeRuns(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Frontier.Filter.Capacity = 2_000_000
+		c.Audit.Fraction = 1e-12 // no key sampled: the writes counted are the queue's
+	})
+	const hosts, per, rounds = 400, 30, 20
+	want := make([][]string, hosts)
+	seed := func(round, n int) {
+		var urls []string
+		for k := range hosts {
+			for j := range n {
+				u := fmt.Sprintf("http://h%03d.example/section-%d/page-%02d-%02d.html", k, k%7, round, j)
+				urls, want[k] = append(urls, u), append(want[k], u)
+			}
+		}
+		h.seed(urls...)
+	}
+	compact := func() (pages, tails int) {
+		before := h.s.db.Stats().TxStats
+		if _, err := h.s.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.s.db.View(func(tx *bolt.Tx) error { tails = keyCount(tx.Bucket(bucketTails)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		after := h.s.db.Stats().TxStats
+		return int(after.GetWrite() - before.GetWrite()), tails
+	}
+	// Three URLs a host make runs under sealRunBytes: tails.
+	seed(0, 3)
+	if _, tails := compact(); tails != hosts {
+		t.Fatalf("%d tails after runs of 3, want %d", tails, hosts)
+	}
+	var writes []int
+	for round := 1; round <= rounds; round++ {
+		seed(round, per)
+		pages, tails := compact()
+		if tails != 0 {
+			t.Fatalf("compaction %d of runs of %d left %d tails, want none", round, per, tails)
+		}
+		writes = append(writes, pages)
+	}
+	t.Logf("pages written per compaction: %v", writes)
+	for r := 2; r < rounds; r++ {
+		if limit := 1.15 * float64(writes[1]); float64(writes[r]) > limit {
+			t.Errorf("compaction %d wrote %d pages, the second %d: want at most %.0f", r+1, writes[r], writes[1], limit)
+		}
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.db.View(func(tx *bolt.Tx) error {
+		for k := range hosts {
+			var got []string
+			err := forEachQueued(queueBucketsOf(tx), h.s.hosts[fmt.Sprintf("h%03d.example", k)], func(_ uint64, r urlRecord) error {
+				got = append(got, r.URL)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, want[k]) {
+				return fmt.Errorf("h%03d.example queues %d URLs, want its %d in admission order", k, len(got), len(want[k]))
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 

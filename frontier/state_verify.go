@@ -125,8 +125,8 @@ func (s *State) verifySealedTx(tx *bolt.Tx) error {
 		}
 	}
 	for name, h := range s.hosts {
-		if !slices.Equal(gens[name], h.rec.Sealed) {
-			return fmt.Errorf("%w: host %s lists sealed gens %v, `sealed` holds its segments under %v", ErrCorrupt, name, h.rec.Sealed, gens[name])
+		if listed := h.rec.Sealed.list(); !slices.Equal(gens[name], listed) {
+			return fmt.Errorf("%w: host %s lists sealed gens %v, `sealed` holds its segments under %v", ErrCorrupt, name, listed, gens[name])
 		}
 		delete(gens, name)
 	}
