@@ -305,11 +305,13 @@ func putSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, puts []s
 	last := h.Sealed.last() // one walk of the list, not one per put
 	for _, p := range puts {
 		if p.tail {
-			put := tails.Put
+			var err error
 			if p.value == nil {
-				put = func(k, _ []byte) error { return tails.Delete(k) }
+				err = tails.Delete(p.key) // sealed whole with the run after it
+			} else {
+				err = tails.Put(p.key, p.value)
 			}
-			if err := put(p.key, p.value); err != nil {
+			if err != nil {
 				return err
 			}
 			continue
@@ -339,8 +341,8 @@ type bodyRun struct {
 // (a read transaction will do) and returns the records to put, the new
 // sealed segments in key order, then the host's tail (a put without a
 // value when the planner's whole sealed the run and the tail with it),
-// and how many keys they add (a deleted tail counts -1). Their keys and values are copies, valid after tails'
-// transaction ends.
+// and how many keys they add (a deleted tail counts -1). Their keys and
+// values are copies, valid after tails' transaction ends.
 func planSegments(tails *bolt.Bucket, host string, headSeq uint64, run bodyRun) (puts []segmentPut, added int, err error) {
 	p := segmentPlanner{tails: tails.Cursor()}
 	return p.plan(host, headSeq, run)
