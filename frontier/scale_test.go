@@ -75,6 +75,7 @@ var (
 	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
 	scaleSealRun = flag.Int("scale.sealrun", -1, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail, as before session 18; -1 keeps the code's")
 	scaleLayout  = flag.String("scale.layout", "", "the filter's layout (standard or blocked); empty keeps the default (standard)")
+	scaleNoRep   = flag.Bool("scale.norepeat", false, "draw every duplicate link again until its URL is not linked earlier in its batch (no filter lines warm from a repeat: a workload whose filter test costs the same at every step)")
 )
 
 func BenchmarkScale(b *testing.B) {
@@ -274,7 +275,7 @@ func scaleConfig() config.Config {
 // ingest prepares a batch while the one before applies (-scale.serial:
 // in turn, on the caller's goroutine), and what stops that goroutine.
 func stager(s *State, hosts int) (next func() []Prepared, stop func()) {
-	g := &localGen{count: make([]int, hosts), rnd: 88172645463325252}
+	g := &localGen{count: make([]int, hosts), rnd: 88172645463325252, noRepeat: *scaleNoRep}
 	gen := func() []Prepared {
 		var ps []Prepared
 		for _, lb := range g.batches(100, 100, 0.8, 0.8) {
@@ -353,7 +354,7 @@ func flush(b *testing.B, s *State) {
 //	go test -tags scale ./frontier -run '^$' -bench Workload -benchtime 1x \
 //	    -scale.urls 20000000 -scale.hosts 100000
 func BenchmarkScaleWorkload(b *testing.B) {
-	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252}
+	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252, noRepeat: *scaleNoRep}
 	logf("%12s %8s %10s %12s", "admitted", "dups_%", "repeat_%", "URLs/host")
 	admitted, next := 0, *scaleStep
 	var links, dups, repeats int

@@ -93,6 +93,12 @@ type localGen struct {
 	count []int // URLs made per host
 	added int   // new URLs made, all hosts
 	rnd   uint64
+	// noRepeat draws every duplicate link again (up to 8 times on its
+	// host, then on other hosts) until its URL is not linked already in
+	// the same batches call: no duplicate finds its URL's filter lines
+	// in cache from earlier in its batch (the scale benchmark's
+	// -scale.norepeat).
+	noRepeat bool
 }
 
 func (g *localGen) intn(n int) int {
@@ -110,6 +116,10 @@ func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.L
 		g.rnd = 88172645463325252
 	}
 	out := make([]*msg.LinkBatch, pages)
+	var linked map[[2]int]bool // host, n: for noRepeat
+	if g.noRepeat {
+		linked = make(map[[2]int]bool, pages*perPage)
+	}
 	for p := range out {
 		own := g.intn(len(g.count))
 		lb := &msg.LinkBatch{Source: fmt.Sprintf("https://www.host%d.example.com/", own), Depth: 1, Links: make([]msg.Link, perPage)}
@@ -121,9 +131,20 @@ func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.L
 			n := g.count[host]
 			if float64(g.intn(1000)) < dupShare*1000 && n > 0 {
 				n = g.intn(n)
+				for try := 0; linked != nil && linked[[2]int{host, n}] && try < 16; try++ {
+					if try >= 8 { // its host's URLs are all linked already: another's
+						if h := g.intn(len(g.count)); g.count[h] > 0 {
+							host = h
+						}
+					}
+					n = g.intn(g.count[host])
+				}
 			} else {
 				g.count[host]++
 				g.added++
+			}
+			if linked != nil {
+				linked[[2]int{host, n}] = true
 			}
 			lb.Links[i] = msg.Link{URL: fmt.Sprintf("https://www.host%d.example.com/section/%d/article-%d.html", host, n%97, n), Kind: 1}
 		}
