@@ -302,7 +302,7 @@ type segmentPut struct {
 // gen must be above every gen in sealed: the transaction's NextSequence
 // of it.
 func putSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, puts []segmentPut) error {
-	last := h.Sealed.last() // one walk of the list, not one per put
+	last, known := uint64(0), false // the list's last gen, walked for once
 	for _, p := range puts {
 		if p.tail {
 			var err error
@@ -318,6 +318,9 @@ func putSegments(sealed, tails *bolt.Bucket, gen uint64, h *hostRecord, puts []s
 		}
 		if err := sealed.Put(withGen(gen, p.key), p.value); err != nil {
 			return err
+		}
+		if !known {
+			last, known = h.Sealed.last(), true
 		}
 		if len(h.Sealed) == 0 || last < gen {
 			h.Sealed.addAfter(last, gen)

@@ -79,12 +79,6 @@ var (
 )
 
 func BenchmarkScale(b *testing.B) {
-	if *scaleFill > 0 {
-		segmentFill = *scaleFill
-	}
-	if *scaleSealRun >= 0 {
-		sealRunBytes = *scaleSealRun
-	}
 	dir := *scaleDir
 	if dir == "" {
 		dir = b.TempDir()
@@ -250,6 +244,14 @@ func writeHeapProfile(b *testing.B, path string) {
 
 // scaleConfig is the configuration the scale benchmarks open the shard with.
 func scaleConfig() config.Config {
+	// The knobs that are package variables, not configuration: set here
+	// so that every benchmark that opens a shard with this honours them.
+	if *scaleFill > 0 {
+		segmentFill = *scaleFill
+	}
+	if *scaleSealRun >= 0 {
+		sealRunBytes = *scaleSealRun
+	}
 	cfg := config.Default()
 	cfg.Frontier.Filter.Mode = "fixed"
 	cfg.Frontier.Filter.Capacity = *scaleCap
@@ -275,10 +277,10 @@ func scaleConfig() config.Config {
 // ingest prepares a batch while the one before applies (-scale.serial:
 // in turn, on the caller's goroutine), and what stops that goroutine.
 func stager(s *State, hosts int) (next func() []Prepared, stop func()) {
-	g := &localGen{count: make([]int, hosts), rnd: 88172645463325252, noRepeat: *scaleNoRep}
+	g := newScaleGen(hosts)
 	gen := func() []Prepared {
 		var ps []Prepared
-		for _, lb := range g.batches(100, 100, 0.8, 0.8) {
+		for _, lb := range g.scaleBatches() {
 			ps = append(ps, s.Prepare(lb))
 		}
 		return ps
@@ -299,6 +301,16 @@ func stager(s *State, hosts int) (next func() []Prepared, stop func()) {
 	}()
 	return func() []Prepared { return <-staged }, func() { close(done) }
 }
+
+// newScaleGen is the scale benchmarks' link generator over hosts hosts:
+// the same seed, so the same links, in every run.
+func newScaleGen(hosts int) *localGen {
+	return &localGen{count: make([]int, hosts), rnd: 88172645463325252, noRepeat: *scaleNoRep}
+}
+
+// scaleBatches is one Apply's batches of the scale workload: 100 pages of
+// 100 links, 80% of them duplicates and 80% on the page's own host.
+func (g *localGen) scaleBatches() []*msg.LinkBatch { return g.batches(100, 100, 0.8, 0.8) }
 
 // stepResult is what growStep did: links received, URLs admitted, and
 // the time its Applies and its Compact took.
@@ -354,15 +366,16 @@ func flush(b *testing.B, s *State) {
 //	go test -tags scale ./frontier -run '^$' -bench Workload -benchtime 1x \
 //	    -scale.urls 20000000 -scale.hosts 100000
 func BenchmarkScaleWorkload(b *testing.B) {
-	g := &localGen{count: make([]int, *scaleHosts), rnd: 88172645463325252, noRepeat: *scaleNoRep}
+	g := newScaleGen(*scaleHosts)
 	logf("%12s %8s %10s %12s", "admitted", "dups_%", "repeat_%", "URLs/host")
 	admitted, next := 0, *scaleStep
 	var links, dups, repeats int
 	for admitted < *scaleURLs {
 		seen := map[string]bool{}
-		for _, lb := range g.batches(100, 100, 0.8, 0.8) {
+		batchLinks := 0
+		for _, lb := range g.scaleBatches() {
 			for _, l := range lb.Links {
-				links++
+				batchLinks++
 				if seen[l.URL] {
 					repeats++
 				}
@@ -371,7 +384,7 @@ func BenchmarkScaleWorkload(b *testing.B) {
 		}
 		// The generator counts the new links it made (g.added); the
 		// rest are duplicates.
-		dups += 10_000 - (g.added - admitted)
+		links, dups = links+batchLinks, dups+batchLinks-(g.added-admitted)
 		admitted = g.added
 		if admitted >= next {
 			logf("%12d %8.1f %10.1f %12.0f", admitted, 100*float64(dups)/float64(links), 100*float64(repeats)/float64(dups), float64(admitted)/float64(len(g.count)))

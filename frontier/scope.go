@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"regexp"
@@ -145,8 +144,7 @@ func (s *State) lookUpTruth(p *Prepared) {
 			pl := &p.Links[i]
 			if s.scope.sampled(pl.Audit) {
 				binary.BigEndian.PutUint64(key[:], pl.Hash)
-				k, _ := c.Seek(key[:])
-				pl.inTruth = bytes.Equal(k, key[:])
+				pl.inTruth = hasKey(c, key[:])
 			}
 		}
 		return nil

@@ -440,8 +440,11 @@ func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now ti
 
 // has reports whether b holds key. Not b.Get(key) != nil: a key put with
 // an empty value earlier in the same transaction reads back as nil.
-func has(b *bolt.Bucket, key []byte) bool {
-	k, _ := b.Cursor().Seek(key)
+func has(b *bolt.Bucket, key []byte) bool { return hasKey(b.Cursor(), key) }
+
+// hasKey is has with a cursor the caller keeps for many lookups.
+func hasKey(c *bolt.Cursor, key []byte) bool {
+	k, _ := c.Seek(key)
 	return k != nil && bytes.Equal(k, key)
 }
 
