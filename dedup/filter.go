@@ -132,12 +132,12 @@ func (f *Filter) TestAndAdd(key []byte) (seen bool) {
 	var s [1]bool
 	var newItems, flips uint64
 	if f.sz.Layout == Blocked {
-		newItems, flips = f.addBlocked(hs[:], nil, s[:], true)
+		newItems, flips = f.addBlocked(hs[:], nil, s[:])
 	} else {
 		// Buffers for one key: the batch-sized ones cost more to zero than
 		// the key costs to add.
 		var buf [4 * maxK]uint64
-		newItems, flips = f.addStandard(hs[:], nil, s[:], buf[:], true)
+		newItems, flips = f.addStandard(hs[:], nil, s[:], buf[:])
 	}
 	f.count(newItems, flips)
 	return s[0]
@@ -161,10 +161,10 @@ func (f *Filter) TestAndAddBatch(keys [][]byte, seen []bool) {
 		end := min(start+hashBatch, len(keys))
 		var n, fl uint64
 		if f.sz.Layout == Blocked {
-			n, fl = f.addBlocked(hs[:end-start], keys[start:end], seen[start:end], true)
+			n, fl = f.addBlocked(hs[:end-start], keys[start:end], seen[start:end])
 		} else {
 			var buf [4 * batchPositions]uint64
-			n, fl = f.addStandard(hs[:end-start], keys[start:end], seen[start:end], buf[:], true)
+			n, fl = f.addStandard(hs[:end-start], keys[start:end], seen[start:end], buf[:])
 		}
 		newItems += n
 		flips += fl
@@ -246,24 +246,16 @@ const batchPositions = 64
 // group it has already asked the CPU to prefetch the cache lines of the
 // next, so the misses overlap each other and the work. A key is new when one
 // of its atomic ORs flipped a bit.
-func (f *Filter) TestAndAddHashes(hs []uint64, seen []bool) { f.count(f.hashes(hs, seen, true)) }
-
-// TestHashes is TestHash for a batch: seen[i] reports hs[i], and nothing is
-// added. It runs TestAndAddHashes's pipeline, lines prefetched a group
-// ahead, without the ORs. Like TestHash it is safe beside TestAndAddHashes
-// on other goroutines: bits are only ever set while the filter is open, so
-// a key it reports seen stays seen, and a key added meanwhile may be
-// reported either way.
-func (f *Filter) TestHashes(hs []uint64, seen []bool) { f.hashes(hs, seen, false) }
-
-// hashes is TestAndAddHashes (add) or TestHashes.
-func (f *Filter) hashes(hs []uint64, seen []bool, add bool) (newItems, flips uint64) {
+func (f *Filter) TestAndAddHashes(hs []uint64, seen []bool) {
 	_ = seen[:len(hs)] // one bounds check up front; panics on a short seen
+	var newItems, flips uint64
 	if f.sz.Layout == Blocked {
-		return f.addBlocked(hs, nil, seen, add)
+		newItems, flips = f.addBlocked(hs, nil, seen)
+	} else {
+		var buf [4 * batchPositions]uint64
+		newItems, flips = f.addStandard(hs, nil, seen, buf[:])
 	}
-	var buf [4 * batchPositions]uint64
-	return f.addStandard(hs, nil, seen, buf[:], add)
+	f.count(newItems, flips)
 }
 
 // count adds a batch's new items and flipped bits to the counters.
@@ -277,9 +269,8 @@ func (f *Filter) count(newItems, flips uint64) {
 // addStandard adds hs in groups of as many keys as a quarter of buf holds
 // positions (buf is two word-index and bit-mask buffers, one per group in
 // flight; a quarter must hold at least k). With keys, hs is a buffer of the
-// same length that it fills with their hashes, group by group. Without add
-// it only tests: a key is new at its first clear bit, and nothing is set.
-func (f *Filter) addStandard(hs []uint64, keys [][]byte, seen []bool, buf []uint64, add bool) (newItems, flips uint64) {
+// same length that it fills with their hashes, group by group.
+func (f *Filter) addStandard(hs []uint64, keys [][]byte, seen []bool, buf []uint64) (newItems, flips uint64) {
 	w := f.words
 	k := f.sz.K
 	p := len(buf) / 4
@@ -319,10 +310,6 @@ func (f *Filter) addStandard(hs []uint64, keys [][]byte, seen []bool, buf []uint
 				if atomic.LoadUint64(&w[idx[i]])&mask[i] != 0 {
 					continue
 				}
-				if !add {
-					isNew = true
-					break
-				}
 				if old := atomic.OrUint64(&w[idx[i]], mask[i]); old&mask[i] == 0 {
 					flips++
 					isNew = true
@@ -357,8 +344,8 @@ const (
 )
 
 // addBlocked adds hs. With keys, hs is a buffer of the same length that it
-// fills with their hashes, group by group. Without add it only tests.
-func (f *Filter) addBlocked(hs []uint64, keys [][]byte, seen []bool, add bool) (newItems, flips uint64) {
+// fills with their hashes, group by group.
+func (f *Filter) addBlocked(hs []uint64, keys [][]byte, seen []bool) (newItems, flips uint64) {
 	var bases [blockedRing][blockedGroup]uint64
 	w := f.words
 	k := f.sz.K
@@ -395,10 +382,6 @@ func (f *Filter) addBlocked(hs []uint64, keys [][]byte, seen []bool, add bool) (
 			var masks [8]uint64
 			blockMasks(h, k, &masks)
 			line := (*[8]uint64)(w[base[i] : base[i]+8])
-			if !add {
-				seen[start+i] = missingWords(line, &masks) == 0
-				continue
-			}
 			isNew := false
 			// Only the words missing a bit take an atomic OR; walking
 			// their bits instead of testing all 8 words keeps the loop
