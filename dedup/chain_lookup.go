@@ -111,27 +111,3 @@ func testChainBlocked(subs []*Filter, hs []uint64, seen []bool, sc *lookupScratc
 	}
 	sc.probes, sc.addrs = ps, addrs
 }
-
-// TestHashes reports in seen[i] whether some sub-filter holds hs[i], and
-// adds nothing: TestHash for a batch, its lookups in flight together. It is
-// safe beside TestAndAddHashes on other goroutines: bits are only ever set
-// while the chain is open, so a key it reports seen stays seen, and a key
-// added meanwhile may be reported either way.
-func (c *Chain) TestHashes(hs []uint64, seen []bool) { testGroups(*c.subs.Load(), hs, seen) }
-
-// TestHashes is TestHash for a batch: seen[i] reports hs[i], nothing is
-// added, and the lookups are in flight together. Like TestHash it is safe
-// beside TestAndAddHashes on other goroutines (see Chain.TestHashes).
-func (f *Filter) TestHashes(hs []uint64, seen []bool) {
-	subs := [1]*Filter{f}
-	testGroups(subs[:], hs, seen)
-}
-
-// testGroups runs testChain over hs in groups of chainGroup keys.
-func testGroups(subs []*Filter, hs []uint64, seen []bool) {
-	_ = seen[:len(hs)]
-	for start := 0; start < len(hs); start += chainGroup {
-		end := min(start+chainGroup, len(hs))
-		testChain(subs, hs[start:end], seen[start:end])
-	}
-}

@@ -3,7 +3,6 @@ package frontier
 import (
 	"fmt"
 	"math"
-	"sync"
 	"testing"
 
 	"github.com/trawlhq/trawl/dedup"
@@ -345,78 +344,5 @@ func TestPrepareBesideApplyAndCompact(t *testing.T) {
 	distinct := (rounds + 1) * perRound / 2
 	if admitted != distinct || dups != rounds*perRound-distinct {
 		t.Fatalf("admitted %d, duplicates %d; want %d and %d", admitted, dups, distinct, rounds*perRound-distinct)
-	}
-}
-
-// Prepare tests every link against the filter, read-only, and Apply tests
-// again only the links it did not find: a link found is a duplicate, a
-// link added after it was prepared is still caught by Apply, and a
-// Prepare beside or after Close neither crashes nor marks anything.
-func TestPrepareTestsFilter(t *testing.T) {
-	h := newHarness(t, noRobots)
-	urls := hostURLs(40, 4)
-	seen := func(p Prepared) (n int) {
-		for _, pl := range p.Links {
-			if pl.seen {
-				n++
-			}
-		}
-		return n
-	}
-	h.seed(urls[:20]...)
-	p := h.s.Prepare(links("", 0, urls...))
-	for i, pl := range p.Links {
-		if want := i < 20; pl.seen != want {
-			t.Errorf("%s: seen %v, want %v", pl.Key, pl.seen, want)
-		}
-	}
-	// urls[20:30] are added between this Prepare and its Apply.
-	late := h.s.Prepare(links("", 0, urls[20:]...))
-	if n := seen(late); n != 0 {
-		t.Fatalf("%d of 20 new links marked seen", n)
-	}
-	if res := h.seed(urls[20:30]...); res.Admitted != 10 {
-		t.Fatalf("admitted %d of 10", res.Admitted)
-	}
-	res, err := h.s.Apply([]Prepared{p, late}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// p: 30 seen (20 marked, 10 caught by Apply); late: 10 seen, then the
-	// last 10, new in p, are seen again in late.
-	if res.Duplicates != 50 || res.Admitted != 10 {
-		t.Fatalf("%d duplicates, %d admitted; want 50 and 10", res.Duplicates, res.Admitted)
-	}
-	if st := h.s.Status(); st.Queued != 40 {
-		t.Fatalf("%d queued, want 40", st.Queued)
-	}
-
-	// Beside Close and after it: no fault on the released filter, nothing
-	// marked after, and Apply refuses.
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 2 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					h.s.Prepare(links("", 0, urls...))
-				}
-			}
-		})
-	}
-	if err := h.s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	close(stop)
-	wg.Wait()
-	after := h.s.Prepare(links("", 0, urls...))
-	if n := seen(after); n != 0 {
-		t.Fatalf("%d links marked seen after Close", n)
-	}
-	if _, err := h.s.Apply([]Prepared{after}, nil); err == nil {
-		t.Fatal("Apply after Close succeeded")
 	}
 }

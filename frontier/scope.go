@@ -112,52 +112,18 @@ type PreparedLink struct {
 	// a false proves nothing (the key may be pending, or written since)
 	// and Apply looks again.
 	inTruth bool
-	// seen: the filter held Hash when the link was prepared. Bits are only
-	// ever set while the file is open, so a true stays true and Apply
-	// need not test the link again; a false proves nothing.
-	seen bool
 }
 
 // Prepare canonicalizes every link of lb and applies the stateless scope
-// and trap rules, then does, beside Apply instead of in its write
-// transaction, the lookups whose cost grows with the crawl: it tests
-// every link against the filter, read-only, so that Apply tests only the
-// links the filter did not hold (at a billion URLs each test waits for k
-// cache lines of a 1.12 GiB array; most links of a crawl are duplicates),
-// and it looks up the sampled links in the exact sample's written keys (a
-// read transaction). It takes no lock of the State but the filter's read
-// guard: it is safe to call from many goroutines at once, also while Apply
-// runs.
+// and trap rules, and looks up the sampled links in the exact sample's
+// written keys (a read transaction: the lookups into a bucket that grows
+// with the crawl run here, beside Apply, instead of in Apply's write
+// transaction). It takes no lock of the State: it is safe to call from
+// many goroutines at once, also while Apply runs.
 func (s *State) Prepare(lb *msg.LinkBatch) Prepared {
 	p := s.scope.prepare(lb)
-	s.testFilter(&p)
 	s.lookUpTruth(&p)
 	return p
-}
-
-// prepareGroup is how many links testFilter hands the filter at a time.
-const prepareGroup = 256
-
-// testFilter sets seen on the links of p the filter holds. After Close it
-// sets none, for Apply to refuse.
-func (s *State) testFilter(p *Prepared) {
-	s.filterOpen.RLock()
-	defer s.filterOpen.RUnlock()
-	if !s.filterOpen.open {
-		return
-	}
-	var hs [prepareGroup]uint64
-	var seen [prepareGroup]bool
-	for start := 0; start < len(p.Links); start += prepareGroup {
-		links := p.Links[start:min(start+prepareGroup, len(p.Links))]
-		for i := range links {
-			hs[i] = links[i].Hash
-		}
-		s.filter.TestHashes(hs[:len(links)], seen[:len(links)])
-		for i := range links {
-			links[i].seen = seen[i]
-		}
-	}
 }
 
 // lookUpTruth sets inTruth on the sampled links of p whose keys truth

@@ -62,14 +62,6 @@ type State struct {
 
 	db     *bolt.DB
 	filter seenFilter
-	// filterOpen guards the filter's bit array against Prepare, which
-	// reads it without mu: Prepare holds it for reading and tests the
-	// filter only while open is true; Close sets open false before it
-	// releases the array.
-	filterOpen struct {
-		sync.RWMutex
-		open bool
-	}
 	// growthStopLogged: the chain's stopped growth has been logged once.
 	growthStopLogged bool
 
@@ -166,7 +158,6 @@ func Open(opts Options) (*State, error) {
 	if err := s.openFile(); err != nil {
 		return nil, err
 	}
-	s.filterOpen.open = true // no other goroutine has s yet
 	s.cpBase = s.now()
 	return s, nil
 }
@@ -921,9 +912,6 @@ func (s *State) Close() error {
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("frontier: close: %w", err))
 	}
-	s.filterOpen.Lock()
-	s.filterOpen.open = false
-	s.filterOpen.Unlock()
 	if err := s.filter.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("frontier: close filter: %w", err))
 	}

@@ -59,7 +59,7 @@ const keepLinks = 1 << 16
 // Apply commits the effects of prepared link batches and outcomes in one
 // bbolt transaction, in order: the stateful rules (seed hosts only, max
 // pages per host, a known robots.txt), the filter (TestAndAddHashes over
-// every surviving link Prepare did not find in it), the audit, queue inserts, the dedup journal, then
+// every surviving link), the audit, queue inserts, the dedup journal, then
 // the outcomes (lease completion or requeue, politeness and robots
 // updates), and the counters.
 //
@@ -110,37 +110,27 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		s.countLinksLocked(res)
 		return touched, nil
 	}
-	// The links Prepare found in the filter are seen (bits are never
-	// cleared while the file is open); the rest are tested and added here.
 	hs := slices.Grow(sc.hs[:0], len(cands))
 	for i := range cands {
-		if !cands[i].pl.seen {
-			hs = append(hs, cands[i].pl.Hash)
-		}
+		hs = append(hs, cands[i].pl.Hash)
 	}
-	tested := slices.Grow(sc.seen[:0], len(hs))[:len(hs)]
-	clear(tested)
-	s.filter.TestAndAddHashes(hs, tested)
+	seen := slices.Grow(sc.seen[:0], len(cands))[:len(cands)]
+	clear(seen)
+	s.filter.TestAndAddHashes(hs, seen)
 	newHashes := sc.fresh[:0]
 	defer func() {
-		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(tested, keepLinks), keepScratch(newHashes, keepLinks)
+		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(seen, keepLinks), keepScratch(newHashes, keepLinks)
 	}()
 	truth := tx.Bucket(bucketTruth)
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
-	t := 0 // the next of tested
 	for i := range cands {
 		c := &cands[i]
 		pl := c.pl
-		seen := pl.seen
-		if !seen {
-			seen = tested[t]
-			t++
-		}
-		if !seen {
+		if !seen[i] {
 			newHashes = append(newHashes, pl.Hash)
 			s.count[cFilterNew]++
 		}
-		enqueue, err := s.auditLocked(truth, pl, seen, res)
+		enqueue, err := s.auditLocked(truth, pl, seen[i], res)
 		if err != nil {
 			return nil, err
 		}
