@@ -185,3 +185,42 @@ func TestNewBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Prefetch only asks for cache lines: every layout, and a chain, answer
+// and count the same after it, over batches longer than its groups.
+func TestPrefetchChangesNothing(t *testing.T) {
+	chain, err := NewChain(ChainConfig{Initial: 1000, FP: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { chain.Close() })
+	filters := map[string]interface {
+		TestAndAddHashes([]uint64, []bool)
+		Prefetch([]uint64)
+		TestHash(uint64) bool
+		Stats() Stats
+	}{
+		"standard": newTestFilter(t, 10_000, 0.01, Standard),
+		"blocked":  newTestFilter(t, 10_000, 0.01, Blocked),
+		"chain":    chain,
+	}
+	for name, f := range filters {
+		hs := make([]uint64, 3000)
+		for i := range hs {
+			hs[i] = Hash(userKey(i))
+		}
+		seen := make([]bool, 1500)
+		f.TestAndAddHashes(hs[:1500], seen)
+		before := f.Stats()
+		f.Prefetch(nil)
+		f.Prefetch(hs)
+		if after := f.Stats(); after.Items != before.Items || after.SetBits != before.SetBits {
+			t.Fatalf("%s: Prefetch changed items %d -> %d, set bits %d -> %d", name, before.Items, after.Items, before.SetBits, after.SetBits)
+		}
+		for i, h := range hs[:1500] {
+			if !f.TestHash(h) {
+				t.Fatalf("%s: key %d lost", name, i)
+			}
+		}
+	}
+}

@@ -881,3 +881,23 @@ func TestApplyScratchBounded(t *testing.T) {
 		t.Fatalf("queued %d, want %d", st.Queued, 100+res.Admitted)
 	}
 }
+
+// Apply tests the filter a group of links at a time (filterGroup), each
+// group before its links are queued: a link repeated in the same group, in
+// a later group of the same batch, or in a later batch of the same Apply
+// is a duplicate, and every URL is queued once, in order.
+func TestApplyFilterGroups(t *testing.T) {
+	h := newHarness(t, noRobots)
+	urls := hostURLs(5*filterGroup, 1)
+	var batch []string
+	batch = append(batch, urls[0], urls[0])                // same group
+	batch = append(batch, urls[1:3*filterGroup]...)        // several groups
+	batch = append(batch, urls[2], urls[filterGroup+1])    // a later group
+	batch = append(batch, urls[3*filterGroup:]...)         // the rest
+	later := []string{urls[0], urls[len(urls)-1], urls[4]} // a later batch
+	res := h.apply([]*msg.LinkBatch{links("", 0, batch...), links("", 0, later...)})
+	if res.Admitted != len(urls) || res.Duplicates != len(batch)+len(later)-len(urls) {
+		t.Fatalf("admitted %d, duplicates %d; want %d and %d", res.Admitted, res.Duplicates, len(urls), len(batch)+len(later)-len(urls))
+	}
+	h.leaseAllInOrder(urls, 1)
+}
