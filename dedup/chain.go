@@ -541,10 +541,3 @@ func (c *Chain) Growths() int {
 	defer c.grow.Unlock()
 	return c.grow.growths
 }
-
-// Prefetch is Filter.Prefetch on the newest sub-filter, which holds most
-// keys and takes every new one.
-func (c *Chain) Prefetch(hs []uint64) {
-	subs := *c.subs.Load()
-	subs[len(subs)-1].Prefetch(hs)
-}

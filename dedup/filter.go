@@ -515,30 +515,3 @@ func isShortStep(short []uint64, d uint64) bool {
 	_, ok := slices.BinarySearch(short, d)
 	return ok
 }
-
-// Prefetch asks the CPU to fetch the cache lines the keys of hs test, and
-// returns without waiting for them. A caller with other work to do before
-// it calls TestAndAddHashes on hs (or TestHash on one of them) overlaps the
-// filter's cache misses with that work instead of waiting for them in a
-// row. It reads and changes nothing.
-func (f *Filter) Prefetch(hs []uint64) {
-	if len(f.words) == 0 {
-		return
-	}
-	var idx, mask [maxK]uint64 // a key's positions, or a few keys' blocks
-	if f.sz.Layout == Blocked {
-		for start := 0; start < len(hs); start += maxK {
-			group := hs[start:min(start+maxK, len(hs))]
-			for i, h := range group {
-				idx[i] = reduce(h, f.blocks) * 8
-			}
-			prefetchWords(&f.words[0], idx[:len(group)])
-		}
-		return
-	}
-	k := f.sz.K
-	for _, h := range hs {
-		f.positions(h, idx[:k], mask[:k])
-		prefetchWords(&f.words[0], idx[:k])
-	}
-}

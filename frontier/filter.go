@@ -13,7 +13,6 @@ type seenFilter interface {
 	Test(key []byte) bool
 	TestHash(h uint64) bool
 	TestAndAddHashes(hs []uint64, seen []bool)
-	Prefetch(hs []uint64)
 	AppendJournal(tx *bolt.Tx, hs []uint64) error
 	Checkpoint(tx *bolt.Tx) (dedup.CheckpointStats, error)
 	CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st dedup.CheckpointStats, err error)

@@ -56,10 +56,6 @@ func keepScratch[T any](s []T, most int) []T {
 // keepLinks is the most links applyScratch keeps room for.
 const keepLinks = 1 << 16
 
-// filterGroup is how many links Apply tests against the filter at a time
-// (see applyLinksLocked).
-const filterGroup = 16
-
 // Apply commits the effects of prepared link batches and outcomes in one
 // bbolt transaction, in order: the stateful rules (seed hosts only, max
 // pages per host, a known robots.txt), the filter (TestAndAddHashes over
@@ -120,23 +116,14 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	}
 	seen := slices.Grow(sc.seen[:0], len(cands))[:len(cands)]
 	clear(seen)
+	s.filter.TestAndAddHashes(hs, seen)
 	newHashes := sc.fresh[:0]
 	defer func() {
 		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(seen, keepLinks), keepScratch(newHashes, keepLinks)
 	}()
 	truth := tx.Bucket(bucketTruth)
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
-	// The filter is tested filterGroup links at a time, in order, with
-	// the next group's cache lines asked for first: their misses overlap
-	// this group's audit and queue work instead of stalling one after
-	// another in a test of the whole batch.
-	s.filter.Prefetch(hs[:min(filterGroup, len(hs))])
 	for i := range cands {
-		if i%filterGroup == 0 {
-			end := min(i+filterGroup, len(hs))
-			s.filter.Prefetch(hs[end:min(end+filterGroup, len(hs))])
-			s.filter.TestAndAddHashes(hs[i:end], seen[i:end])
-		}
 		c := &cands[i]
 		pl := c.pl
 		if !seen[i] {
