@@ -50,7 +50,8 @@ import (
 // it (probe_ms: the stateless part of Prepare of 1M links, mprobe_ms:
 // 2M filter lookups): a
 // step slower with slower probes ran on a slower machine, not on a
-// bigger shard. At the end it checkpoints the filter (its time
+// bigger shard; and wait_s, the part of the step Apply spent waiting for
+// the stager's next batches (the stager, not Apply, set the pace). At the end it checkpoints the filter (its time
 // and the owned memory's peak meanwhile), then measures
 // the lease + outcome cycle at that depth and the time to reopen the shard.
 var (
@@ -100,7 +101,7 @@ func BenchmarkScale(b *testing.B) {
 	s := open()
 	filterMem := int64(s.filter.Stats().Bits+7) / 8
 	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
-	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %8s %8s %8s %9s %9s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB", "cpu_s", "gc_s", "wall_s", "others_%", "iowait_%", "steal_%", "probe_ms", "mprobe_ms")
+	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %8s %8s %8s %9s %9s %8s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB", "cpu_s", "gc_s", "wall_s", "others_%", "iowait_%", "steal_%", "probe_ms", "mprobe_ms", "wait_s")
 	next, stopGen := stager(s, *scaleHosts)
 	defer stopGen()
 	logf("probes before the first step: probe_ms %.0f mprobe_ms %.0f", probePrepare(s), probeFilter(s))
@@ -145,12 +146,12 @@ func BenchmarkScale(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		anon, filemap := residentKiB()
 		cpu := readCPU().sub(cpuStart)
-		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.0f %9.0f", admitted,
+		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.0f %9.0f %8.2f", admitted,
 			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
 			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024,
 			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages, peak.take()/(1<<20),
-			cpu.self, cpu.gc, elapsed.Seconds(), cpu.pct(cpu.others), cpu.pct(cpu.iowait), cpu.pct(cpu.steal), probePrepare(s), probeFilter(s))
+			cpu.self, cpu.gc, elapsed.Seconds(), cpu.pct(cpu.others), cpu.pct(cpu.iowait), cpu.pct(cpu.steal), probePrepare(s), probeFilter(s), st.wait.Seconds())
 	}
 	if profiling {
 		pprof.StopCPUProfile()
@@ -317,6 +318,7 @@ func (g *localGen) scaleBatches() []*msg.LinkBatch { return g.batches(100, 100, 
 type stepResult struct {
 	links, admitted int
 	apply, compact  time.Duration
+	wait            time.Duration // of apply, waiting for the stager's next batches
 }
 
 func (r stepResult) took() time.Duration { return r.apply + r.compact }
@@ -326,7 +328,10 @@ func (r stepResult) took() time.Duration { return r.apply + r.compact }
 func growStep(b *testing.B, s *State, next func() []Prepared, n int, between func(admitted int)) (r stepResult) {
 	start := time.Now()
 	for r.admitted < n {
-		res, err := s.Apply(next(), nil)
+		t := time.Now()
+		ps := next()
+		r.wait += time.Since(t)
+		res, err := s.Apply(ps, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

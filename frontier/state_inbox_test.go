@@ -881,3 +881,23 @@ func TestApplyScratchBounded(t *testing.T) {
 		t.Fatalf("queued %d, want %d", st.Queued, 100+res.Admitted)
 	}
 }
+
+// A link repeated within one Apply (next to itself, further down its
+// batch, or in a later batch) is a duplicate, and every URL is queued
+// once, in the order it was first linked.
+func TestApplyRepeatsWithinBatches(t *testing.T) {
+	const group = 16 // spans of links the repeats cross
+	h := newHarness(t, noRobots)
+	urls := hostURLs(5*group, 1)
+	var batch []string
+	batch = append(batch, urls[0], urls[0])                // next to itself
+	batch = append(batch, urls[1:3*group]...)              // several spans
+	batch = append(batch, urls[2], urls[group+1])          // further down
+	batch = append(batch, urls[3*group:]...)               // the rest
+	later := []string{urls[0], urls[len(urls)-1], urls[4]} // a later batch
+	res := h.apply([]*msg.LinkBatch{links("", 0, batch...), links("", 0, later...)})
+	if res.Admitted != len(urls) || res.Duplicates != len(batch)+len(later)-len(urls) {
+		t.Fatalf("admitted %d, duplicates %d; want %d and %d", res.Admitted, res.Duplicates, len(urls), len(batch)+len(later)-len(urls))
+	}
+	h.leaseAllInOrder(urls, 1)
+}
