@@ -3,9 +3,7 @@ package frontier
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/trawlhq/trawl/dedup"
@@ -42,15 +40,6 @@ type applyScratch struct {
 	cands     []candidate
 	hs, fresh []uint64
 	seen      []bool
-	halves    [2]filterHalf // testAndAddHashes's
-}
-
-// filterHalf is the keys of one hash parity of a batch: their hashes, what
-// the filter said of them, and where they sit in the batch.
-type filterHalf struct {
-	hs   []uint64
-	seen []bool
-	at   []int32
 }
 
 // keepScratch is s emptied, and its elements zeroed, to be kept for the
@@ -113,49 +102,6 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 	return res, nil
 }
 
-// splitFilterMin is the fewest links whose filter test Apply splits
-// between two goroutines.
-const splitFilterMin = 2048
-
-// testAndAddHashes is the filter's TestAndAddHashes over a batch. With a
-// second CPU and a batch of splitFilterMin links or more it runs on two
-// goroutines, each over the keys of one hash parity: all occurrences of a
-// key go to the same one, in batch order, so the first is new and the
-// rest seen, as in one call. At a billion URLs a test waits for k cache
-// lines of a 1.12 GiB array, a core keeps only so many misses in flight,
-// and two cores keep twice as many.
-func (s *State) testAndAddHashes(hs []uint64, seen []bool) {
-	if len(hs) < splitFilterMin || runtime.GOMAXPROCS(0) < 2 {
-		s.filter.TestAndAddHashes(hs, seen)
-		return
-	}
-	halves := &s.scratch.halves
-	for i := range halves {
-		hf := &halves[i]
-		hf.hs, hf.at = hf.hs[:0], hf.at[:0]
-	}
-	for i, h := range hs {
-		hf := &halves[h&1]
-		hf.hs = append(hf.hs, h)
-		hf.at = append(hf.at, int32(i))
-	}
-	for i := range halves {
-		hf := &halves[i]
-		hf.seen = slices.Grow(hf.seen[:0], len(hf.hs))[:len(hf.hs)]
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { s.filter.TestAndAddHashes(halves[1].hs, halves[1].seen) })
-	s.filter.TestAndAddHashes(halves[0].hs, halves[0].seen)
-	wg.Wait()
-	for i := range halves {
-		hf := &halves[i]
-		for j, at := range hf.at {
-			seen[at] = hf.seen[j]
-		}
-		hf.hs, hf.seen, hf.at = keepScratch(hf.hs, keepLinks), keepScratch(hf.seen, keepLinks), keepScratch(hf.at, keepLinks)
-	}
-}
-
 func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, res *ApplyResult) ([]*host, error) {
 	sc := &s.scratch
 	cands, touched := s.admitLocked(sc.cands[:0], links, res)
@@ -170,7 +116,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	}
 	seen := slices.Grow(sc.seen[:0], len(cands))[:len(cands)]
 	clear(seen)
-	s.testAndAddHashes(hs, seen)
+	s.filter.TestAndAddHashes(hs, seen)
 	newHashes := sc.fresh[:0]
 	defer func() {
 		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(seen, keepLinks), keepScratch(newHashes, keepLinks)

@@ -884,28 +884,20 @@ func TestApplyScratchBounded(t *testing.T) {
 
 // A link repeated within one Apply (next to itself, further down its
 // batch, or in a later batch) is a duplicate, and every URL is queued
-// once, in the order it was first linked: in a small Apply, and in one big
-// enough for the filter test to run on two goroutines (splitFilterMin).
+// once, in the order it was first linked.
 func TestApplyRepeatsWithinBatches(t *testing.T) {
-	for _, tc := range []struct{ group, hosts int }{{16, 1}, {splitFilterMin / 2, 50}} {
-		t.Run(fmt.Sprint(5*tc.group), func(t *testing.T) {
-			group := tc.group // spans of links the repeats cross
-			h := newHarness(t, noRobots)
-			urls := hostURLs(5*group, tc.hosts)
-			var batch []string
-			batch = append(batch, urls[0], urls[0])       // next to itself
-			batch = append(batch, urls[1:3*group]...)     // several spans
-			batch = append(batch, urls[2], urls[group+1]) // further down
-			for i := 3; i < group; i += 7 {               // many more
-				batch = append(batch, urls[i])
-			}
-			batch = append(batch, urls[3*group:]...)               // the rest
-			later := []string{urls[0], urls[len(urls)-1], urls[4]} // a later batch
-			res := h.apply([]*msg.LinkBatch{links("", 0, batch...), links("", 0, later...)})
-			if res.Admitted != len(urls) || res.Duplicates != len(batch)+len(later)-len(urls) {
-				t.Fatalf("admitted %d, duplicates %d; want %d and %d", res.Admitted, res.Duplicates, len(urls), len(batch)+len(later)-len(urls))
-			}
-			h.leaseAllInOrder(urls, tc.hosts)
-		})
+	const group = 16 // spans of links the repeats cross
+	h := newHarness(t, noRobots)
+	urls := hostURLs(5*group, 1)
+	var batch []string
+	batch = append(batch, urls[0], urls[0])                // next to itself
+	batch = append(batch, urls[1:3*group]...)              // several spans
+	batch = append(batch, urls[2], urls[group+1])          // further down
+	batch = append(batch, urls[3*group:]...)               // the rest
+	later := []string{urls[0], urls[len(urls)-1], urls[4]} // a later batch
+	res := h.apply([]*msg.LinkBatch{links("", 0, batch...), links("", 0, later...)})
+	if res.Admitted != len(urls) || res.Duplicates != len(batch)+len(later)-len(urls) {
+		t.Fatalf("admitted %d, duplicates %d; want %d and %d", res.Admitted, res.Duplicates, len(urls), len(batch)+len(later)-len(urls))
 	}
+	h.leaseAllInOrder(urls, 1)
 }
