@@ -51,9 +51,10 @@ import (
 // 2M filter lookups): a
 // step slower with slower probes ran on a slower machine, not on a
 // bigger shard; and wait_s, the part of the step Apply spent waiting for
-// the stager's next batches (the stager, not Apply, set the pace). At the end it checkpoints the filter (its time
-// and the owned memory's peak meanwhile), then measures
-// the lease + outcome cycle at that depth and the time to reopen the shard.
+// the stager's next batches (the stager, not Apply, set the pace). At the
+// end it checkpoints the filter (its time and the owned memory's peak
+// meanwhile), then measures the lease + outcome cycle at that depth and
+// the time to reopen the shard.
 var (
 	scaleURLs    = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
 	scaleHosts   = flag.Int("scale.hosts", 100_000, "hosts the URLs spread over")

@@ -411,8 +411,6 @@ func TestHeadCacheOff(t *testing.T) {
 	}
 }
 
-// hostURLs is n URLs spread round-robin over hosts h0.example ..
-// h<hosts-1>.example, in the order leaseAllInOrder wants them.
 // tailsOnly has Compact keep every host's last URLs as its tail, as it
 // does with runs under sealRunBytes, for the tests of tails (and of
 // files that hold every queue bucket), until t ends.
@@ -422,6 +420,8 @@ func tailsOnly(t testing.TB) {
 	t.Cleanup(func() { sealRunBytes = old })
 }
 
+// hostURLs is n URLs spread round-robin over hosts h0.example ..
+// h<hosts-1>.example, in the order leaseAllInOrder wants them.
 func hostURLs(n, hosts int) []string {
 	var urls []string
 	for i := range n {
@@ -886,14 +886,14 @@ func TestApplyScratchBounded(t *testing.T) {
 // batch, or in a later batch) is a duplicate, and every URL is queued
 // once, in the order it was first linked.
 func TestApplyRepeatsWithinBatches(t *testing.T) {
-	const group = 16 // spans of links the repeats cross
+	const n = 80
 	h := newHarness(t, noRobots)
-	urls := hostURLs(5*group, 1)
+	urls := hostURLs(n, 1)
 	var batch []string
 	batch = append(batch, urls[0], urls[0])                // next to itself
-	batch = append(batch, urls[1:3*group]...)              // several spans
-	batch = append(batch, urls[2], urls[group+1])          // further down
-	batch = append(batch, urls[3*group:]...)               // the rest
+	batch = append(batch, urls[1:n/2]...)                  // new
+	batch = append(batch, urls[2], urls[n/4])              // further down
+	batch = append(batch, urls[n/2:]...)                   // the rest
 	later := []string{urls[0], urls[len(urls)-1], urls[4]} // a later batch
 	res := h.apply([]*msg.LinkBatch{links("", 0, batch...), links("", 0, later...)})
 	if res.Admitted != len(urls) || res.Duplicates != len(batch)+len(later)-len(urls) {
