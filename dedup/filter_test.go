@@ -239,3 +239,19 @@ func TestNewBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestPagedFPBounds: the paged rate at the edges Stats can reach (a full
+// array implies infinitely many keys) returns at once, within [0, 1].
+func TestPagedFPBounds(t *testing.T) {
+	for _, tc := range []struct {
+		n    float64
+		want float64
+	}{{0, 0}, {math.Inf(1), 1}, {math.NaN(), 1}, {1e15, 1}} {
+		if got := pagedFP(9_585_058_378, 7, tc.n); got != tc.want {
+			t.Errorf("pagedFP(n = %g) = %g, want %g", tc.n, got, tc.want)
+		}
+	}
+	if got, std := pagedFP(9_585_058_378, 7, 1e9), standardFP(9_585_058_378, 7, 1e9); got < std || got > 1.005*std {
+		t.Errorf("pagedFP at 1e9 = %g, want just above the textbook %g", got, std)
+	}
+}

@@ -119,8 +119,11 @@ func (t *blockedTheory) extend(jmax int) {
 // pagedFP is the paged layout's rate after n keys in m bits with k bits per
 // key.
 func pagedFP(m uint64, k int, n float64) float64 {
-	if n <= 0 || m == 0 {
+	switch {
+	case n <= 0 || m == 0:
 		return 0
+	case math.IsInf(n, 1) || math.IsNaN(n):
+		return 1
 	}
 	full := m / pageBits
 	last := m % pageBits
@@ -134,6 +137,9 @@ func pagedFP(m uint64, k int, n float64) float64 {
 	return min(sum, 1)
 }
 
+// maxPageSD bounds the loads pageFP sums over (24 standard deviations).
+const maxPageSD = 1000
+
 // pageFP is the rate of a probe landing in one page of s of the m bits,
 // averaged over the page's Binomial(n, s/m) load.
 func pageFP(s, m uint64, k int, n float64) float64 {
@@ -143,7 +149,10 @@ func pageFP(s, m uint64, k int, n float64) float64 {
 	}
 	mean := n * q
 	sd := math.Sqrt(mean * (1 - q))
-	if sd < 1e-9 {
+	if sd < 1e-9 || sd > maxPageSD {
+		// One page, whose load is n; or loads so large against the page
+		// (sd > 1,000 is a million keys in 32,768 bits) that every bit is
+		// set and the mean-field value is exact.
 		return at(mean)
 	}
 	lo := max(0, math.Floor(mean-12*sd-30))
