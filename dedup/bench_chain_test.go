@@ -115,7 +115,7 @@ func BenchmarkChain1e9(b *testing.B) {
 			chainBenchCache.name, chainBenchCache.f = "", nil
 		}
 	}()
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		// Each sub-benchmark fills its own filter, so -bench can pick one.
 		fixedSz, err := PlanLayout(chainBenchKeys, 0.01, l)
 		if err != nil {

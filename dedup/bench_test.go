@@ -35,7 +35,7 @@ func benchSetup(b *testing.B) {
 			bench.keyBytes += int64(len(k))
 		}
 		bench.filters = map[Layout]*Filter{}
-		for _, l := range []Layout{Standard, Blocked} {
+		for _, l := range allLayouts {
 			f, err := New(benchCapacity, 0.01, WithLayout(l))
 			if err != nil {
 				b.Fatal(err)
@@ -62,7 +62,7 @@ func benchKey(i int) []byte { return bench.keys[i&(len(bench.keys)-1)] }
 // the CPU time per key (cpu-ns/key), which other processes on a shared
 // machine do not inflate.
 func forLayouts(b *testing.B, fn func(b *testing.B, f *Filter)) {
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		b.Run(l.String(), func(b *testing.B) {
 			benchSetup(b)
 			b.ResetTimer()

@@ -114,7 +114,7 @@ func (c ChainConfig) withDefaults() (ChainConfig, error) {
 		return c, fmt.Errorf("%w: growth %v is not in [%v, %v]", ErrInvalid, c.Growth, minGrowth, float64(maxGrowth))
 	case !(c.Tightening >= minTightening && c.Tightening <= maxTightening):
 		return c, fmt.Errorf("%w: tightening %v is not in [%v, %v]", ErrInvalid, c.Tightening, minTightening, maxTightening)
-	case c.Layout != Standard && c.Layout != Blocked:
+	case !c.Layout.Valid():
 		return c, fmt.Errorf("%w: layout %d", ErrInvalid, uint8(c.Layout))
 	case c.ChunkBytes < 0 || !validChunkBytes(uint64(c.ChunkBytes)):
 		return c, fmt.Errorf("%w: chunk size %d is not a power of two from %d to %d", ErrInvalid, c.ChunkBytes, minChunkBytes, maxChunkBytes)

@@ -18,7 +18,7 @@ import (
 
 // probe is one key's walk through one sub-filter's positions.
 type probe struct {
-	g, d uint64 // current position and step (Standard)
+	g, d uint64 // current position, and step (Standard) or page (Paged)
 	sub  uint8  // index in the chain
 	key  uint8  // index in the group
 	j    uint8  // positions found set so far
@@ -45,13 +45,21 @@ func testChain(subs []*Filter, hs []uint64, seen []bool) {
 		testChainBlocked(subs, hs, seen, sc)
 		return
 	}
+	paged := subs[0].sz.Layout == Paged
 	ps := sc.probes[:0]
 	for i, h := range hs {
 		h2 := Mix64(h)
 		// Newest first: it holds the most keys.
 		for si := len(subs) - 1; si >= 0; si-- {
 			f := subs[si]
-			ps = append(ps, probe{g: reduce(h, f.sz.Bits), d: f.step(h2), sub: uint8(si), key: uint8(i)})
+			p := probe{sub: uint8(si), key: uint8(i)}
+			if paged {
+				base, size := f.page(h)
+				p.g, p.d = base+pageOffset(h, 0, size), base
+			} else {
+				p.g, p.d = reduce(h, f.sz.Bits), f.step(h2)
+			}
+			ps = append(ps, p)
 		}
 	}
 	for len(ps) > 0 {
@@ -74,7 +82,9 @@ func testChain(subs []*Filter, hs []uint64, seen []bool) {
 				seen[p.key] = true
 				continue
 			}
-			if p.g += p.d; p.g >= f.sz.Bits {
+			if paged {
+				p.g = p.d + pageOffset(hs[p.key], int(p.j), min(pageBits, f.sz.Bits-p.d))
+			} else if p.g += p.d; p.g >= f.sz.Bits {
 				p.g -= f.sz.Bits
 			}
 			live = append(live, p)

@@ -132,7 +132,7 @@ func decodeChainMeta(b []byte) (*chainMeta, error) {
 	n := int(le.Uint16(b[12:]))
 	cfg := ChainConfig{Initial: m.initial, FP: m.fp, Growth: m.growth, Tightening: m.tightening, Layout: m.layout, ChunkBytes: int(m.chunkBytes)}
 	switch {
-	case m.layout != Standard && m.layout != Blocked:
+	case !m.layout.Valid():
 		return nil, fmt.Errorf("%w: chain meta layout %d", ErrCorrupt, m.layout)
 	case n < 1 || n > MaxSubfilters:
 		return nil, fmt.Errorf("%w: chain meta has %d sub-filters", ErrCorrupt, n)

@@ -74,8 +74,11 @@ func PlanChain(cfg ChainConfig) (ChainPlan, error) {
 // fpAt is a filter's expected false-positive rate and bit fill after n keys.
 func fpAt(s Sizing, n float64) (fp, fill float64) {
 	fill = -math.Expm1(-float64(s.K) * n / float64(s.Bits))
-	if s.Layout == Blocked {
+	switch s.Layout {
+	case Blocked:
 		return blockedFP(s.K, n/float64(s.Bits/blockBits)), fill
+	case Paged:
+		return pagedFP(s.Bits, s.K, n), fill
 	}
 	return math.Pow(fill, float64(s.K)), fill
 }

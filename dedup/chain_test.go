@@ -52,6 +52,7 @@ func TestChainGrowsWithoutFalseNegatives(t *testing.T) {
 		{"standard s2 r0.9", ChainConfig{Initial: 1000, FP: 0.01}, 200_000, 1024},
 		{"standard s4 r0.5 one key at a time", ChainConfig{Initial: 500, FP: 0.01, Growth: 4, Tightening: 0.5}, 30_000, 1},
 		{"blocked s2 r0.8", ChainConfig{Initial: 2000, FP: 0.01, Tightening: 0.8, Layout: Blocked}, 200_000, 333},
+		{"paged s2 r0.9", ChainConfig{Initial: 1000, FP: 0.01, Layout: Paged}, 200_000, 1024},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

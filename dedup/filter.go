@@ -194,8 +194,17 @@ func (f *Filter) TestHash(h uint64) bool {
 }
 
 // positions fills the word index and bit mask of each of h's k positions
-// in the Standard layout.
+// in the Standard or Paged layout.
 func (f *Filter) positions(h uint64, idx, mask []uint64) {
+	if f.sz.Layout == Paged {
+		base, size := f.page(h)
+		for i := range idx {
+			p := base + pageOffset(h, i, size)
+			idx[i] = p >> 6
+			mask[i] = 1 << (p & 63)
+		}
+		return
+	}
 	m := f.sz.Bits
 	g := reduce(h, m)
 	d := f.step(Mix64(h))
@@ -207,6 +216,30 @@ func (f *Filter) positions(h uint64, idx, mask []uint64) {
 			g -= m
 		}
 	}
+}
+
+// pageBits is the size of a page of the Paged layout: 4 KiB, the smallest
+// page an MMU maps, so that a key's k bits share one translation (on a
+// virtual machine whose host maps guest memory in 4 KiB pages, that is one
+// nested page walk instead of k, whatever page size the guest uses).
+const pageBits = 4096 * 8
+
+// pagePositionStep separates the seeds of a key's positions in its page:
+// the golden-ratio increment of SplitMix64.
+const pagePositionStep = 0x9e3779b97f4a7c15
+
+// page is the first bit and the size of h's page in the Paged layout: the
+// page (the last one may be shorter) that holds bit ⌊h·m/2^64⌋.
+func (f *Filter) page(h uint64) (base, size uint64) {
+	m := f.sz.Bits
+	base = reduce(h, m) &^ (pageBits - 1)
+	return base, min(pageBits, m-base)
+}
+
+// pageOffset is where bit i of h lies in its page of size bits in the Paged
+// layout: ⌊Mix64(h + (i+1)·c)·size/2^64⌋. Positions may repeat.
+func pageOffset(h uint64, i int, size uint64) uint64 {
+	return reduce(Mix64(h+uint64(i+1)*pagePositionStep), size)
 }
 
 // blockMasks fills, for each of the 8 words of a block, the bits h sets.
@@ -449,10 +482,13 @@ func (f *Filter) Stats() Stats {
 	m := float64(s.Bits)
 	s.Fill = float64(s.SetBits) / m
 	s.EstimatedItems = -m / float64(s.K) * math.Log1p(-s.Fill)
-	if s.Layout == Blocked {
+	switch s.Layout {
+	case Blocked:
 		// Same expected fill as standard: each key sets k uniform bits.
 		s.ImpliedFP = blockedFP(s.K, s.EstimatedItems/float64(f.blocks))
-	} else {
+	case Paged:
+		s.ImpliedFP = pagedFP(s.Bits, s.K, s.EstimatedItems)
+	default:
 		s.ImpliedFP = math.Pow(s.Fill, float64(s.K))
 	}
 	if math.IsInf(s.EstimatedItems, 0) {

@@ -9,6 +9,9 @@ import (
 	"testing"
 )
 
+// allLayouts is every layout, for the tests that hold for each.
+var allLayouts = []Layout{Standard, Blocked, Paged}
+
 func userKey(i int) []byte { return strconv.AppendInt([]byte("user:"), int64(i), 10) }
 
 func popcount(f *Filter) uint64 {
@@ -31,7 +34,7 @@ func newTestFilter(t testing.TB, n uint64, p float64, l Layout, opts ...Option) 
 
 func TestNoFalseNegatives(t *testing.T) {
 	const n = 1_000_000
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		t.Run(l.String(), func(t *testing.T) {
 			f := newTestFilter(t, n, 0.01, l)
 			keys := make([][]byte, 0, 1000)
@@ -69,7 +72,7 @@ func TestNoFalseNegatives(t *testing.T) {
 }
 
 func TestTestAndAddSemantics(t *testing.T) {
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		f := newTestFilter(t, 1000, 0.01, l)
 		if f.Test([]byte("a")) {
 			t.Fatalf("%v: empty filter reports a seen", l)
@@ -97,7 +100,7 @@ func TestTestAndAddSemantics(t *testing.T) {
 // standard deviations of the theory, for both layouts.
 func TestFalsePositiveRate(t *testing.T) {
 	const n, probes = 1_000_000, 1_000_000
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		for _, p := range []float64{0.1, 0.01, 0.001} {
 			t.Run(fmt.Sprintf("%v/%g", l, p), func(t *testing.T) {
 				t.Parallel()
@@ -120,13 +123,64 @@ func TestFalsePositiveRate(t *testing.T) {
 	}
 }
 
+// TestPagedLayout checks the Paged layout's two promises: a key's k bits lie
+// in one 4 KiB page of the array, the last page shorter when the array is
+// not a whole number of pages, and its measured rate follows pagedFP where
+// that differs from the textbook rate: on arrays of one to a few pages
+// (where the short last page and the uneven page loads count), within 4
+// standard deviations.
+func TestPagedLayout(t *testing.T) {
+	const probes = 400_000
+	for _, n := range []uint64{1000, 3000, 5000, 9000, 40_000} {
+		t.Run(strconv.FormatUint(n, 10), func(t *testing.T) {
+			f := newTestFilter(t, n, 0.02, Paged)
+			m := f.sz.Bits
+			for i := range 10_000 {
+				h := Hash(userKey(i))
+				var idx, mask [maxK]uint64
+				f.positions(h, idx[:f.sz.K], mask[:f.sz.K])
+				page := (idx[0] * 64) / pageBits
+				for j := range f.sz.K {
+					bit := idx[j]*64 + uint64(bits.TrailingZeros64(mask[j]))
+					if bit >= m || bit/pageBits != page {
+						t.Fatalf("key %d: bit %d of %d outside page %d (m = %d)", i, bit, j, page, m)
+					}
+				}
+			}
+			r := measureFP(f, n, probes)
+			want, _ := fpAt(f.sz, float64(n))
+			sigma := math.Sqrt(want * (1 - want) / probes)
+			t.Logf("m = %d bits (%.2f pages), k = %d: measured %g, pagedFP %g, textbook %g", m, float64(m)/pageBits, f.sz.K, r, want, standardFP(m, f.sz.K, float64(n)))
+			if d := math.Abs(r-want) / sigma; d > 4 {
+				t.Errorf("m = %d bits (%.2f pages): measured %g, pagedFP %g (%.1f sigma; textbook %g)",
+					m, float64(m)/pageBits, r, want, d, standardFP(m, f.sz.K, float64(n)))
+			}
+		})
+	}
+}
+
+// measureFP adds user keys 0..n-1 to f and returns the share of probes
+// other keys that it reports seen.
+func measureFP(f *Filter, n, probes uint64) float64 {
+	for i := range n {
+		f.TestAndAdd(userKey(int(i)))
+	}
+	var fp uint64
+	for i := range probes {
+		if f.Test(strconv.AppendUint([]byte("ghost:"), i, 10)) {
+			fp++
+		}
+	}
+	return float64(fp) / float64(probes)
+}
+
 // TestConcurrentTestAndAdd races goroutines over overlapping keys: every
 // key must end up present, at least one adder of each key must have seen it
 // new (the filter is far from full, so a false positive is ~1e-12), and the
 // set-bit count must stay exact.
 func TestConcurrentTestAndAdd(t *testing.T) {
 	const keys, workers = 20_000, 4
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		t.Run(l.String(), func(t *testing.T) {
 			f := newTestFilter(t, 1_000_000, 0.01, l, WithChunkBytes(4096))
 			newBy := make([][]bool, workers)
@@ -183,5 +237,21 @@ func TestNewBadInput(t *testing.T) {
 		if _, err := New(1000, 0.01, WithChunkBytes(cb)); err == nil {
 			t.Errorf("WithChunkBytes(%d) accepted", cb)
 		}
+	}
+}
+
+// TestPagedFPBounds: the paged rate at the edges Stats can reach (a full
+// array implies infinitely many keys) returns at once, within [0, 1].
+func TestPagedFPBounds(t *testing.T) {
+	for _, tc := range []struct {
+		n    float64
+		want float64
+	}{{0, 0}, {math.Inf(1), 1}, {math.NaN(), 1}, {1e15, 1}} {
+		if got := pagedFP(9_585_058_378, 7, tc.n); got != tc.want {
+			t.Errorf("pagedFP(n = %g) = %g, want %g", tc.n, got, tc.want)
+		}
+	}
+	if got, std := pagedFP(9_585_058_378, 7, 1e9), standardFP(9_585_058_378, 7, 1e9); got < std || got > 1.005*std {
+		t.Errorf("pagedFP at 1e9 = %g, want just above the textbook %g", got, std)
 	}
 }

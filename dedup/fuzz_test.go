@@ -42,7 +42,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	defer db.Close()
 	// Seeds from a real checkpoint of each layout.
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		good, _ := New(1000, 0.01, WithLayout(l), WithChunkBytes(4096))
 		for i := range 500 {
 			good.TestAndAdd(userKey(i))

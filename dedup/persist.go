@@ -144,7 +144,7 @@ func decodeMeta(b []byte) (*meta, error) {
 		stored:      body[metaHeaderSize:],
 	}
 	switch {
-	case m.layout != Standard && m.layout != Blocked:
+	case !m.layout.Valid():
 		return nil, fmt.Errorf("%w: meta layout %d", ErrCorrupt, m.layout)
 	case m.k < 1 || m.k > maxK:
 		return nil, fmt.Errorf("%w: meta k %d", ErrCorrupt, m.k)

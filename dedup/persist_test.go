@@ -46,7 +46,7 @@ func hasJournal(t testing.TB, db *bolt.DB) (has bool) {
 
 func TestCheckpointReopen(t *testing.T) {
 	const n = 1_000_000
-	for _, l := range []Layout{Standard, Blocked} {
+	for _, l := range allLayouts {
 		t.Run(l.String(), func(t *testing.T) {
 			db := openDB(t, filepath.Join(t.TempDir(), "f.db"))
 			f := newTestFilter(t, n, 0.01, l, WithChunkBytes(64<<10))

@@ -16,28 +16,40 @@ const (
 	// Blocked puts all k bits of a key in one 64-byte block (one cache
 	// line): one cache miss per key, for about 3% more memory at 1%.
 	Blocked Layout = 2
+	// Paged puts all k bits of a key in one 4 KiB page of the array: k
+	// cache misses per key, as Standard, but one address translation
+	// instead of k, with Standard's bits and k and nearly its rate
+	// (1.0068% against 1.0039% at 1e9 and 1%).
+	Paged Layout = 3
 )
 
-// String returns "standard" or "blocked".
+// String returns "standard", "blocked" or "paged".
 func (l Layout) String() string {
 	switch l {
 	case Standard:
 		return "standard"
 	case Blocked:
 		return "blocked"
+	case Paged:
+		return "paged"
 	}
 	return fmt.Sprintf("layout(%d)", uint8(l))
 }
 
-// ParseLayout accepts "standard" or "blocked".
+// Valid reports whether l is a layout this code knows.
+func (l Layout) Valid() bool { return l == Standard || l == Blocked || l == Paged }
+
+// ParseLayout accepts "standard", "blocked" or "paged".
 func ParseLayout(s string) (Layout, error) {
 	switch s {
 	case "standard":
 		return Standard, nil
 	case "blocked":
 		return Blocked, nil
+	case "paged":
+		return Paged, nil
 	}
-	return 0, fmt.Errorf("%w: layout %q (want standard or blocked)", ErrInvalid, s)
+	return 0, fmt.Errorf("%w: layout %q (want standard, blocked or paged)", ErrInvalid, s)
 }
 
 // blockBits is the size of a block of the Blocked layout: one cache line.
@@ -52,7 +64,7 @@ const maxK = 32
 type Sizing struct {
 	Capacity       uint64  // items the filter is sized for
 	FP             float64 // target false-positive rate at Capacity
-	Layout         Layout  // Standard or Blocked
+	Layout         Layout  // Standard, Blocked or Paged
 	Bits           uint64  // m, bits in the array
 	Bytes          uint64  // ceil(m/8)
 	K              int     // bits set per key
@@ -72,7 +84,8 @@ func Plan(capacity uint64, fp float64) (Sizing, error) {
 
 // PlanLayout sizes a filter of layout l. A Blocked filter gets the smallest
 // number of blocks (and its best k) whose rate at capacity meets fp, computed
-// exactly for the blocked scheme rather than by the textbook formula.
+// exactly for the blocked scheme rather than by the textbook formula. A
+// Paged filter gets Standard's bits and k; its rates are its own (pagedFP).
 func PlanLayout(capacity uint64, fp float64, l Layout) (Sizing, error) {
 	if capacity == 0 {
 		return Sizing{}, fmt.Errorf("%w: capacity must be at least 1", ErrInvalid)
@@ -88,14 +101,14 @@ func PlanLayout(capacity uint64, fp float64, l Layout) (Sizing, error) {
 	}
 	s := Sizing{Capacity: capacity, FP: fp, Layout: l}
 	switch l {
-	case Standard:
+	case Standard, Paged:
 		s.Bits = uint64(mf)
 		s.K = max(1, int(math.Round(mf/n*ln2)))
 		if s.K > maxK {
 			return Sizing{}, fmt.Errorf("%w: rate %g needs %d hash functions, more than %d", ErrInvalid, fp, s.K, maxK)
 		}
-		s.ExpectedFP = standardFP(s.Bits, s.K, n)
-		s.ExpectedFPAt2x = standardFP(s.Bits, s.K, 2*n)
+		s.ExpectedFP, _ = fpAt(s, n)
+		s.ExpectedFPAt2x, _ = fpAt(s, 2*n)
 	case Blocked:
 		blocks, k, err := planBlocked(n, fp, mf)
 		if err != nil {

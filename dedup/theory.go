@@ -104,3 +104,66 @@ func (t *blockedTheory) extend(jmax int) {
 		t.e = append(t.e, e)
 	}
 }
+
+// The paged layout's false-positive rate. A key picks a bit of the array
+// uniformly and uses the page (pageBits, the last page possibly shorter)
+// that holds it, so a page of s bits receives each key with probability
+// q = s/m: its load is Binomial(n, q). Its k positions are drawn uniformly,
+// with replacement, from the page, as a probe's are; a page that received j
+// keys has a bit clear with probability (1-1/s)^(jk), and a probe there is
+// a false positive with probability about (1 - (1-1/s)^(jk))^k (the
+// mean-field value; a page's fill varies little at 32,768 bits). The rate
+// is the load-weighted sum over the full pages and the short last one.
+// With one page it is the textbook rate of k independent positions.
+
+// pagedFP is the paged layout's rate after n keys in m bits with k bits per
+// key.
+func pagedFP(m uint64, k int, n float64) float64 {
+	switch {
+	case n <= 0 || m == 0:
+		return 0
+	case math.IsInf(n, 1) || math.IsNaN(n):
+		return 1
+	}
+	full := m / pageBits
+	last := m % pageBits
+	var sum float64
+	if full > 0 {
+		sum += float64(full*pageBits) / float64(m) * pageFP(pageBits, m, k, n)
+	}
+	if last > 0 {
+		sum += float64(last) / float64(m) * pageFP(last, m, k, n)
+	}
+	return min(sum, 1)
+}
+
+// maxPageSD bounds the loads pageFP sums over (24 standard deviations).
+const maxPageSD = 1000
+
+// pageFP is the rate of a probe landing in one page of s of the m bits,
+// averaged over the page's Binomial(n, s/m) load.
+func pageFP(s, m uint64, k int, n float64) float64 {
+	q := float64(s) / float64(m)
+	at := func(j float64) float64 {
+		return math.Pow(-math.Expm1(j*float64(k)*math.Log1p(-1/float64(s))), float64(k))
+	}
+	mean := n * q
+	sd := math.Sqrt(mean * (1 - q))
+	if sd < 1e-9 || sd > maxPageSD {
+		// One page, whose load is n; or loads so large against the page
+		// (sd > 1,000 is a million keys in 32,768 bits) that every bit is
+		// set and the mean-field value is exact.
+		return at(mean)
+	}
+	lo := max(0, math.Floor(mean-12*sd-30))
+	hi := min(n, math.Ceil(mean+12*sd+30))
+	lgn, _ := math.Lgamma(n + 1)
+	lq, lp := math.Log(q), math.Log1p(-q)
+	var sum float64
+	for j := lo; j <= hi; j++ {
+		lj, _ := math.Lgamma(j + 1)
+		lr, _ := math.Lgamma(n - j + 1)
+		sum += math.Exp(lgn-lj-lr+j*lq+(n-j)*lp) * at(j)
+	}
+	return sum
+}

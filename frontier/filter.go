@@ -1,6 +1,8 @@
 package frontier
 
 import (
+	"fmt"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
@@ -36,11 +38,11 @@ func (s *State) schemaSizing() dedup.Sizing {
 	return s.sizing
 }
 
-// adoptStoredMode makes an existing file's filter kind the State's: a file
-// keeps the kind it was written with whatever frontier.filter.mode says now
-// (the mode applies to new crawls; `frontier filter rebuild` changes a
-// file's). want's sizing follows.
-func (s *State) adoptStoredMode(schema []byte, want *schemaRecord) error {
+// adoptStoredFilter makes an existing file's filter kind and layout the
+// State's: a file keeps the kind and layout it was written with whatever
+// frontier.filter.mode and .layout say now (they apply to new crawls;
+// `frontier filter rebuild` changes a file's kind). want's sizing follows.
+func (s *State) adoptStoredFilter(schema []byte, want *schemaRecord) error {
 	if schema == nil {
 		return nil // checkSchema reports it
 	}
@@ -48,21 +50,36 @@ func (s *State) adoptStoredMode(schema []byte, want *schemaRecord) error {
 	if err != nil {
 		return err
 	}
+	if !got.Sizing.Layout.Valid() {
+		return fmt.Errorf("%w: schema filter layout %d", ErrCorrupt, got.Sizing.Layout)
+	}
 	stored := dedup.ModeFixed
 	if got.Sizing.Bits == 0 {
 		stored = dedup.ModeScalable
 	}
-	if stored == s.mode {
-		return nil
+	if stored != s.mode {
+		s.log.Info("frontier: the state file keeps its filter kind; frontier.filter.mode applies to new crawls",
+			"file", s.path, "stored", stored.String(), "configured", s.mode.String())
+		s.mode = stored
+		if stored == dedup.ModeFixed {
+			// Configured scalable: its capacity is a progress target, not
+			// a size, so the file's fixed sizing stands (frontier filter
+			// rebuild writes such files; so did every crawl before
+			// scalable mode).
+			s.sizing = got.Sizing
+		}
 	}
-	s.log.Info("frontier: the state file keeps its filter kind; frontier.filter.mode applies to new crawls",
-		"file", s.path, "stored", stored.String(), "configured", s.mode.String())
-	s.mode = stored
-	if stored == dedup.ModeFixed {
-		// Configured scalable: its capacity is a progress target, not a
-		// size, so the file's fixed sizing stands (frontier filter rebuild
-		// writes such files; so did every crawl before scalable mode).
-		s.sizing = got.Sizing
+	if l := s.schemaSizing().Layout; l != got.Sizing.Layout {
+		s.log.Info("frontier: the state file keeps its filter layout; frontier.filter.layout applies to new crawls",
+			"file", s.path, "stored", got.Sizing.Layout.String(), "configured", l.String())
+		s.chain.Layout = got.Sizing.Layout
+		if s.mode == dedup.ModeFixed {
+			// The configured capacity and rate planned with the file's
+			// layout: checkSchema still refuses other ones.
+			if s.sizing, err = dedup.PlanLayout(s.sizing.Capacity, s.sizing.FP, got.Sizing.Layout); err != nil {
+				return fmt.Errorf("frontier: filter sizing: %w", err)
+			}
+		}
 	}
 	want.Sizing = s.schemaSizing()
 	return nil
@@ -92,7 +109,7 @@ func filterStatus(mode dedup.Mode, fs dedup.Stats) msg.FilterStatus {
 	st := msg.FilterStatus{
 		Capacity: fs.Capacity, TargetFP: fs.TargetFP, Items: fs.Items, Fill: fs.Fill,
 		ImpliedFP: fs.ImpliedFP, Warning: fs.NearTarget || fs.OverCapacity,
-		Mode: mode.String(), Bytes: fs.Bits / 8,
+		Mode: mode.String(), Layout: fs.Layout.String(), Bytes: fs.Bits / 8,
 		GrowthStopped: fs.GrowthStopped, GrowthError: fs.GrowthError,
 	}
 	for _, sub := range fs.Subfilters {

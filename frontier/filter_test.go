@@ -106,6 +106,49 @@ func TestFixedFileKeepsItsKind(t *testing.T) {
 	}
 }
 
+// TestFileKeepsItsLayout: a file keeps the bit layout it was written with
+// (standard in every file before paged became the default) when the
+// configured layout changes, for either filter kind; a new file takes the
+// configured one, paged by default.
+func TestFileKeepsItsLayout(t *testing.T) {
+	if l := config.Default().Frontier.Filter.Layout; l != "paged" {
+		t.Fatalf("default layout %q, want paged", l)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  func(*config.Config)
+		n    int
+	}{{"fixed", nil, 300}, {"scalable", scalable(1000), 2500}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fresh := newHarness(t, tc.cfg)
+			if l := fresh.s.Status().Filter.Layout; l != "paged" {
+				t.Fatalf("a new file's layout %q, want paged", l)
+			}
+			h := newHarness(t, func(c *config.Config) {
+				if tc.cfg != nil {
+					tc.cfg(c)
+				}
+				c.Frontier.Filter.Layout = "standard"
+			})
+			seedN(t, h, 0, tc.n)
+			for _, l := range []string{"paged", "blocked", ""} {
+				h.cfg.Frontier.Filter.Layout = l
+				h.reopen()
+				st := h.s.Status().Filter
+				if st.Layout != "standard" || st.Items != uint64(tc.n) || st.Mode != tc.name {
+					t.Fatalf("reopened under layout %q: %s filter, layout %q, %d items; want %s, standard, %d", l, st.Mode, st.Layout, st.Items, tc.name, tc.n)
+				}
+				if res := h.seed("http://h0.example/p0", fmt.Sprintf("http://h%d.example/p%d", (tc.n-1)%50, tc.n-1)); res.Admitted != 0 {
+					t.Errorf("reopened under layout %q: %d of 2 known URLs admitted again", l, res.Admitted)
+				}
+				if err := h.s.Verify(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // TestScalableMismatchRefused: a chain's plan is fixed for the life of the
 // crawl; another growth or rate is refused, the file untouched.
 func TestScalableMismatchRefused(t *testing.T) {

@@ -167,7 +167,7 @@ func Open(opts Options) (*State, error) {
 // progress is measured against, so it is not planned as a size (a fixed
 // file found by load brings its own sizing).
 func planFilter(f config.Filter) (dedup.Mode, dedup.Sizing, dedup.ChainConfig, error) {
-	layout := dedup.Standard
+	layout := dedup.Paged
 	if f.Layout != "" {
 		l, err := dedup.ParseLayout(f.Layout)
 		if err != nil {
@@ -307,7 +307,7 @@ func (s *State) load() error {
 // stored filter mode) and reads its crawl ID, giving a file from before
 // crawl IDs one.
 func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
-	if err := s.adoptStoredMode(meta.Get(keySchema), want); err != nil {
+	if err := s.adoptStoredFilter(meta.Get(keySchema), want); err != nil {
 		return err
 	}
 	if err := checkSchema(meta.Get(keySchema), *want); err != nil {

@@ -243,7 +243,6 @@ func TestOpenRefusesMismatch(t *testing.T) {
 		{"shard", func(c *config.Config) { c.Frontier.Shards = 2; c.Frontier.Shard = 1 }, "shards"},
 		{"capacity", func(c *config.Config) { c.Frontier.Filter.Capacity = 200_000 }, "filter capacity 100000"},
 		{"fp", func(c *config.Config) { c.Frontier.Filter.FP = 0.001 }, "fp 0.01"},
-		{"layout", func(c *config.Config) { c.Frontier.Filter.Layout = "blocked" }, "layout blocked"},
 		{"audit", func(c *config.Config) { c.Audit.Fraction = 0.5 }, "audit fraction 0.015625, configured 0.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ type filterFlags struct {
 func (ff *filterFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&ff.capacity, "capacity", 1_000_000_000, "items the filter must hold (scalable: the count the chain is planned to)")
 	fs.Float64Var(&ff.fp, "fp", 0.01, "target false-positive rate at capacity, in (0, 1)")
-	fs.StringVar(&ff.layout, "layout", "standard", "bit layout: standard or blocked (one cache line per key)")
+	fs.StringVar(&ff.layout, "layout", "paged", "bit layout: paged (k bits in one 4 KiB page), standard (anywhere) or blocked (one cache line, more bits)")
 	fs.StringVar(&ff.mode, "mode", "fixed", "fixed (one filter sized for capacity) or scalable (a chain of sub-filters that grows from --initial)")
 	fs.Uint64Var(&ff.initial, "initial", dedup.DefaultInitial, "scalable: keys the first sub-filter holds")
 	fs.Float64Var(&ff.growth, "growth", dedup.DefaultGrowth, "scalable: each sub-filter holds this many times the keys of the one before")

@@ -83,8 +83,11 @@ type Filter struct {
 	// Capacity is the fixed filter's size; for scalable, the count the
 	// plan and the status measure progress against.
 	Capacity uint64  `yaml:"capacity"`
-	FP       float64 `yaml:"fp"`     // fixed: at capacity; scalable: the compound bound
-	Layout   string  `yaml:"layout"` // standard or blocked
+	FP       float64 `yaml:"fp"` // fixed: at capacity; scalable: the compound bound
+	// Layout is where a new filter puts a key's k bits: paged (one 4 KiB
+	// page), standard (anywhere) or blocked (one cache line). An existing
+	// state file keeps the layout it was written with.
+	Layout string `yaml:"layout"`
 	// Initial, Growth and Tightening shape a scalable chain: sub-filter i
 	// holds Initial·Growth^i keys at FP·(1−Tightening)·Tightening^i.
 	Initial    uint64  `yaml:"initial"`
@@ -208,7 +211,7 @@ func Default() Config {
 		NATS:    NATS{Stream: "TRAWL", Prefix: "trawl", Replicas: 1},
 		Frontier: Frontier{
 			Shards:             1,
-			Filter:             Filter{Mode: "scalable", Capacity: 1_000_000_000, FP: 0.01, Layout: "standard", Initial: 1_000_000, Growth: 2, Tightening: 0.9},
+			Filter:             Filter{Mode: "scalable", Capacity: 1_000_000_000, FP: 0.01, Layout: "paged", Initial: 1_000_000, Growth: 2, Tightening: 0.9},
 			CheckpointInterval: 30 * time.Second,
 			LeaseTimeout:       2 * time.Minute,
 			MaxInflightPerHost: 1,

@@ -118,6 +118,7 @@ func Total(all []msg.Status) msg.Status {
 		t.Filter.Warning = t.Filter.Warning || s.Filter.Warning
 		t.Filter.Bytes += s.Filter.Bytes
 		t.Filter.Mode = s.Filter.Mode
+		t.Filter.Layout = s.Filter.Layout
 		t.Filter.GrowthStopped = t.Filter.GrowthStopped || s.Filter.GrowthStopped
 		if len(all) == 1 {
 			t.Filter.Subfilters, t.Filter.GrowthError = s.Filter.Subfilters, s.Filter.GrowthError

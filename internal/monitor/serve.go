@@ -179,7 +179,7 @@ td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-al
 </table>
 <h2>Bloom filter and audit</h2>
 <table>
-<tr><th>mode</th><td>{{.Filter.Mode}}{{if .Filter.Subfilters}}: {{len .Filter.Subfilters}} sub-filters{{end}}</td></tr>
+<tr><th>mode</th><td>{{.Filter.Mode}}{{if .Filter.Subfilters}}: {{len .Filter.Subfilters}} sub-filters{{end}}{{if .Filter.Layout}}, {{.Filter.Layout}} layout{{end}}</td></tr>
 <tr><th>capacity</th><td>{{.Filter.Capacity}}</td></tr>
 <tr><th>items</th><td>{{.Filter.Items}}</td></tr>
 <tr><th>memory</th><td>{{mib .Filter.Bytes}}</td></tr>

@@ -83,8 +83,10 @@ type FilterStatus struct {
 	// in Subfilters; ImpliedFP is then the compound rate). Bytes is the
 	// memory of the bit arrays. GrowthStopped: frontier.filter.max_memory
 	// (or an error, GrowthError) ended the chain's growth; the newest
-	// sub-filter overfills.
+	// sub-filter overfills. Layout is the bit layout: paged, standard or
+	// blocked (frontier.filter.layout when the file was made).
 	Mode          string            `json:"mode,omitempty"`
+	Layout        string            `json:"layout,omitempty"`
 	Bytes         uint64            `json:"bytes,omitempty"`
 	Subfilters    []SubfilterStatus `json:"subfilters,omitempty"`
 	GrowthStopped bool              `json:"growth_stopped,omitempty"`
