@@ -45,7 +45,7 @@ func doSetup(b *testing.B) {
 			setup.peer.Add(k[:])
 		}
 		setup.filters = map[dedup.Layout]*dedup.Filter{}
-		for _, l := range []dedup.Layout{dedup.Standard, dedup.Blocked} {
+		for _, l := range []dedup.Layout{dedup.Standard, dedup.Paged, dedup.Blocked} {
 			f, err := dedup.New(capacity, fpRate, dedup.WithLayout(l))
 			if err != nil {
 				b.Fatal(err)
@@ -106,7 +106,7 @@ func BenchmarkPeer(b *testing.B) {
 			}
 		})
 	})
-	for _, l := range []dedup.Layout{dedup.Standard, dedup.Blocked} {
+	for _, l := range []dedup.Layout{dedup.Standard, dedup.Paged, dedup.Blocked} {
 		name := "trawl-" + l.String()
 		b.Run(name+"/TestAndAdd", func(b *testing.B) {
 			run(b, func(b *testing.B, off int) {
