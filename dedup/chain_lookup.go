@@ -83,7 +83,7 @@ func testChain(subs []*Filter, hs []uint64, seen []bool) {
 				continue
 			}
 			if paged {
-				p.g = p.d + pageOffset(hs[p.key], int(p.j), min(pageBits, f.sz.Bits-p.d))
+				p.g = p.d + pageOffset(hs[p.key], int(p.j), f.pageSize(p.d))
 			} else if p.g += p.d; p.g >= f.sz.Bits {
 				p.g -= f.sz.Bits
 			}

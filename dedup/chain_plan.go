@@ -80,5 +80,5 @@ func fpAt(s Sizing, n float64) (fp, fill float64) {
 	case Paged:
 		return pagedFP(s.Bits, s.K, n), fill
 	}
-	return math.Pow(fill, float64(s.K)), fill
+	return standardFP(s.Bits, s.K, n), fill
 }

@@ -231,10 +231,13 @@ const pagePositionStep = 0x9e3779b97f4a7c15
 // page is the first bit and the size of h's page in the Paged layout: the
 // page (the last one may be shorter) that holds bit ⌊h·m/2^64⌋.
 func (f *Filter) page(h uint64) (base, size uint64) {
-	m := f.sz.Bits
-	base = reduce(h, m) &^ (pageBits - 1)
-	return base, min(pageBits, m-base)
+	base = reduce(h, f.sz.Bits) &^ (pageBits - 1)
+	return base, f.pageSize(base)
 }
+
+// pageSize is the size of the page that starts at bit base: pageBits but
+// for the last page, which holds what is left of the array.
+func (f *Filter) pageSize(base uint64) uint64 { return min(pageBits, f.sz.Bits-base) }
 
 // pageOffset is where bit i of h lies in its page of size bits in the Paged
 // layout: ⌊Mix64(h + (i+1)·c)·size/2^64⌋. Positions may repeat.

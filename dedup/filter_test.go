@@ -97,7 +97,7 @@ func TestTestAndAddSemantics(t *testing.T) {
 }
 
 // TestFalsePositiveRate holds the measured rate at capacity within 4
-// standard deviations of the theory, for both layouts.
+// standard deviations of the theory, for every layout.
 func TestFalsePositiveRate(t *testing.T) {
 	const n, probes = 1_000_000, 1_000_000
 	for _, l := range allLayouts {
@@ -125,10 +125,12 @@ func TestFalsePositiveRate(t *testing.T) {
 
 // TestPagedLayout checks the Paged layout's two promises: a key's k bits lie
 // in one 4 KiB page of the array, the last page shorter when the array is
-// not a whole number of pages, and its measured rate follows pagedFP where
-// that differs from the textbook rate: on arrays of one to a few pages
-// (where the short last page and the uneven page loads count), within 4
-// standard deviations.
+// not a whole number of pages, and its measured rate follows pagedFP within
+// 4 standard deviations, on arrays of a quarter of a page to ten pages
+// (where the short last page weighs most). At these sizes pagedFP is within
+// 0.2% of the textbook rate, so the rate check holds the positions to
+// uniform, not the theory's small correction; that is fpcheck's (see
+// docs/benchmarks.md, session 20).
 func TestPagedLayout(t *testing.T) {
 	const probes = 400_000
 	for _, n := range []uint64{1000, 3000, 5000, 9000, 40_000} {
@@ -150,10 +152,11 @@ func TestPagedLayout(t *testing.T) {
 			r := measureFP(f, n, probes)
 			want, _ := fpAt(f.sz, float64(n))
 			sigma := math.Sqrt(want * (1 - want) / probes)
-			t.Logf("m = %d bits (%.2f pages), k = %d: measured %g, pagedFP %g, textbook %g", m, float64(m)/pageBits, f.sz.K, r, want, standardFP(m, f.sz.K, float64(n)))
+			got := fmt.Sprintf("m = %d bits (%.2f pages), k = %d: measured %g, pagedFP %g, textbook %g",
+				m, float64(m)/pageBits, f.sz.K, r, want, standardFP(m, f.sz.K, float64(n)))
+			t.Log(got)
 			if d := math.Abs(r-want) / sigma; d > 4 {
-				t.Errorf("m = %d bits (%.2f pages): measured %g, pagedFP %g (%.1f sigma; textbook %g)",
-					m, float64(m)/pageBits, r, want, d, standardFP(m, f.sz.K, float64(n)))
+				t.Errorf("%s: %.1f sigma apart", got, d)
 			}
 		})
 	}
