@@ -33,8 +33,9 @@
 // page: still k misses, but one address translation per key instead of k,
 // which is what a random access over a filter of a gigabyte mostly waits
 // for (on a virtual machine, a nested page walk); with Standard's bits and
-// k its rate is within 0.3% of Standard's (1.0068% against 1.0039% at 1e9
-// and 1%: page loads are even at 32,768 bits). The positions come from one
+// k its rate is within 0.3% of Standard's at 1% (1.0068% against 1.0039%
+// at 1e9: page loads are even at 32,768 bits), up to 1.16x at 1e-7 (k =
+// 25, where the loads' spread counts more). The positions come from one
 // xxhash64 per key (see HashVersion).
 //
 // False-positive rate at capacity by bits per key, simulated with 1e6 keys

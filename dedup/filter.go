@@ -229,15 +229,29 @@ const pageBits = 4096 * 8
 const pagePositionStep = 0x9e3779b97f4a7c15
 
 // page is the first bit and the size of h's page in the Paged layout: the
-// page (the last one may be shorter) that holds bit ⌊h·m/2^64⌋.
+// page that holds bit ⌊h·m/2^64⌋. The last page takes what is left of the
+// array past the last whole page (it is pageBits to 2·pageBits-1 bits; an
+// array smaller than one page is one page), so that no page is small: a
+// page of a few hundred bits gets a few keys, whose count varies by a
+// large share, and with it the page's fill and, at a large k, the rate of
+// every probe that lands there (the kill -9 soak, at 1e-7 a sub-filter,
+// lost an acked URL to such a page).
 func (f *Filter) page(h uint64) (base, size uint64) {
-	base = reduce(h, f.sz.Bits) &^ (pageBits - 1)
+	base = min(reduce(h, f.sz.Bits)&^(pageBits-1), f.lastPage())
 	return base, f.pageSize(base)
 }
 
+// lastPage is the first bit of the last page of the Paged layout.
+func (f *Filter) lastPage() uint64 { return max(f.sz.Bits/pageBits, 1)*pageBits - pageBits }
+
 // pageSize is the size of the page that starts at bit base: pageBits but
-// for the last page, which holds what is left of the array.
-func (f *Filter) pageSize(base uint64) uint64 { return min(pageBits, f.sz.Bits-base) }
+// for the last page, which holds the rest of the array.
+func (f *Filter) pageSize(base uint64) uint64 {
+	if base == f.lastPage() {
+		return f.sz.Bits - base
+	}
+	return pageBits
+}
 
 // pageOffset is where bit i of h lies in its page of size bits in the Paged
 // layout: ⌊Mix64(h + (i+1)·c)·size/2^64⌋. Positions may repeat.

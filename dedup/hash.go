@@ -22,7 +22,8 @@ import (
 //     the low end, starting at x = h2; after 7 fields (63 bits) x becomes
 //     Mix64(x + i), i the index of the next position. Positions may repeat.
 //   - Paged: the page of 32,768 bits (words 512p..512p+511; the last page
-//     is what is left of m) holding bit ⌊h·m/2^64⌋; position i at
+//     runs to m, 32,768 to 65,535 bits, or all of an m below 32,768)
+//     holding bit ⌊h·m/2^64⌋; position i at
 //     ⌊Mix64(h + (i+1)·0x9e3779b97f4a7c15)·s/2^64⌋ in it, s the page's
 //     size, i = 0..k-1. Positions may repeat.
 const HashVersion = 1

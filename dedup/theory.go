@@ -106,15 +106,16 @@ func (t *blockedTheory) extend(jmax int) {
 }
 
 // The paged layout's false-positive rate. A key picks a bit of the array
-// uniformly and uses the page (pageBits, the last page possibly shorter)
-// that holds it, so a page of s bits receives each key with probability
+// uniformly and uses the page that holds it (pageBits, the last page
+// pageBits to 2·pageBits-1, or the whole of an array smaller than a page),
+// so a page of s bits receives each key with probability
 // q = s/m: its load is Binomial(n, q). Its k positions are drawn uniformly,
 // with replacement, from the page, as a probe's are; a page that received j
 // keys has a bit clear with probability (1-1/s)^(jk), and a probe there is
 // a false positive with probability about (1 - (1-1/s)^(jk))^k (the
 // mean-field value; a page's fill varies little at 32,768 bits). The rate
-// is the load-weighted sum over the full pages and the short last one.
-// With one page it is the textbook rate of k independent positions.
+// is the load-weighted sum over the whole pages and the last one. With one
+// page it is the textbook rate of k independent positions.
 
 // pagedFP is the paged layout's rate after n keys in m bits with k bits per
 // key.
@@ -125,14 +126,11 @@ func pagedFP(m uint64, k int, n float64) float64 {
 	case math.IsInf(n, 1) || math.IsNaN(n):
 		return 1
 	}
-	full := m / pageBits
-	last := m % pageBits
-	var sum float64
-	if full > 0 {
-		sum += float64(full*pageBits) / float64(m) * pageFP(pageBits, m, k, n)
-	}
-	if last > 0 {
-		sum += float64(last) / float64(m) * pageFP(last, m, k, n)
+	pages := max(m/pageBits, 1)
+	last := m - (pages-1)*pageBits
+	sum := float64(last) / float64(m) * pageFP(last, m, k, n)
+	if pages > 1 {
+		sum += float64((pages-1)*pageBits) / float64(m) * pageFP(pageBits, m, k, n)
 	}
 	return min(sum, 1)
 }
