@@ -178,7 +178,8 @@ type Chain struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	ckpt sync.Mutex // serialises Checkpoint and the first meta write
+	ckpt  sync.Mutex // serialises Checkpoint and the first meta write
+	round round      // the checkpoint round under way (BeginCheckpoint); guarded by ckpt
 }
 
 // prepareAt is the share of the newest sub-filter's capacity at which the

@@ -262,6 +262,25 @@ func (c *Chain) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st Che
 	return c.checkpoint(tx, &chunkBudget{left: maxBytes})
 }
 
+// BeginCheckpoint begins a round, as Filter.BeginCheckpoint: its parts
+// write every sub-filter's chunks changed until now (a sub-filter added
+// during the round has none to write), and its last part truncates the
+// journal up to the last record tx shows.
+func (c *Chain) BeginCheckpoint(tx *bolt.Tx) error {
+	if err := refuseMixed(tx, ModeScalable); err != nil {
+		return err
+	}
+	c.ckpt.Lock()
+	defer c.ckpt.Unlock()
+	subs := *c.subs.Load()
+	defer lockSubs(subs)()
+	c.round = round{active: true, cut: journalSeq(tx)}
+	for _, f := range subs {
+		f.beginRoundLocked()
+	}
+	return nil
+}
+
 // checkpoint is Checkpoint, or with a budget CheckpointChunks.
 func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ CheckpointStats, _ error) {
 	start := time.Now()
@@ -276,6 +295,13 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 	if err != nil {
 		return false, CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
 	}
+	rd := c.round
+	if budget == nil || !rd.active {
+		c.round, rd = round{}, round{}
+		for _, f := range subs {
+			f.endRoundLocked()
+		}
+	}
 	var st CheckpointStats
 	writes := make([]chunkWrite, 0, len(subs))
 	undo := func() {
@@ -284,7 +310,7 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 		}
 	}
 	for i, f := range subs {
-		w, err := f.writeChunksLocked(bucket, chainChunkKey(i), &st, budget)
+		w, err := f.writeChunksLocked(bucket, chainChunkKey(i), &st, budget, rd.active)
 		if err != nil {
 			undo()
 			return false, CheckpointStats{}, err
@@ -300,12 +326,21 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 		return false, CheckpointStats{}, err
 	}
 	for _, f := range subs {
-		more = more || (budget != nil && f.anyDirty())
+		if rd.active {
+			more = more || f.todoLeft()
+		} else {
+			more = more || (budget != nil && f.anyDirty())
+		}
 	}
 	if !more {
-		if err := dropJournal(tx); err != nil {
+		if err := truncateJournal(tx, rd); err != nil {
 			undo()
 			return false, CheckpointStats{}, err
+		}
+		// The round is over (see Filter.checkpoint).
+		c.round = round{}
+		for _, f := range subs {
+			f.endRoundLocked()
 		}
 	}
 	for i, w := range writes {

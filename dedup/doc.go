@@ -12,7 +12,8 @@
 //     Stats (fill, the false-positive rate it implies, over-capacity and
 //     near-target signals).
 //   - Persistence in a bbolt file the caller owns: AppendJournal, Checkpoint,
-//     Load, Exists, BoltOptions. The on-disk layout (format version
+//     CheckpointChunks and BeginCheckpoint (a checkpoint in parts, with
+//     adds between them), Load, Exists, BoltOptions. The on-disk layout (format version
 //     FormatVersion) is documented in persist.go.
 //   - Chain, from NewChain or LoadChain: the scalable filter, a chain of
 //     sub-filters that grows with the keys (see Growth below), with the
@@ -118,6 +119,10 @@
 // hashes of the keys TestAndAdd reported new (AppendJournal), in the same
 // transaction that records what it did with them; Load replays the journal.
 // So after a crash the filter holds every key whose journal entry committed.
+// A checkpoint too big for one transaction goes in CheckpointChunks parts;
+// after BeginCheckpoint (a round) the parts write only the chunks changed
+// until then and the last drops only the journal records appended until
+// then, so adds and their journal records may go on between the parts.
 // A Chain is stored the same way in format version 2 (chain_persist.go):
 // every sub-filter's dirty chunks and one chain meta record per checkpoint,
 // and the same journal, which LoadChain replays through the chain, growing

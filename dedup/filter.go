@@ -41,6 +41,10 @@ type Filter struct {
 		sync.Mutex
 		persisted []uint64 // bitmap: chunk stored by a committed Checkpoint
 		pending   *checkpointTx
+		// todo: in a round (BeginCheckpoint), the chunks changed when it
+		// began that its parts have still to write; nil outside one.
+		todo  []uint64
+		round round // a fixed filter's round; a chain's sub-filters use the chain's
 	}
 }
 
@@ -478,7 +482,7 @@ type Stats struct {
 	OverCapacity   bool    // Items > Capacity
 	NearTarget     bool    // ImpliedFP has reached 80% of TargetFP: time to act
 	Chunks         int     // checkpoint chunks in the array
-	DirtyChunks    int     // chunks changed since the last Checkpoint
+	DirtyChunks    int     // chunks changed since the last Checkpoint (or BeginCheckpoint) took them
 
 	// A scalable filter's chain (Chain.Stats); nil and false for a fixed one.
 	Subfilters    []Stats // each sub-filter's own stats, oldest first

@@ -230,6 +230,80 @@ func (f *Filter) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st Ch
 	return f.checkpoint(tx, &chunkBudget{left: maxBytes})
 }
 
+// BeginCheckpoint begins a round: a checkpoint written as CheckpointChunks
+// parts while adds (and their journal records) go on between the parts,
+// in other transactions. The round's parts write the chunks changed until
+// now, not those changed after; its last part truncates the journal only
+// up to the last record tx shows (a read transaction will do), so the
+// keys journaled after BeginCheckpoint stay in the journal, and their
+// chunks stay marked changed for the next checkpoint. Without a round,
+// parts take every changed chunk and the last drops the whole journal: the
+// checkpoint ends only once adds pause. Every key journaled up to now must
+// already have been added (the journal is appended after the add). A
+// Checkpoint, or CheckpointChunks without a round, ends an unfinished
+// round and writes its chunks too; a BeginCheckpoint during one starts
+// over with its chunks and the new ones.
+func (f *Filter) BeginCheckpoint(tx *bolt.Tx) error {
+	if err := refuseMixed(tx, ModeFixed); err != nil {
+		return err
+	}
+	f.ckpt.Lock()
+	defer f.ckpt.Unlock()
+	f.ckpt.round = round{active: true, cut: journalSeq(tx)}
+	f.beginRoundLocked()
+	return nil
+}
+
+// round is the state of a checkpoint begun by BeginCheckpoint: whether one
+// is under way, and the journal's sequence when it began (its last part
+// truncates the journal up to it).
+type round struct {
+	active bool
+	cut    uint64
+}
+
+// journalSeq is the sequence of the journal's last record in tx, 0 if it
+// has none.
+func journalSeq(tx *bolt.Tx) uint64 {
+	if b := tx.Bucket([]byte(BucketJournal)); b != nil {
+		return b.Sequence()
+	}
+	return 0
+}
+
+// beginRoundLocked moves the chunks marked changed into the round's
+// todo list (joining those an unfinished round left). f.ckpt must be held.
+func (f *Filter) beginRoundLocked() {
+	if f.ckpt.todo == nil {
+		f.ckpt.todo = make([]uint64, len(f.dirty))
+	}
+	for i := range f.dirty {
+		f.ckpt.todo[i] |= f.dirty[i].Swap(0)
+	}
+}
+
+// endRoundLocked drops a round's todo list, marking the chunks it had still
+// to write changed again. f.ckpt must be held.
+func (f *Filter) endRoundLocked() {
+	for i, d := range f.ckpt.todo {
+		if d != 0 {
+			f.dirty[i].Or(d)
+		}
+	}
+	f.ckpt.todo = nil
+}
+
+// todoLeft reports whether the round has chunks left to write. f.ckpt must
+// be held.
+func (f *Filter) todoLeft() bool {
+	for _, d := range f.ckpt.todo {
+		if d != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkpoint is Checkpoint, or with a budget CheckpointChunks.
 func (f *Filter) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, st CheckpointStats, err error) {
 	start := time.Now()
@@ -238,11 +312,17 @@ func (f *Filter) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, st Che
 	}
 	f.ckpt.Lock()
 	defer f.ckpt.Unlock()
+	rd := f.ckpt.round
+	if budget == nil || !rd.active {
+		f.ckpt.round = round{}
+		f.endRoundLocked()
+		rd = round{}
+	}
 	bucket, err := tx.CreateBucketIfNotExists([]byte(BucketChunks))
 	if err != nil {
 		return false, st, fmt.Errorf("dedup: checkpoint: %w", err)
 	}
-	w, err := f.writeChunksLocked(bucket, chunkKey, &st, budget)
+	w, err := f.writeChunksLocked(bucket, chunkKey, &st, budget, rd.active)
 	if err != nil {
 		return false, CheckpointStats{}, err
 	}
@@ -250,12 +330,20 @@ func (f *Filter) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, st Che
 		w.undo(f)
 		return false, CheckpointStats{}, err
 	}
-	more = budget != nil && f.anyDirty()
+	if rd.active {
+		more = f.todoLeft()
+	} else {
+		more = budget != nil && f.anyDirty()
+	}
 	if !more {
-		if err := dropJournal(tx); err != nil {
+		if err := truncateJournal(tx, rd); err != nil {
 			w.undo(f)
 			return false, CheckpointStats{}, err
 		}
+		// The round is over; if tx rolls back, the journal is whole and
+		// the chunks of this part are marked changed again (pending).
+		f.ckpt.round = round{}
+		f.endRoundLocked()
 	}
 	w.commitOnLocked(f, tx)
 	st.Duration = time.Since(start)
@@ -310,20 +398,33 @@ type chunkWrite struct {
 // budget, only those it takes, the others staying marked changed. A
 // caller whose later step fails calls undo; one that succeeds calls
 // commitOnLocked. f.ckpt must be held.
-func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, st *CheckpointStats, budget *chunkBudget) (chunkWrite, error) {
+func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, st *CheckpointStats, budget *chunkBudget, inRound bool) (chunkWrite, error) {
 	if p := f.ckpt.pending; p != nil && !p.committed {
-		for _, c := range p.chunks {
-			f.dirty[c>>6].Or(1 << (c & 63))
-		}
+		chunkWrite{chunks: p.chunks}.undo(f)
 	}
 	f.ckpt.pending = nil
 	var w chunkWrite
-	for i := 0; i < len(f.dirty) && !budget.spent(); i++ {
-		d := f.dirty[i].Swap(0)
+	// A round takes the chunks from its todo list (a sub-filter added
+	// during the round has none), else from those marked changed.
+	n := len(f.dirty)
+	if inRound {
+		n = len(f.ckpt.todo)
+	}
+	for i := 0; i < n && !budget.spent(); i++ {
+		var d uint64
+		if inRound {
+			d, f.ckpt.todo[i] = f.ckpt.todo[i], 0
+		} else {
+			d = f.dirty[i].Swap(0)
+		}
 		for d != 0 {
 			c := i*64 + bits.TrailingZeros64(d)
 			if lo, hi := f.chunkRange(c); !budget.take(int64(hi-lo) * 8) {
-				f.dirty[i].Or(d) // for a later part
+				if inRound {
+					f.ckpt.todo[i] |= d // for a later part
+				} else {
+					f.dirty[i].Or(d)
+				}
 				break
 			}
 			w.chunks = append(w.chunks, c)
@@ -350,10 +451,15 @@ func (f *Filter) writeChunksLocked(bucket *bolt.Bucket, key func(c int) []byte, 
 	return w, nil
 }
 
-// undo marks the chunks of a checkpoint that will not commit dirty again.
+// undo marks the chunks of a checkpoint that will not commit dirty again,
+// and puts them back on the todo list of a round under way (whose last part
+// must not truncate the journal without them).
 func (w chunkWrite) undo(f *Filter) {
 	for _, c := range w.chunks {
 		f.dirty[c>>6].Or(1 << (c & 63))
+		if f.ckpt.todo != nil {
+			f.ckpt.todo[c>>6] |= 1 << (c & 63)
+		}
 	}
 }
 
@@ -370,6 +476,28 @@ func (w chunkWrite) commitOnLocked(f *Filter, tx *bolt.Tx) {
 			f.ckpt.persisted[c>>6] |= 1 << (c & 63)
 		}
 	})
+}
+
+// truncateJournal is the journal's part in the last part of a checkpoint:
+// without a round it drops the journal; in one, it deletes the records up
+// to the round's cut and keeps those appended since it began (dropping
+// the bucket when there are none).
+func truncateJournal(tx *bolt.Tx, rd round) error {
+	b := tx.Bucket([]byte(BucketJournal))
+	if !rd.active || b == nil || b.Sequence() <= rd.cut {
+		return dropJournal(tx)
+	}
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); len(k) == 8 && binary.BigEndian.Uint64(k) <= rd.cut; k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return fmt.Errorf("dedup: checkpoint: truncate journal: %w", err)
+		}
+	}
+	return nil
 }
 
 // dropJournal deletes the journal bucket, if any.

@@ -18,6 +18,7 @@ type seenFilter interface {
 	AppendJournal(tx *bolt.Tx, hs []uint64) error
 	Checkpoint(tx *bolt.Tx) (dedup.CheckpointStats, error)
 	CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st dedup.CheckpointStats, err error)
+	BeginCheckpoint(tx *bolt.Tx) error
 	Stats() dedup.Stats
 	ChunkBytes() int
 	Close() error

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
@@ -56,28 +57,29 @@ import (
 // meanwhile), then measures the lease + outcome cycle at that depth and
 // the time to reopen the shard.
 var (
-	scaleURLs    = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
-	scaleHosts   = flag.Int("scale.hosts", 100_000, "hosts the URLs spread over")
-	scaleStep    = flag.Int("scale.step", 2_000_000, "new URLs between reports (and Compacts)")
-	scaleDir     = flag.String("scale.dir", "", "directory for the state file (default: a temporary one)")
-	scaleCap     = flag.Uint64("scale.filter", 1_000_000_000, "fixed filter capacity")
-	scaleLease   = flag.Int("scale.leases", 200_000, "URLs leased and finished to measure the cycle")
-	scaleProf    = flag.String("scale.cpuprofile", "", "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
-	scaleFrom    = flag.Int("scale.profile-from", 0, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
-	scaleReopen  = flag.String("scale.reopen", "", "state file BenchmarkReopen opens")
-	scaleReopens = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
-	scaleKeep    = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
-	scaleMemProf = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
-	scaleFill    = flag.Float64("scale.fill", 0, "bbolt FillPercent of tails (segmentFill) to grow the shard with; 0 keeps the code's")
-	scaleReProf  = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
-	scaleCyProf  = flag.String("scale.cycleprofile", "", "write a CPU profile of the lease + outcome cycle at the end of BenchmarkScale")
-	scaleAudit   = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
-	scaleStepDir = flag.String("scale.stepprofiles", "", "write a CPU profile of every growth step into this directory (step-01.pprof, ...), to compare a slow step with the first of the same run")
-	scaleRounds  = flag.Int("scale.rounds", 6, "BenchmarkScaleSideBySide: steps of each shard, in turn")
-	scaleSerial  = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
-	scaleSealRun = flag.Int("scale.sealrun", -1, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail, as before session 18; -1 keeps the code's")
-	scaleLayout  = flag.String("scale.layout", "", "the filter's layout (paged, standard or blocked); empty keeps the default (paged)")
-	scaleNoRep   = flag.Bool("scale.norepeat", false, "draw every duplicate link again until its URL is not linked earlier in its batch (no filter lines warm from a repeat: a workload whose filter test costs the same at every step)")
+	scaleURLs      = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
+	scaleHosts     = flag.Int("scale.hosts", 100_000, "hosts the URLs spread over")
+	scaleStep      = flag.Int("scale.step", 2_000_000, "new URLs between reports (and Compacts)")
+	scaleDir       = flag.String("scale.dir", "", "directory for the state file (default: a temporary one)")
+	scaleCap       = flag.Uint64("scale.filter", 1_000_000_000, "fixed filter capacity")
+	scaleLease     = flag.Int("scale.leases", 200_000, "URLs leased and finished to measure the cycle")
+	scaleProf      = flag.String("scale.cpuprofile", "", "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
+	scaleFrom      = flag.Int("scale.profile-from", 0, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
+	scaleReopen    = flag.String("scale.reopen", "", "state file BenchmarkReopen opens")
+	scaleReopens   = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
+	scaleKeep      = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
+	scaleMemProf   = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
+	scaleFill      = flag.Float64("scale.fill", 0, "bbolt FillPercent of tails (segmentFill) to grow the shard with; 0 keeps the code's")
+	scaleReProf    = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
+	scaleCyProf    = flag.String("scale.cycleprofile", "", "write a CPU profile of the lease + outcome cycle at the end of BenchmarkScale")
+	scaleAudit     = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
+	scaleStepDir   = flag.String("scale.stepprofiles", "", "write a CPU profile of every growth step into this directory (step-01.pprof, ...), to compare a slow step with the first of the same run")
+	scaleRounds    = flag.Int("scale.rounds", 6, "BenchmarkScaleSideBySide: steps of each shard, in turn")
+	scaleSerial    = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
+	scaleSealRun   = flag.Int("scale.sealrun", -1, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail, as before session 18; -1 keeps the code's")
+	scaleLayout    = flag.String("scale.layout", "", "the filter's layout (paged, standard or blocked); empty keeps the default (paged)")
+	scaleStallBase = flag.Duration("scale.stallbase", 5*time.Second, "BenchmarkCheckpointStall: how long Apply runs before the checkpoint, for the rate without one")
+	scaleNoRep     = flag.Bool("scale.norepeat", false, "draw every duplicate link again until its URL is not linked earlier in its batch (no filter lines warm from a repeat: a workload whose filter test costs the same at every step)")
 )
 
 func BenchmarkScale(b *testing.B) {
@@ -797,3 +799,106 @@ func (c cpuTimes) pct(x float64) float64 {
 
 // logf prints a line at once (b.Logf holds lines to the end and truncates).
 func logf(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+
+// BenchmarkCheckpointStall measures what a checkpoint of a fully dirty
+// filter costs the ingest that runs beside it, as the service's
+// checkpoint timer runs beside its ingest: it opens a shard with the
+// -scale.filter filter, applies the scale workload until every chunk of
+// the filter is dirty and for -scale.stallbase more seconds (the rate
+// without a checkpoint), then checkpoints in another goroutine while
+// Apply goes on, and prints the checkpoint's time and parts, and for the
+// Applies before and during it their rate and the longest one (the
+// longest an Apply, and every lease request with it, waited), then the
+// time of the same checkpoint with no Apply beside it:
+//
+//	go test -tags scale ./frontier -run '^$' -bench CheckpointStall -benchtime 1x \
+//	    [-scale.filter 1000000000] [-scale.dir /var/tmp]
+func BenchmarkCheckpointStall(b *testing.B) {
+	dir := *scaleDir
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("stall-%d.db", os.Getpid()))
+	defer os.Remove(path)
+	s, err := Open(Options{Config: scaleConfig(), Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	next, stopGen := stager(s, *scaleHosts)
+	defer stopGen()
+	chunks := int((s.filter.Stats().Bits/8 + uint64(s.filter.ChunkBytes()) - 1) / uint64(s.filter.ChunkBytes()))
+	apply := func(until func() bool) (r applyRun) {
+		start := time.Now()
+		for !until() {
+			t := time.Now()
+			res, err := s.Apply(next(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.longest = max(r.longest, time.Since(t))
+			r.links += res.Received
+			r.applies++
+		}
+		r.took = time.Since(start)
+		return r
+	}
+	apply(func() bool { return s.filter.Stats().DirtyChunks >= chunks })
+	if _, err := s.Compact(); err != nil {
+		b.Fatal(err)
+	}
+	base := time.Now()
+	before := apply(func() bool { return time.Since(base) >= *scaleStallBase })
+	if _, err := s.Compact(); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan dedup.CheckpointStats, 1)
+	var cpErr error
+	cpStart := time.Now()
+	var cpTook time.Duration
+	go func() {
+		st, err := s.Checkpoint()
+		cpTook, cpErr = time.Since(cpStart), err
+		done <- st
+	}()
+	var st dedup.CheckpointStats
+	during := apply(func() bool {
+		select {
+		case st = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if cpErr != nil {
+		b.Fatal(cpErr)
+	}
+	logf("filter %d chunks of %d bytes, all dirty; checkpoint_part %d bytes", chunks, s.filter.ChunkBytes(), int64(s.cfg.Frontier.CheckpointPart))
+	logf("checkpoint: %.2f s, %d chunks, %.0f MiB", cpTook.Seconds(), st.Chunks, float64(st.Bytes)/(1<<20))
+	logf("%-22s %8s %10s %12s", "Applies", "count", "links/s", "longest_ms")
+	for _, r := range []struct {
+		name string
+		r    applyRun
+	}{{"before the checkpoint", before}, {"during it", during}} {
+		logf("%-22s %8d %10.0f %12.1f", r.name, r.r.applies, float64(r.r.links)/r.r.took.Seconds(), float64(r.r.longest.Microseconds())/1000)
+	}
+	// The same checkpoint with nothing beside it (a graceful stop's).
+	apply(func() bool { return s.filter.Stats().DirtyChunks >= chunks })
+	if _, err := s.Compact(); err != nil {
+		b.Fatal(err)
+	}
+	idle := time.Now()
+	if _, err := s.Checkpoint(); err != nil {
+		b.Fatal(err)
+	}
+	logf("the same checkpoint alone: %.2f s", time.Since(idle).Seconds())
+	b.ReportMetric(cpTook.Seconds(), "checkpoint-s")
+	b.ReportMetric(float64(during.longest.Microseconds())/1000, "longest-apply-ms")
+}
+
+// applyRun is what a run of Applies did: their count, links and time, and
+// the longest of them.
+type applyRun struct {
+	applies, links int
+	took, longest  time.Duration
+}

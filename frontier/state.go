@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -775,14 +776,28 @@ func (s *State) Checkpoint() (dedup.CheckpointStats, error) {
 	if err := s.checkLocked(); err != nil {
 		return dedup.CheckpointStats{}, err
 	}
-	st, err := s.checkpointLocked()
+	st, err := s.checkpointLocked(true)
 	if err != nil {
 		return st, fmt.Errorf("frontier: checkpoint: %w", err)
 	}
 	return st, nil
 }
 
-func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
+// committedTx is the ID of the last committed write transaction.
+func (s *State) committedTx() (id int) {
+	_ = s.db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+	return id
+}
+
+// testHookCheckpointYield, when set, runs between the parts of a
+// checkpoint that yields, while the state is free.
+var testHookCheckpointYield func()
+
+// checkpointLocked checkpoints the filter. With yield, it lets go of the
+// state between its parts, so that Apply, Lease and the rest wait for one
+// part at most instead of the whole checkpoint (4.2 s for a fully dirty
+// 1e9 filter); Close, which must finish, does not yield.
+func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 	var st dedup.CheckpointStats
 	start := time.Now()
 	if _, err := s.compactLocked(); err != nil {
@@ -794,15 +809,56 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 	if err := s.commitLocked(); err != nil {
 		return st, err
 	}
+	// A round (dedup's BeginCheckpoint): the parts write the chunks
+	// changed until now, and the last truncates the journal up to the
+	// keys journaled until now. The keys Apply journals between the parts
+	// stay in the journal, and their chunks stay marked for the next
+	// checkpoint: without the round, a checkpoint that let Apply run
+	// between its parts would chase the chunks Apply dirties and end only
+	// when the ingest paused.
+	if err := s.db.View(s.filter.BeginCheckpoint); err != nil {
+		return st, err
+	}
+	journaled, began := s.journaled, s.now()
 	// The changed chunks go in transactions of frontier.checkpoint_part,
-	// the last of which drops the journal: one transaction held every
+	// the last of which truncates the journal: one transaction held every
 	// changed chunk twice in memory (a copy for bbolt, and bbolt's pages),
 	// 3.2-3.7 GiB owned beside a fully dirty 1e9 filter. A part in flight
 	// is live heap twice over, and the garbage parts leave is collected
 	// at twice the live heap: at 1M hosts (a 372 MiB live heap) 64 MiB
 	// parts peaked at 1,070 MiB owned, 16 MiB parts (the default) at 936-961.
-	for more := true; more; {
+	var held time.Duration // the last part's
+	var partTx int         // the last part's transaction ID
+	busy := true           // the state was used while the last gap let go of it
+	for more, first := true, true; more; first = false {
+		if yield && !first {
+			// Let the others have the state for as long as the last part
+			// held it, while they use it (the checkpoint takes at most
+			// half of the state's time, and has no hurry: the journal
+			// holds the keys meanwhile); then commit what they left
+			// open: bbolt has one writer, and a part is a write
+			// transaction of its own.
+			s.mu.Unlock()
+			if testHookCheckpointYield != nil {
+				testHookCheckpointYield()
+			}
+			if busy {
+				time.Sleep(held)
+			} else {
+				runtime.Gosched()
+			}
+			s.mu.Lock()
+			if err := s.checkLocked(); err != nil {
+				return st, err
+			}
+			busy = s.tx != nil || s.committedTx() != partTx
+			if err := s.commitLocked(); err != nil {
+				return st, err
+			}
+		}
+		partStart := time.Now()
 		err := s.db.Update(func(tx *bolt.Tx) error {
+			partTx = tx.ID()
 			var part dedup.CheckpointStats
 			var err error
 			if more, part, err = s.filter.CheckpointChunks(tx, int64(s.cfg.Frontier.CheckpointPart)); err != nil {
@@ -812,20 +868,23 @@ func (s *State) checkpointLocked() (dedup.CheckpointStats, error) {
 			if more {
 				return nil
 			}
-			return s.putMetaLocked(tx, nil) // the part that drops the journal
+			return s.putMetaLocked(tx, nil) // the part that truncates the journal
 		})
 		if err != nil {
 			// A failed part loses nothing: the journal still holds the
 			// keys and its chunks stay dirty.
 			return st, err
 		}
+		held = time.Since(partStart)
 	}
 	s.lastCP = msg.CheckpointStatus{
 		Count: s.lastCP.Count + 1, Last: s.now(), Seconds: time.Since(start).Seconds(),
 		Bytes: st.Bytes, Chunks: st.Chunks,
 	}
-	s.journaled = 0
-	s.cpBase = s.lastCP.Last
+	// What Apply journaled while the parts ran stays in the journal; its
+	// oldest key is younger than the round.
+	s.journaled -= journaled
+	s.cpBase = began
 	return st, nil
 }
 
@@ -859,7 +918,7 @@ func (s *State) CheckpointIfDue() (cs dedup.CheckpointStats, did bool, err error
 	if !s.checkpointDueLocked() {
 		return cs, false, nil
 	}
-	if cs, err = s.checkpointLocked(); err != nil {
+	if cs, err = s.checkpointLocked(true); err != nil {
 		return cs, false, fmt.Errorf("frontier: checkpoint: %w", err)
 	}
 	return cs, true, nil
@@ -894,7 +953,7 @@ func (s *State) Close() error {
 		// filter at every stop cost seconds for nothing.
 		var err error
 		if s.checkpointDueLocked() {
-			_, err = s.checkpointLocked()
+			_, err = s.checkpointLocked(false)
 		} else {
 			_, err = s.compactLocked()
 		}

@@ -90,6 +90,75 @@ func TestCheckpointInParts(t *testing.T) {
 	h.seedHosts(0, 4000, 0) // every key known
 }
 
+// A checkpoint lets go of the state between its parts: Apply admits URLs
+// between them (as the service's ingest goes on beside its checkpoint
+// timer), and those stay in the journal, while the checkpoint still ends
+// after the chunks that were changed when it began. A crash right after it
+// loses none of them, though most of their bits fell in chunks the
+// checkpoint had written before they were added.
+func TestCheckpointLetsApplyIn(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Frontier.CheckpointPart = 1
+		c.Frontier.Filter.Mode = "fixed"
+		c.Frontier.Filter.Capacity = 10_000_000 // 11.4 MiB, 12 chunks
+	})
+	h.seedHosts(0, 2000, 2000) // every chunk changed
+	gaps, admitted := 0, 0
+	testHookCheckpointYield = func() {
+		gaps++
+		if gaps <= 3 {
+			h.seedHosts(2000+admitted, 100, 100)
+			admitted += 100
+		}
+	}
+	defer func() { testHookCheckpointYield = nil }()
+	cs, err := h.s.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testHookCheckpointYield = nil
+	if chunks := int((h.s.filter.Stats().Bits/8 + 1<<20 - 1) >> 20); gaps != chunks-1 || cs.Chunks != chunks {
+		t.Fatalf("checkpoint wrote %d chunks with %d gaps between its parts; want each of the filter's %d once, a gap between each two", cs.Chunks, gaps, chunks)
+	}
+	if j := h.s.Status().Checkpoint.Journal; j != int64(admitted) {
+		t.Fatalf("journal %d after a checkpoint with %d URLs admitted during it, want %d", j, admitted, admitted)
+	}
+	h.crash()
+	h.seedHosts(0, 2000+admitted, 0) // every key known
+}
+
+// The same with Apply in another goroutine, as in the service (and under
+// -race): whatever the interleaving, a crash after the checkpoint loses no
+// URL admitted before or during it.
+func TestCheckpointBesideApply(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Frontier.CheckpointPart = 1
+		c.Frontier.Filter.Mode = "fixed"
+		c.Frontier.Filter.Capacity = 10_000_000
+	})
+	h.seedHosts(0, 2000, 2000)
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.s.Checkpoint()
+		done <- err
+	}()
+	seeded := 2000
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+			h.seedHosts(seeded, 50, 50)
+			seeded += 50
+		}
+	}
+	h.crash()
+	h.seedHosts(0, seeded, 0)
+}
+
 // seedHosts seeds http://hI.example/p for I from from to from+n-1 and
 // fails the test unless admitted of them are new.
 func (h *harness) seedHosts(from, n, admitted int) {

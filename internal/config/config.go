@@ -70,7 +70,9 @@ type Frontier struct {
 	// CheckpointPart is the most bytes of filter chunks one transaction
 	// of a checkpoint writes (at least one chunk each): what a checkpoint
 	// holds in memory at a time, twice over (the chunks' copies and
-	// bbolt's pages). Smaller costs a commit more per part.
+	// bbolt's pages), and the longest Apply and lease requests wait for a
+	// checkpoint (the state is free between parts). Smaller costs a
+	// commit more per part.
 	CheckpointPart ByteSize `yaml:"checkpoint_part"`
 }
 
