@@ -25,12 +25,16 @@ import (
 // scalable filter starts small so that it grows during the rounds; its last
 // two rounds are killed right after a commit that grew the chain since the
 // last checkpoint, so the journal holds keys of a sub-filter that no
-// checkpoint has seen.
+// checkpoint has seen. In the rounds variants the child checkpoints in
+// rounds instead (BeginCheckpoint, then a part of ten chunks after each
+// later commit, in a transaction of its own), so the kills land between
+// parts with keys journaled since the round began.
 
 const (
 	killEnvDB    = "DEDUP_KILL_DB"
 	killEnvStart = "DEDUP_KILL_START"
 	killEnvMode  = "DEDUP_KILL_MODE"
+	killEnvRound = "DEDUP_KILL_ROUNDS"
 	killBatch    = 200
 )
 
@@ -46,6 +50,8 @@ type killFilter interface {
 	Test(key []byte) bool
 	AppendJournal(tx *bolt.Tx, hs []uint64) error
 	Checkpoint(tx *bolt.Tx) (CheckpointStats, error)
+	BeginCheckpoint(tx *bolt.Tx) error
+	CheckpointChunks(tx *bolt.Tx, maxBytes int64) (bool, CheckpointStats, error)
 	Stats() Stats
 	Close() error
 }
@@ -70,11 +76,12 @@ func TestKill9Recovery(t *testing.T) {
 		t.Skip("re-executes the test binary")
 	}
 	for _, mode := range []string{"fixed", "scalable"} {
-		t.Run(mode, func(t *testing.T) { testKill9(t, mode) })
+		t.Run(mode, func(t *testing.T) { testKill9(t, mode, false) })
+		t.Run(mode+"-rounds", func(t *testing.T) { testKill9(t, mode, true) })
 	}
 }
 
-func testKill9(t *testing.T, mode string) {
+func testKill9(t *testing.T, mode string, rounds bool) {
 	path := filepath.Join(t.TempDir(), "kill.db")
 	var committed [][2]int
 	// Keys the child's filter called seen were never added or journaled: a
@@ -84,7 +91,7 @@ func testKill9(t *testing.T, mode string) {
 	skipped := map[int]bool{}
 	for round := range 4 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v=false")
-		cmd.Env = append(os.Environ(), killEnvDB+"="+path, killEnvStart+"="+strconv.Itoa(round*10_000_000), killEnvMode+"="+mode)
+		cmd.Env = append(os.Environ(), killEnvDB+"="+path, killEnvStart+"="+strconv.Itoa(round*10_000_000), killEnvMode+"="+mode, killEnvRound+"="+strconv.FormatBool(rounds))
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -178,6 +185,7 @@ func TestKill9Child(t *testing.T) {
 	hs := make([]uint64, killBatch)
 	seen := make([]bool, killBatch)
 	subs := len(f.Stats().Subfilters) // sub-filters as of the last checkpoint
+	rounds, inRound, roundSubs := os.Getenv(killEnvRound) == "true", false, 0
 	for i := 0; i < 100_000; i++ {
 		lo := start + i*killBatch
 		for j := range hs {
@@ -193,7 +201,7 @@ func TestKill9Child(t *testing.T) {
 				seenIDs += "," + strconv.Itoa(lo+j)
 			}
 		}
-		ckpt := i%5 == 4
+		ckpt := i%5 == 4 && !rounds
 		err := db.Update(func(tx *bolt.Tx) error {
 			if err := f.AppendJournal(tx, fresh); err != nil {
 				return err
@@ -207,8 +215,27 @@ func TestKill9Child(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if rounds && !inRound && i%5 == 4 {
+			if err := db.View(f.BeginCheckpoint); err != nil {
+				t.Fatal(err)
+			}
+			inRound, roundSubs = true, len(f.Stats().Subfilters)
+		} else if inRound {
+			// One part of the round, after a commit journaled keys it
+			// does not cover.
+			err := db.Update(func(tx *bolt.Tx) (err error) {
+				inRound, _, err = f.CheckpointChunks(tx, 10*4096)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ckpt = !inRound
+		}
 		grown := 0
-		if n := len(f.Stats().Subfilters); ckpt {
+		if n := len(f.Stats().Subfilters); ckpt && rounds {
+			subs = roundSubs // a sub-filter added during the round has no chunk written
+		} else if ckpt {
 			subs = n
 		} else if n > subs {
 			grown = 1 // this commit journaled keys of a sub-filter no checkpoint saw
