@@ -44,9 +44,10 @@
 //     every commit_interval; ExpireLeasesBefore every second, up to the
 //     stream time of the last message applied while the ingest is behind;
 //     CheckpointIfDue every
-//     checkpoint_interval and once more on a graceful stop (the filter is
-//     written only when the journal is worth truncating; see
-//     State.CheckpointIfDue).
+//     checkpoint_interval, on a goroutine of its own (a checkpoint lets the
+//     state go between its parts and may take seconds), and once more on a
+//     graceful stop (the filter is written only when the journal is worth
+//     truncating; see State.CheckpointIfDue).
 //   - Lease requests waiting together are served together, with as few
 //     State.Lease transactions as max_leases_per_reply allows.
 //

@@ -240,6 +240,7 @@ func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	tickCtx, stopTicks := context.WithCancel(ctx)
 	wg.Go(func() { s.tick(tickCtx, fatal) })
+	wg.Go(func() { s.checkpoints(tickCtx) })
 	wg.Go(func() { s.workLoop(tickCtx, fatal) })
 
 	ingestErr := s.ingest(ctx, cons)
@@ -399,13 +400,10 @@ func (s *Server) checkCrawl(prior *jetstream.ConsumerInfo) error {
 	return nil
 }
 
-// tick runs the lease-commit, lease-expiry and checkpoint timers until ctx
-// is done.
+// tick runs the lease-commit and lease-expiry timers until ctx is done.
 func (s *Server) tick(ctx context.Context, fatal func(error)) {
 	expire := time.NewTicker(s.opts.ExpireInterval)
 	defer expire.Stop()
-	ckpt := time.NewTicker(s.checkpointEvery)
-	defer ckpt.Stop()
 	// Leases are committed with the next Apply or, when no messages
 	// arrive, by this flush, once a commit_interval old (see
 	// State.updateLocked and FlushOlder).
@@ -431,6 +429,21 @@ func (s *Server) tick(ctx context.Context, fatal func(error)) {
 				s.m.expired.Add(float64(n))
 				s.log.Debug("leases expired", "n", n)
 			}
+		}
+	}
+}
+
+// checkpoints runs the checkpoint timer until ctx is done, on a goroutine
+// of its own: a checkpoint of a large filter lets the state go between its
+// parts and takes seconds (twice as long beside a busy ingest), which the
+// lease-commit, wake and expiry timers do not wait for.
+func (s *Server) checkpoints(ctx context.Context) {
+	ckpt := time.NewTicker(s.checkpointEvery)
+	defer ckpt.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
 		case <-ckpt.C:
 			if err := s.checkpointIfDue(); err != nil {
 				// The checkpoint's transaction rolled back; the journal
