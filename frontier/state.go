@@ -764,7 +764,11 @@ func (s *State) putMetaLocked(tx *bolt.Tx, dirty []*host) error {
 }
 
 // Checkpoint compacts the inbox (Compact), then writes the filter's dirty
-// chunks and the counters in one transaction and truncates the journal.
+// chunks in transactions of frontier.checkpoint_part, the last of which
+// writes the counters and truncates the journal up to the keys journaled
+// when it began. Between the transactions it lets go of the state: Apply
+// and Lease go on, and what they admit stays in the journal for the next
+// checkpoint (see checkpointLocked).
 func (s *State) Checkpoint() (dedup.CheckpointStats, error) {
 	// Compact chunk by chunk, letting Apply and Lease in between; what
 	// arrives meanwhile is compacted under the lock below.
@@ -902,9 +906,10 @@ const (
 	checkpointAgeFactor    = 10
 )
 
-// CheckpointIfDue compacts the inbox, then checkpoints the filter when the
-// rule above says it is worth it; did reports whether it did. Checkpoint
-// always checkpoints (Close and a graceful stop use it).
+// CheckpointIfDue compacts the inbox, then checkpoints the filter as
+// Checkpoint does when the rule above says it is worth it; did reports
+// whether it did. Checkpoint always checkpoints; Close checkpoints by the
+// same rule, without letting go of the state.
 func (s *State) CheckpointIfDue() (cs dedup.CheckpointStats, did bool, err error) {
 	s.logGrowthStop()
 	if _, err := s.Compact(); err != nil {
