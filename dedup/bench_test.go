@@ -129,6 +129,25 @@ func BenchmarkTest(b *testing.B) {
 	})
 }
 
+// BenchmarkTestHashes is Test on precomputed hashes in batches of 1024
+// (TestHashes), as the frontier's check verifies its queue: against
+// BenchmarkTest, what the groups' prefetch saves a lookup.
+func BenchmarkTestHashes(b *testing.B) {
+	const batch = 1024
+	forLayouts(b, func(b *testing.B, f *Filter) {
+		hs := make([]uint64, batch)
+		seen := make([]bool, batch)
+		off := rand.IntN(len(bench.keys))
+		for i := 0; i < b.N; i += batch {
+			n := min(batch, b.N-i)
+			for j := range n {
+				hs[j] = Hash(benchKey(off + i + j))
+			}
+			f.TestHashes(hs[:n], seen[:n])
+		}
+	})
+}
+
 // BenchmarkCheckpointLoad writes a full standard 1e9 filter (every chunk
 // dirty) to a bbolt file and loads it back: one op is one checkpoint plus
 // one load, the two reported separately.

@@ -8,7 +8,8 @@
 //   - Sizing, from Plan or PlanLayout: bits m = ceil(-n ln p / (ln 2)^2),
 //     k = round((m/n) ln 2), and the rates to expect at and past capacity.
 //   - Filter, from New or Load: TestAndAdd, Test, TestAndAddBatch and their
-//     forms on precomputed hashes (Hash, TestHash, TestAndAddHashes), and
+//     forms on precomputed hashes (Hash, TestHash, TestHashes,
+//     TestAndAddHashes), and
 //     Stats (fill, the false-positive rate it implies, over-capacity and
 //     near-target signals).
 //   - Persistence in a bbolt file the caller owns: AppendJournal, Checkpoint,

@@ -285,3 +285,46 @@ func TestPagedFPBounds(t *testing.T) {
 		t.Errorf("pagedFP at 1e9 = %g, want just above the textbook %g", got, std)
 	}
 }
+
+// TestTestHashes: the batched test answers as TestHash does for every key,
+// present or not (false positives included), in a filter of each layout and
+// in a chain of several sub-filters, in batches that are not a multiple of
+// the group size.
+func TestTestHashes(t *testing.T) {
+	type tester interface {
+		TestHash(uint64) bool
+		TestHashes([]uint64, []bool)
+	}
+	check := func(t *testing.T, f tester) {
+		hs := make([]uint64, 0, 1000)
+		seen := make([]bool, 1000)
+		for i := 0; i < 200_000; i += len(hs) {
+			hs = hs[:0]
+			for j := i; j < i+997 && j < 200_000; j++ {
+				hs = append(hs, Hash(userKey(j)))
+			}
+			for j := range seen {
+				seen[j] = j%2 == 0 // TestHashes must set every answer
+			}
+			f.TestHashes(hs, seen[:len(hs)])
+			for j, h := range hs {
+				if seen[j] != f.TestHash(h) {
+					t.Fatalf("key %d: TestHashes says %v, TestHash %v", i+j, seen[j], !seen[j])
+				}
+			}
+		}
+	}
+	for _, l := range allLayouts {
+		t.Run(l.String(), func(t *testing.T) {
+			f := newTestFilter(t, 50_000, 0.01, l)
+			addRange(f, 0, 100_000, 1000) // past capacity: false positives among the rest
+			check(t, f)
+			c := newTestChain(t, ChainConfig{Initial: 10_000, FP: 0.01, Layout: l})
+			addRange(c, 0, 100_000, 1000)
+			if n := len(c.Stats().Subfilters); n < 3 {
+				t.Fatalf("chain of %d sub-filters, want several", n)
+			}
+			check(t, c)
+		})
+	}
+}

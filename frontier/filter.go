@@ -14,6 +14,7 @@ import (
 type seenFilter interface {
 	Test(key []byte) bool
 	TestHash(h uint64) bool
+	TestHashes(hs []uint64, seen []bool)
 	TestAndAddHashes(hs []uint64, seen []bool)
 	AppendJournal(tx *bolt.Tx, hs []uint64) error
 	Checkpoint(tx *bolt.Tx) (dedup.CheckpointStats, error)

@@ -54,6 +54,55 @@ func (s *State) verifyMemoryLocked() error {
 	return nil
 }
 
+// filterCheck tests what Verify reads against the filter in batches
+// (TestHashes: a batch's memory fetched at once, where one lookup at a
+// time waits for each): add queues a hash, flush tests those queued and
+// names the first the filter does not hold.
+type filterCheck struct {
+	f     seenFilter
+	hs    []uint64
+	urls  []string // the URL each hash is of; "" for a key that is a hash
+	kinds []string // what each is, for the error
+	seen  []bool
+}
+
+// filterCheckBatch is the hashes a filterCheck tests at a time.
+const filterCheckBatch = 4096
+
+func newFilterCheck(f seenFilter) *filterCheck {
+	return &filterCheck{f: f, seen: make([]bool, filterCheckBatch)}
+}
+
+// url queues the URL u (of kind what).
+func (c *filterCheck) url(u, what string) error { return c.add(hashKey(u), u, what) }
+
+// hash queues a key that is a dedup hash (of kind what).
+func (c *filterCheck) hash(h uint64, what string) error { return c.add(h, "", what) }
+
+func (c *filterCheck) add(h uint64, u, what string) error {
+	c.hs, c.urls, c.kinds = append(c.hs, h), append(c.urls, u), append(c.kinds, what)
+	if len(c.hs) < filterCheckBatch {
+		return nil
+	}
+	return c.flush()
+}
+
+func (c *filterCheck) flush() error {
+	n := len(c.hs)
+	c.f.TestHashes(c.hs, c.seen[:n])
+	for i, ok := range c.seen[:n] {
+		if ok {
+			continue
+		}
+		if c.urls[i] == "" {
+			return fmt.Errorf("%w: %s %016x not in the filter", ErrCorrupt, c.kinds[i], c.hs[i])
+		}
+		return fmt.Errorf("%w: %s %s not in the filter", ErrCorrupt, c.kinds[i], c.urls[i])
+	}
+	c.hs, c.urls, c.kinds = c.hs[:0], c.urls[:0], c.kinds[:0]
+	return nil
+}
+
 // verifyFileTx checks the file's queue (and the gens each host lists),
 // inbox, leases, audit sample and done records against memory and the
 // filter.
@@ -61,11 +110,12 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	if err := s.verifySealedTx(tx); err != nil {
 		return err
 	}
-	perHost, err := s.verifyQueueTx(tx)
+	fc := newFilterCheck(s.filter)
+	perHost, err := s.verifyQueueTx(tx, fc)
 	if err != nil {
 		return err
 	}
-	perHostInbox, err := s.verifyInboxTx(tx, perHost)
+	perHostInbox, err := s.verifyInboxTx(tx, perHost, fc)
 	if err != nil {
 		return err
 	}
@@ -80,27 +130,31 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	if n := tx.Bucket(bucketLeases).Stats().KeyN; n != len(s.leases) {
 		return fmt.Errorf("%w: %d leases in memory, %d in the file", ErrCorrupt, len(s.leases), n)
 	}
-	if err := s.verifyTruthTx(tx); err != nil {
+	if err := s.verifyTruthTx(tx, fc); err != nil {
 		return err
 	}
-	return s.verifyDoneTx(tx)
+	if err := s.verifyDoneTx(tx, fc); err != nil {
+		return err
+	}
+	return fc.flush()
 }
 
 // verifyTruthTx checks every key of the audit sample is a hash the
 // filter holds: each was admitted, or a false-positive skip.
-func (s *State) verifyTruthTx(tx *bolt.Tx) error {
-	return s.verifyHashKeys(tx.Bucket(bucketTruth), "truth", nil)
+func (s *State) verifyTruthTx(tx *bolt.Tx, fc *filterCheck) error {
+	return verifyHashKeys(tx.Bucket(bucketTruth), "truth key", fc, nil)
 }
 
-// verifyHashKeys checks that every key of b (named what) is a hash the
-// filter holds, and each value with value (when not nil).
-func (s *State) verifyHashKeys(b *bolt.Bucket, what string, value func(v []byte) error) error {
+// verifyHashKeys checks that every key of b (keys of kind what) is a hash
+// the filter holds (queued on fc), and each value with value (when not
+// nil).
+func verifyHashKeys(b *bolt.Bucket, what string, fc *filterCheck, value func(v []byte) error) error {
 	return b.ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
-			return fmt.Errorf("%w: %s key %q", ErrCorrupt, what, k)
+			return fmt.Errorf("%w: %s %q", ErrCorrupt, what, k)
 		}
-		if !s.filter.TestHash(binary.BigEndian.Uint64(k)) {
-			return fmt.Errorf("%w: %s key %x not in the filter", ErrCorrupt, what, k)
+		if err := fc.hash(binary.BigEndian.Uint64(k), what); err != nil {
+			return err
 		}
 		if value == nil {
 			return nil
@@ -139,7 +193,7 @@ func (s *State) verifySealedTx(tx *bolt.Tx) error {
 
 // verifyQueueTx checks every queued URL in `returned`, `sealed` and
 // `tails` and counts them per host.
-func (s *State) verifyQueueTx(tx *bolt.Tx) (perHost map[string]uint64, err error) {
+func (s *State) verifyQueueTx(tx *bolt.Tx, fc *filterCheck) (perHost map[string]uint64, err error) {
 	perHost = map[string]uint64{}
 	headSeq := func(host string) uint64 {
 		if h := s.hosts[host]; h != nil {
@@ -148,18 +202,15 @@ func (s *State) verifyQueueTx(tx *bolt.Tx) (perHost map[string]uint64, err error
 		return 0
 	}
 	err = forEachQueuedAll(queueBucketsOf(tx), headSeq, func(host string, r urlRecord) error {
-		if !s.filter.Test([]byte(r.URL)) {
-			return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, r.URL)
-		}
 		perHost[host]++
-		return nil
+		return fc.url(r.URL, "queued URL")
 	})
 	return perHost, err
 }
 
 // verifyInboxTx checks every inbox record against its host's inbox in
 // memory, adds it to perHost and counts the records per host.
-func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostInbox map[string]int, err error) {
+func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64, fc *filterCheck) (perHostInbox map[string]int, err error) {
 	perHostInbox = map[string]int{}
 	var inboxN int64
 	err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
@@ -180,8 +231,8 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostIn
 		}
 		perHostInbox[r.Host]++
 		for _, u := range r.entries[r.leased(h.rec.HeadSeq):] {
-			if !s.filter.Test([]byte(u.URL)) {
-				return fmt.Errorf("%w: queued URL %s not in the filter", ErrCorrupt, u.URL)
+			if err := fc.url(u.URL, "queued URL"); err != nil {
+				return err
 			}
 			perHost[r.Host]++
 			inboxN++
@@ -198,8 +249,8 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64) (perHostIn
 }
 
 // verifyDoneTx checks every done record is well formed and in the filter.
-func (s *State) verifyDoneTx(tx *bolt.Tx) error {
-	return s.verifyHashKeys(tx.Bucket(bucketDone), "done", func(v []byte) error {
+func (s *State) verifyDoneTx(tx *bolt.Tx, fc *filterCheck) error {
+	return verifyHashKeys(tx.Bucket(bucketDone), "done key", fc, func(v []byte) error {
 		_, err := decodeDone(v)
 		return err
 	})
