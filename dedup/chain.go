@@ -289,19 +289,6 @@ func (c *Chain) Which(h uint64) int {
 // one key's memory before the next key's.
 func (c *Chain) TestHashes(hs []uint64, seen []bool) { testHashes(*c.subs.Load(), hs, seen) }
 
-// TestHashes is TestHash for every hash, without adding any: seen[i]
-// reports hs[i], tested in groups as Chain.TestHashes.
-func (f *Filter) TestHashes(hs []uint64, seen []bool) { testHashes([]*Filter{f}, hs, seen) }
-
-// testHashes tests hs against subs in groups of chainGroup.
-func testHashes(subs []*Filter, hs []uint64, seen []bool) {
-	_ = seen[:len(hs)]
-	for start := 0; start < len(hs); start += chainGroup {
-		end := min(start+chainGroup, len(hs))
-		testChain(subs, hs[start:end], seen[start:end])
-	}
-}
-
 // TestAndAddBatch is TestAndAdd for every key; seen[i] reports keys[i].
 func (c *Chain) TestAndAddBatch(keys [][]byte, seen []bool) {
 	_ = seen[:len(keys)]

@@ -33,6 +33,15 @@ type lookupScratch struct {
 
 var lookupPool = sync.Pool{New: func() any { return new(lookupScratch) }}
 
+// testHashes tests hs against subs in groups of chainGroup.
+func testHashes(subs []*Filter, hs []uint64, seen []bool) {
+	_ = seen[:len(hs)]
+	for start := 0; start < len(hs); start += chainGroup {
+		end := min(start+chainGroup, len(hs))
+		testChain(subs, hs[start:end], seen[start:end])
+	}
+}
+
 // testChain sets seen[i] for each hs[i] (at most chainGroup of them) that
 // some sub-filter of subs holds, and clears it for the others.
 func testChain(subs []*Filter, hs []uint64, seen []bool) {

@@ -257,7 +257,8 @@ func (c *Chain) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 // CheckpointChunks is a part of a checkpoint too big for one transaction,
 // as Filter.CheckpointChunks: at most maxBytes of the sub-filters' changed
 // chunks and the chain meta record; it reports whether changed chunks
-// remain, and drops the journal only when none do.
+// remain, and drops the journal only when none do (in a round, see
+// BeginCheckpoint, the chunks and journal records the round owes).
 func (c *Chain) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st CheckpointStats, err error) {
 	return c.checkpoint(tx, &chunkBudget{left: maxBytes})
 }

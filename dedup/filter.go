@@ -197,6 +197,10 @@ func (f *Filter) TestHash(h uint64) bool {
 	return ok
 }
 
+// TestHashes is TestHash for every hash, without adding any: seen[i]
+// reports hs[i], tested in groups as Chain.TestHashes.
+func (f *Filter) TestHashes(hs []uint64, seen []bool) { testHashes([]*Filter{f}, hs, seen) }
+
 // positions fills the word index and bit mask of each of h's k positions
 // in the Standard or Paged layout.
 func (f *Filter) positions(h uint64, idx, mask []uint64) {

@@ -217,7 +217,9 @@ func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 // it writes into tx chunks changed since the last committed checkpoint,
 // at most maxBytes of them (but at least one), and the meta record naming
 // them; it reports whether changed chunks remain, and drops the journal
-// only when none do (the part that completes the checkpoint). A
+// only when none do (the part that completes the checkpoint). In a round
+// (BeginCheckpoint) it takes only the chunks the round owes, and the part
+// that completes it drops only the journal records up to the round's cut. A
 // checkpoint written as CheckpointChunks until none remain holds at most
 // maxBytes of chunk copies, and bbolt's pages for them, in memory at a
 // time, where one Checkpoint holds every changed chunk twice over (2.2
