@@ -47,7 +47,8 @@ import (
 //	           40    c  stored-chunk bitmap, c = ceil(chunks/8)
 //	end    4  CRC-32C (Castagnoli) of every byte before it
 //
-// Chunk and journal records are format 1's. The journal does not say which
+// Chunk, journal and cut records are format 1's (the cut record carries the
+// chain meta record's checksum). The journal does not say which
 // sub-filter a key went to: Load replays it through the chain, which adds
 // the sub-filters a crawl grew after its last checkpoint again (their
 // sizes follow from n0, s, r and p), so every journaled key tests seen.
@@ -344,6 +345,10 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 			f.endRoundLocked()
 		}
 	}
+	if err := putCut(tx, MetaKeyChain); err != nil {
+		undo()
+		return false, CheckpointStats{}, err
+	}
 	for i, w := range writes {
 		w.commitOnLocked(subs[i], tx)
 	}
@@ -386,6 +391,7 @@ func (c *Chain) AppendJournal(tx *bolt.Tx, hs []uint64) error {
 		if err != nil {
 			return err
 		}
+		return appendJournalCut(tx, hs, MetaKeyChain)
 	}
 	return appendJournal(tx, hs)
 }
@@ -457,7 +463,7 @@ func LoadChain(tx *bolt.Tx, want ChainConfig) (*Chain, error) {
 		journal: bucketRecords(tx.Bucket([]byte(BucketJournal))),
 	}
 	if b := tx.Bucket([]byte(BucketMeta)); b != nil {
-		src.meta = b.Get([]byte(MetaKeyChain))
+		src.meta, src.cut = b.Get([]byte(MetaKeyChain)), b.Get([]byte(CutKey))
 	}
 	return loadChain(src, want)
 }
@@ -465,6 +471,7 @@ func LoadChain(tx *bolt.Tx, want ChainConfig) (*Chain, error) {
 // storedChain is a chain's records as read from bbolt.
 type storedChain struct {
 	meta    []byte
+	cut     []byte                    // the cut record, nil when absent
 	chunks  iter.Seq2[[]byte, []byte] // keys sub-filter ‖ chunk
 	journal iter.Seq2[[]byte, []byte]
 }
@@ -485,6 +492,10 @@ func loadChain(src storedChain, want ChainConfig) (*Chain, error) {
 		return nil, err
 	}
 	if err := m.matches(want); err != nil {
+		return nil, err
+	}
+	cut, err := decodeCut(src.cut, src.meta)
+	if err != nil {
 		return nil, err
 	}
 	for k := range src.chunks {
@@ -521,11 +532,56 @@ func loadChain(src storedChain, want ChainConfig) (*Chain, error) {
 	}
 	c := newChainOf(want, subs)
 	c.syncGrowth = true
-	err = replayJournal(src.journal, c.TestAndAddHashes)
+	err = replayJournal(src.journal, func(seq uint64, hs []uint64, seen []bool) { c.replay(seq, hs, seen, cut) })
 	c.syncGrowth = false
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// replay re-adds one journal record through the chain. Without a cut it
+// counts the keys it finds new, as before cut records. With one, the keys
+// of a record up to the cut are in the sub-filters' counts already: the
+// ones found nowhere (their chunks were not all written) go to the newest
+// sub-filter uncounted, and the chain does not grow; every key of a later
+// record counts once, the ones found (a chunk written since holds them)
+// on the newest sub-filter.
+func (c *Chain) replay(seq uint64, hs []uint64, seen []bool, cut journalCut) {
+	if !cut.ok {
+		c.TestAndAddHashes(hs, seen)
+		return
+	}
+	if seq > cut.seq {
+		c.TestAndAddHashes(hs, seen)
+		found := uint64(0)
+		for _, s := range seen {
+			if s {
+				found++
+			}
+		}
+		subs := *c.subs.Load()
+		subs[len(subs)-1].items.Add(found)
+		return
+	}
+	subs := *c.subs.Load()
+	newest := subs[len(subs)-1]
+	items := newest.items.Load()
+	var fresh [chainGroup]uint64
+	var fseen [chainGroup]bool
+	for start := 0; start < len(hs); start += chainGroup {
+		g := hs[start:min(start+chainGroup, len(hs))]
+		s := seen[start : start+len(g)]
+		testChain(subs, g, s)
+		n := 0
+		for i, h := range g {
+			if !s[i] {
+				fresh[n] = h
+				n++
+			}
+		}
+		newest.TestAndAddHashes(fresh[:n], fseen[:n])
+	}
+	newest.items.Store(items)
 }

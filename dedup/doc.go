@@ -124,7 +124,12 @@
 // after BeginCheckpoint (a round) the parts write only the chunks changed
 // until then and the last drops only the journal records appended until
 // then, so adds and their journal records may go on between the parts.
-// A Chain is stored the same way in format version 2 (chain_persist.go):
+// Each meta record is written with a cut record, the journal's last
+// sequence number at that moment, so that Load counts every journaled key
+// once whatever parts a crash cut short: the meta counts the keys of the
+// records up to the cut, and the replay counts those after it. This holds
+// when every key is journaled before the next checkpoint part (a
+// transaction that adds a batch journals it). A Chain is stored the same way in format version 2 (chain_persist.go):
 // every sub-filter's dirty chunks and one chain meta record per checkpoint,
 // and the same journal, which LoadChain replays through the chain, growing
 // again any sub-filter added since the last checkpoint. The reloaded chain

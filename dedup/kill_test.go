@@ -20,7 +20,8 @@ import (
 // The kill -9 test: a child process (this test binary, re-executed) admits
 // keys, journals them and checkpoints, printing "lo hi" after each commit;
 // the parent SIGKILLs it at a random moment, reopens the file and checks
-// that every key of every reported commit is present. Four rounds run on
+// that every key of every reported commit is present, and that each
+// counts once in the item count. Four rounds run on
 // the same file, each child resuming from what the previous one left. The
 // scalable filter starts small so that it grows during the rounds; its last
 // two rounds are killed right after a commit that grew the chain since the
@@ -89,6 +90,7 @@ func testKill9(t *testing.T, mode string, rounds bool) {
 	// the crash, need not call them seen again (a fixed filter reloads the
 	// same bits, so it does).
 	skipped := map[int]bool{}
+	var want uint64 // keys the child journaled in the commits it reported
 	for round := range 4 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v=false")
 		cmd.Env = append(os.Environ(), killEnvDB+"="+path, killEnvStart+"="+strconv.Itoa(round*10_000_000), killEnvMode+"="+mode, killEnvRound+"="+strconv.FormatBool(rounds))
@@ -111,10 +113,12 @@ func testKill9(t *testing.T, mode string, rounds bool) {
 				continue // a line cut short by the kill
 			}
 			committed = append(committed, [2]int{lo, hi})
-			for _, id := range strings.Split(seenIDs, ",")[1:] {
+			seenList := strings.Split(seenIDs, ",")[1:]
+			for _, id := range seenList {
 				n, _ := strconv.Atoi(id)
 				skipped[n] = true
 			}
+			want += uint64(hi - lo - len(seenList))
 			lines++
 			grownLines += grown
 			if (!afterGrowth && lines == killAfter) || (afterGrowth && grown == 1 && grownLines == 1) {
@@ -151,6 +155,12 @@ func testKill9(t *testing.T, mode string, rounds bool) {
 				}
 				checked++
 			}
+		}
+		// Each journaled key counts once, however the kill cut the
+		// checkpoint's parts; a commit the child made but did not report
+		// (one a round at most) adds a batch.
+		if items, most := f.Stats().Items, want+uint64(killBatch*(round+1)); items < want || items > most {
+			t.Errorf("round %d: %d items after kill -9, want %d to %d", round, items, want, most)
 		}
 		t.Logf("round %d: killed after %d commits; %d committed keys present, %d items, %d sub-filters", round, lines, checked, f.Stats().Items, len(f.Stats().Subfilters))
 		f.Close()

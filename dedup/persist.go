@@ -53,6 +53,23 @@ import (
 // Journal record: n >= 1 key hashes (Hash), little-endian u64 each, then a
 // CRC-32C of them. Records are replayed in key order on Load and deleted
 // (the bucket dropped) by Checkpoint.
+//
+// Cut record (bloom_meta key "cut", 16 bytes, little-endian), written with
+// every meta record of either format, so that Load counts each journaled
+// key once:
+//
+//	off size
+//	  0    8  the journal's last sequence number when the meta record was
+//	          written: the keys of the records up to it are in the meta's
+//	          item counts, those of later records are not
+//	  8    4  CRC-32C of the meta record it was written with
+//	 12    4  CRC-32C of bytes 0 .. 12
+//
+// A file without one (written before it existed), or whose cut record
+// belongs to another meta record (one written by such code since), loads
+// as before: the meta's count plus the journaled keys the replay finds new.
+// After a crash between the parts of a checkpoint that over-counts the
+// keys whose chunks were written before they were added.
 
 // Bucket and key names this package owns in the shared bbolt file.
 const (
@@ -60,6 +77,7 @@ const (
 	BucketChunks  = "bloom"
 	BucketJournal = "journal"
 	MetaKey       = "filter"
+	CutKey        = "cut"
 )
 
 // FormatVersion is the version of the layout above.
@@ -226,8 +244,10 @@ func (f *Filter) Checkpoint(tx *bolt.Tx) (CheckpointStats, error) {
 // GiB for a fully dirty 1e9 filter). A crash between the parts loses
 // nothing: the chunks written are the old ones with bits added, and Load
 // replays the journal over them. The item count after such a crash is
-// over by up to the journaled keys whose bits were not all written (the
-// meta counts them, and the replay finds them new again).
+// exact: the cut record written with each part's meta record says which
+// journaled keys the meta counts (see the format), provided each key is
+// journaled before the next part (as it is when a transaction adds and
+// journals a batch).
 func (f *Filter) CheckpointChunks(tx *bolt.Tx, maxBytes int64) (more bool, st CheckpointStats, err error) {
 	return f.checkpoint(tx, &chunkBudget{left: maxBytes})
 }
@@ -346,6 +366,10 @@ func (f *Filter) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, st Che
 		// the chunks of this part are marked changed again (pending).
 		f.ckpt.round = round{}
 		f.endRoundLocked()
+	}
+	if err := putCut(tx, MetaKey); err != nil {
+		w.undo(f)
+		return false, CheckpointStats{}, err
 	}
 	w.commitOnLocked(f, tx)
 	st.Duration = time.Since(start)
@@ -538,8 +562,66 @@ func (f *Filter) AppendJournal(tx *bolt.Tx, hs []uint64) error {
 		if err != nil {
 			return err
 		}
+		// The meta counts the keys of hs: the cut comes after their record.
+		return appendJournalCut(tx, hs, MetaKey)
 	}
 	return appendJournal(tx, hs)
+}
+
+// appendJournalCut appends hs to the journal, then writes the cut record
+// of the meta record under metaKey: AppendJournal's first call, whose meta
+// record counts the keys of hs.
+func appendJournalCut(tx *bolt.Tx, hs []uint64, metaKey string) error {
+	if err := appendJournal(tx, hs); err != nil {
+		return err
+	}
+	return putCut(tx, metaKey)
+}
+
+// putCut writes the cut record of the meta record under metaKey, just
+// written in tx: the journal's last sequence number in tx (after any
+// truncation), and the meta record's checksum.
+func putCut(tx *bolt.Tx, metaKey string) error {
+	b := tx.Bucket([]byte(BucketMeta))
+	if b == nil {
+		return fmt.Errorf("dedup: write cut: no meta bucket")
+	}
+	le := binary.LittleEndian
+	v := le.AppendUint64(make([]byte, 0, cutSize), journalSeq(tx))
+	v = le.AppendUint32(v, crc32.Checksum(b.Get([]byte(metaKey)), castagnoli))
+	v = le.AppendUint32(v, crc32.Checksum(v, castagnoli))
+	if err := b.Put([]byte(CutKey), v); err != nil {
+		return fmt.Errorf("dedup: write cut: %w", err)
+	}
+	return nil
+}
+
+const cutSize = 16
+
+// journalCut is a decoded cut record; ok is false when there is none that
+// belongs to the meta record loaded (count as before cut records).
+type journalCut struct {
+	seq uint64
+	ok  bool
+}
+
+// decodeCut parses the cut record v (nil when absent) against the meta
+// record it must belong to.
+func decodeCut(v, metaRec []byte) (journalCut, error) {
+	if v == nil {
+		return journalCut{}, nil
+	}
+	le := binary.LittleEndian
+	if len(v) != cutSize {
+		return journalCut{}, fmt.Errorf("%w: cut record is %d bytes, want %d", ErrCorrupt, len(v), cutSize)
+	}
+	if got, want := crc32.Checksum(v[:12], castagnoli), le.Uint32(v[12:]); got != want {
+		return journalCut{}, fmt.Errorf("%w: cut record checksum %08x, want %08x", ErrCorrupt, got, want)
+	}
+	if le.Uint32(v[8:]) != crc32.Checksum(metaRec, castagnoli) {
+		return journalCut{}, nil // a meta record written since by code that writes none
+	}
+	return journalCut{seq: le.Uint64(v), ok: true}, nil
 }
 
 // appendJournal adds one journal record holding hs.
@@ -584,7 +666,7 @@ func Load(tx *bolt.Tx, want Sizing) (*Filter, error) {
 		journal: bucketRecords(tx.Bucket([]byte(BucketJournal))),
 	}
 	if b := tx.Bucket([]byte(BucketMeta)); b != nil {
-		src.meta = b.Get([]byte(MetaKey))
+		src.meta, src.cut = b.Get([]byte(MetaKey)), b.Get([]byte(CutKey))
 	}
 	return loadStored(src, want)
 }
@@ -593,6 +675,7 @@ func Load(tx *bolt.Tx, want Sizing) (*Filter, error) {
 // loader can be fuzzed on its own.
 type stored struct {
 	meta    []byte // nil when absent
+	cut     []byte // the cut record, nil when absent
 	chunks  iter.Seq2[[]byte, []byte]
 	journal iter.Seq2[[]byte, []byte]
 }
@@ -692,7 +775,11 @@ func (f *Filter) load(src stored, m *meta) error {
 	f.setBits.Store(set)
 	f.items.Store(m.items)
 	f.ckpt.persisted = present
-	return f.replay(src.journal)
+	cut, err := decodeCut(src.cut, src.meta)
+	if err != nil {
+		return err
+	}
+	return f.replay(src.journal, cut)
 }
 
 // chunkRecord is one stored chunk, its words and checksum not yet checked.
@@ -783,13 +870,28 @@ func (f *Filter) restoreChunk(r chunkRecord) (uint64, error) {
 }
 
 // replay re-adds the journaled hashes; the chunks they touch become dirty,
-// so the next checkpoint stores them before it drops the journal.
-func (f *Filter) replay(journal iter.Seq2[[]byte, []byte]) error {
-	return replayJournal(journal, f.TestAndAddHashes)
+// so the next checkpoint stores them before it drops the journal. With a
+// cut, the item count is the meta's plus every key journaled after the
+// cut (each was new when added, though a chunk written since may hold it
+// now); without one, the meta's plus the keys the replay finds new.
+func (f *Filter) replay(journal iter.Seq2[[]byte, []byte], cut journalCut) error {
+	base := f.items.Load()
+	var after uint64
+	err := replayJournal(journal, func(seq uint64, hs []uint64, seen []bool) {
+		f.TestAndAddHashes(hs, seen)
+		if seq > cut.seq {
+			after += uint64(len(hs))
+		}
+	})
+	if cut.ok {
+		f.items.Store(base + after)
+	}
+	return err
 }
 
-// replayJournal checks each journal record and passes its hashes to add.
-func replayJournal(journal iter.Seq2[[]byte, []byte], add func(hs []uint64, seen []bool)) error {
+// replayJournal checks each journal record and passes its sequence number
+// and hashes to add.
+func replayJournal(journal iter.Seq2[[]byte, []byte], add func(seq uint64, hs []uint64, seen []bool)) error {
 	var hs []uint64
 	var seen []bool
 	for k, v := range journal {
@@ -805,7 +907,7 @@ func replayJournal(journal iter.Seq2[[]byte, []byte], add func(hs []uint64, seen
 			hs = append(hs, binary.LittleEndian.Uint64(data[i:]))
 		}
 		seen = append(seen[:0], make([]bool, len(hs))...)
-		add(hs, seen)
+		add(binary.BigEndian.Uint64(k), hs, seen)
 	}
 	return nil
 }

@@ -69,10 +69,11 @@ func Rebuild(hashes iter.Seq[uint64], capacity uint64, fp float64, opts ...Optio
 }
 
 // ReplaceStored replaces the filter tx holds, fixed or scalable (or none),
-// with f: it drops both formats' chunks and meta records and the journal,
-// then writes every chunk of f and its meta record (format 1). Nothing of
-// it takes effect unless tx commits, so a crash before the commit leaves
-// the old filter as it was. f's journal starts empty.
+// with f: it drops both formats' chunks, meta and cut records and the
+// journal, then writes every chunk of f and its meta and cut records
+// (format 1). Nothing of it takes effect unless tx commits, so a crash
+// before the commit leaves the old filter as it was. f's journal starts
+// empty.
 func ReplaceStored(tx *bolt.Tx, f *Filter) (CheckpointStats, error) {
 	for _, b := range []string{BucketChunks, BucketChainChunks, BucketJournal} {
 		if err := tx.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
@@ -80,7 +81,7 @@ func ReplaceStored(tx *bolt.Tx, f *Filter) (CheckpointStats, error) {
 		}
 	}
 	if b := tx.Bucket([]byte(BucketMeta)); b != nil {
-		for _, k := range []string{MetaKey, MetaKeyChain} {
+		for _, k := range []string{MetaKey, MetaKeyChain, CutKey} {
 			if err := b.Delete([]byte(k)); err != nil {
 				return CheckpointStats{}, fmt.Errorf("dedup: replace: drop meta %s: %w", k, err)
 			}
