@@ -52,7 +52,10 @@ import (
 // 2M filter lookups): a
 // step slower with slower probes ran on a slower machine, not on a
 // bigger shard; and wait_s, the part of the step Apply spent waiting for
-// the stager's next batches (the stager, not Apply, set the pace). At the
+// the stager's next batches (the stager, not Apply, set the pace). After
+// the steps it prints how far the last step's new URLs/s fell below the
+// first's (reported as drop-%) and how much longer the same fixed work
+// took after the last step than after the first. At the
 // end it checkpoints the filter (its time and the owned memory's peak
 // meanwhile), then measures the lease + outcome cycle at that depth and
 // the time to reopen the shard.
@@ -109,6 +112,7 @@ func BenchmarkScale(b *testing.B) {
 	defer stopGen()
 	logf("probes before the first step: probe_ms %.0f mprobe_ms %.0f", probePrepare(s), probeFilter(s))
 	admitted, links := 0, 0
+	var first, last stepRate
 	profiling := false
 	peak := startPeak(filterMem)
 	defer peak.stop()
@@ -149,13 +153,21 @@ func BenchmarkScale(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		anon, filemap := residentKiB()
 		cpu := readCPU().sub(cpuStart)
+		probe, mprobe := probePrepare(s), probeFilter(s)
+		last = stepRate{newPerSec: float64(stepNew) / elapsed.Seconds(), probe: probe}
+		if first.newPerSec == 0 {
+			first = last
+		}
 		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.0f %9.0f %8.2f", admitted,
 			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
 			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024,
 			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages, peak.take()/(1<<20),
-			cpu.self, cpu.gc, elapsed.Seconds(), cpu.pct(cpu.others), cpu.pct(cpu.iowait), cpu.pct(cpu.steal), probePrepare(s), probeFilter(s), st.wait.Seconds())
+			cpu.self, cpu.gc, elapsed.Seconds(), cpu.pct(cpu.others), cpu.pct(cpu.iowait), cpu.pct(cpu.steal), probe, mprobe, st.wait.Seconds())
 	}
+	drop := 100 * (1 - last.newPerSec/first.newPerSec)
+	logf("last step %.0f new/s, first %.0f: %.1f%% below it (target: at most 20%%); the fixed CPU work (probe_ms) took %.2fx as long after the last step as after the first",
+		last.newPerSec, first.newPerSec, drop, last.probe/first.probe)
 	if profiling {
 		pprof.StopCPUProfile()
 	}
@@ -190,9 +202,15 @@ func BenchmarkScale(b *testing.B) {
 	stop()
 	logf("reopen: %v", reopen)
 	s.Close()
+	b.ReportMetric(drop, "drop-%")
 	b.ReportMetric(cycle, "leases/s")
 	b.ReportMetric(reopen.Seconds(), "reopen-s")
 }
+
+// stepRate is a growth step's new URLs/s and the probe_ms after it, for
+// the drop from the first step to the last (the target: the last
+// 2M at most 20% below the first 2M).
+type stepRate struct{ newPerSec, probe float64 }
 
 // written is what s's commits have written: pages (bbolt nodes, a page
 // or a run of them) and the time spent writing and syncing them (bbolt's
