@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -124,7 +125,59 @@ func TestCheckpointLetsApplyIn(t *testing.T) {
 		t.Fatalf("journal %d after a checkpoint with %d URLs admitted during it, want %d", j, admitted, admitted)
 	}
 	h.crash()
+	// Each key counts once, though the round wrote some of the chunks of
+	// those admitted during it before they were added (the cut record).
+	if items := h.s.filter.Stats().Items; items != uint64(2000+admitted) {
+		t.Errorf("filter counts %d items after the crash, want %d", items, 2000+admitted)
+	}
 	h.seedHosts(0, 2000+admitted, 0) // every key known
+}
+
+// A crash between the parts of a round (the file as it was in the fourth
+// gap): every URL admitted before it is known, and counted once, though
+// the parts written before it wrote the chunks of some of them before they
+// were admitted.
+func TestCheckpointCrashBetweenParts(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Frontier.CheckpointPart = 1
+		c.Frontier.Filter.Mode = "fixed"
+		c.Frontier.Filter.Capacity = 10_000_000 // 12 chunks
+	})
+	h.seedHosts(0, 2000, 2000) // every chunk changed
+	gaps, admitted := 0, 0
+	var snap []byte
+	testHookCheckpointYield = func() {
+		gaps++
+		if gaps > 4 {
+			return
+		}
+		h.seedHosts(2000+admitted, 100, 100)
+		admitted += 100
+		if gaps == 4 {
+			var err error
+			if snap, err = os.ReadFile(h.path); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() { testHookCheckpointYield = nil }()
+	if _, err := h.s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	testHookCheckpointYield = nil
+	if snap == nil {
+		t.Fatalf("no file to crash with: %d gaps", gaps)
+	}
+	h.crashEditing(func(path string) {
+		if err := os.WriteFile(path, snap, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if items := h.s.filter.Stats().Items; items != 2400 {
+		t.Errorf("filter counts %d items after a crash between parts, want 2400", items)
+	}
+	h.seedHosts(0, 2400, 0) // every key known
+	h.seedHosts(2400, 100, 100)
 }
 
 // The same with Apply in another goroutine, as in the service (and under
