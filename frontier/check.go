@@ -32,7 +32,39 @@ type CheckReport struct {
 	Truncated bool
 	// Status is the state's counters, when it could be opened.
 	Status *msg.Status
+	// Buckets is what each top-level bucket takes in the file, in name
+	// order (when bbolt's consistency check passed).
+	Buckets []BucketUsage
 }
+
+// BucketUsage is one bucket's share of a state file: its keys and the
+// bytes of the pages it holds (allocated) and fills (in use), from
+// bbolt's Bucket.Stats. Nested buckets count in their parent's. A bucket
+// small enough to live inline in its parent's page has no pages of its
+// own: Alloc 0, its bytes in InUse.
+type BucketUsage struct {
+	Name  string
+	Keys  int
+	Alloc int64
+	InUse int64
+}
+
+// bucketUsage is BucketUsage of every top-level bucket of tx.
+func bucketUsage(tx *bolt.Tx) []BucketUsage {
+	var us []BucketUsage
+	_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		st := b.Stats()
+		us = append(us, BucketUsage{
+			Name: string(name), Keys: st.KeyN,
+			Alloc: int64(st.BranchAlloc + st.LeafAlloc), InUse: int64(st.BranchInuse + st.LeafInuse + st.InlineBucketInuse),
+		})
+		return nil
+	})
+	return us
+}
+
+// filterBuckets are dedup's buckets: the filter's bytes in the file.
+var filterBuckets = []string{dedup.BucketMeta, dedup.BucketChunks, dedup.BucketChainChunks, dedup.BucketJournal}
 
 // OK reports whether the file passed every check.
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
@@ -66,6 +98,9 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 		return db.View(func(tx *bolt.Tx) error {
 			for err := range tx.Check() {
 				r.problem("bbolt: %v", err)
+			}
+			if r.OK() {
+				r.Buckets = bucketUsage(tx)
 			}
 			meta := tx.Bucket(bucketMeta)
 			if meta == nil {

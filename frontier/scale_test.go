@@ -596,44 +596,34 @@ func inboxBytes(b *testing.B, s *State, n int) {
 
 // bucketBytes logs each bucket's keys, pages in use and bytes per key.
 func bucketBytes(b *testing.B, s *State) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
-			st := bk.Stats()
-			alloc := st.BranchAlloc + st.LeafAlloc
-			inuse := st.BranchInuse + st.LeafInuse
-			per := 0.0
-			if st.KeyN > 0 {
-				per = float64(alloc) / float64(st.KeyN)
-			}
-			logf("bucket %-10s keys %12d alloc %8.1f MiB in use %8.1f MiB  %6.1f B/key", name, st.KeyN, float64(alloc)/(1<<20), float64(inuse)/(1<<20), per)
-			return nil
-		})
-	})
-	if err != nil {
-		b.Fatal(err)
+	for _, u := range usage(b, s) {
+		per := 0.0
+		if u.Keys > 0 {
+			per = float64(u.Alloc) / float64(u.Keys)
+		}
+		logf("bucket %-10s keys %12d alloc %8.1f MiB in use %8.1f MiB  %6.1f B/key", u.Name, u.Keys, float64(u.Alloc)/(1<<20), float64(u.InUse)/(1<<20), per)
 	}
 }
 
 // filterAlloc is the bytes the filter's buckets (dedup's) take in the file.
 func filterAlloc(b *testing.B, s *State) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var n int64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		for _, name := range []string{"bloom", "bloom_meta", "journal"} {
-			if bk := tx.Bucket([]byte(name)); bk != nil {
-				st := bk.Stats()
-				n += int64(st.BranchAlloc + st.LeafAlloc)
-			}
+	for _, u := range usage(b, s) {
+		if slices.Contains(filterBuckets, u.Name) {
+			n += u.Alloc
 		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
 	}
 	return n
+}
+
+// usage is bucketUsage of s's file, as frontier check prints it.
+func usage(b *testing.B, s *State) (us []BucketUsage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.db.View(func(tx *bolt.Tx) error { us = bucketUsage(tx); return nil }); err != nil {
+		b.Fatal(err)
+	}
+	return us
 }
 
 func fileSize(b *testing.B, path string) int64 {

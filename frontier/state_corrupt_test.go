@@ -562,6 +562,36 @@ func FuzzOpenStateFile(f *testing.F) {
 	})
 }
 
+// checkBuckets checks a good file's bucket usage: every bucket in name
+// order, a key in hosts per known host, pages in the buckets that hold
+// the queue and the filter, and no more in all than the file's size.
+func checkBuckets(t *testing.T, rep *CheckReport, size int64) {
+	t.Helper()
+	var total int64
+	got := map[string]BucketUsage{}
+	for i, u := range rep.Buckets {
+		if i > 0 && rep.Buckets[i-1].Name >= u.Name {
+			t.Errorf("buckets out of order: %q before %q", rep.Buckets[i-1].Name, u.Name)
+		}
+		if u.Alloc > 0 && u.InUse > u.Alloc {
+			t.Errorf("bucket %s: %d bytes in use of %d allocated", u.Name, u.InUse, u.Alloc)
+		}
+		got[u.Name] = u
+		total += u.Alloc
+	}
+	if h := got[string(bucketHosts)]; int64(h.Keys) != rep.Status.Hosts {
+		t.Errorf("bucket hosts has %d keys, want one per known host (%d)", h.Keys, rep.Status.Hosts)
+	}
+	for _, name := range []string{string(bucketTails), dedup.BucketChunks} {
+		if got[name].Alloc == 0 {
+			t.Errorf("bucket %s: no pages (%+v)", name, rep.Buckets)
+		}
+	}
+	if total == 0 || total > size {
+		t.Errorf("buckets take %d bytes of a %d-byte file", total, size)
+	}
+}
+
 // TestCheck: Check passes a good file, reports bbolt's and Verify's
 // findings, and refuses a corrupt one, never writing to any of them.
 func TestCheck(t *testing.T) {
@@ -579,6 +609,7 @@ func TestCheck(t *testing.T) {
 	if err != nil || !rep.OK() || rep.Status == nil || rep.Status.Queued != 3000 || !validCrawlID(rep.CrawlID) {
 		t.Fatalf("good file: %+v, %v", rep, err)
 	}
+	checkBuckets(t, rep, int64(len(good)))
 
 	// A queued URL removed behind the frontier's back: Verify's finding.
 	path := write(good)

@@ -86,9 +86,12 @@ func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
 	}
 	fmt.Fprintf(w, "schema     shard %d of %d, filter %s capacity %d fp %g, audit fraction %g, crawl %s\n",
 		r.Shard, r.Shards, r.Layout, r.Capacity, r.FP, r.Audit, r.CrawlID)
+	var admitted uint64
 	if s := r.Status; s != nil {
+		admitted = s.Admitted
 		fmt.Fprintf(w, "contents   %d admitted: %d queued, %d leased, %d done; %d hosts\n", s.Admitted, s.Queued, s.Leased, s.Done, s.Hosts)
 	}
+	printBuckets(w, r.Buckets, admitted)
 	if r.OK() {
 		fmt.Fprintln(w, "result     ok: bbolt consistency check and frontier Verify passed")
 		return
@@ -99,5 +102,22 @@ func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
 	}
 	if r.Truncated {
 		fmt.Fprintln(w, "  - (more not shown)")
+	}
+}
+
+// printBuckets prints what each bucket takes in the file, and per
+// admitted URL when there are any (docs/architecture.md says what each
+// should cost).
+func printBuckets(w io.Writer, us []frontier.BucketUsage, admitted uint64) {
+	if len(us) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "buckets    %-12s %12s %12s %12s %12s\n", "name", "keys", "alloc MiB", "in use MiB", "B/admitted")
+	for _, u := range us {
+		per := "-"
+		if admitted > 0 {
+			per = fmt.Sprintf("%.1f", float64(u.Alloc)/float64(admitted))
+		}
+		fmt.Fprintf(w, "           %-12s %12d %12.1f %12.1f %12s\n", u.Name, u.Keys, float64(u.Alloc)/(1<<20), float64(u.InUse)/(1<<20), per)
 	}
 }

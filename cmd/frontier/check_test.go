@@ -54,6 +54,8 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"--data-file", killed}, cli.ExitOK, "freelist   none: not closed since its last write"},
 		{[]string{"--data-file", path, "--json"}, cli.ExitOK, `"Freelist": true`},
 		{[]string{"--data-file", path, "--json"}, cli.ExitOK, `"queued": 2`},
+		{[]string{"--data-file", path}, cli.ExitOK, "B/admitted"},
+		{[]string{"--data-file", path, "--json"}, cli.ExitOK, `"Name": "inbox"`},
 		{[]string{"--data-file", truncated}, cli.ExitFailure, "CORRUPT: frontier: state file is corrupt: " + truncated},
 		{[]string{"--data-file", filepath.Join(t.TempDir(), "none.db")}, cli.ExitFailure, "no such state file"},
 		{nil, cli.ExitUsage, "--data-file is required"},
