@@ -63,8 +63,6 @@ func bucketUsage(tx *bolt.Tx) []BucketUsage {
 	return us
 }
 
-// filterBuckets are dedup's buckets: the filter's bytes in the file.
-var filterBuckets = []string{dedup.BucketMeta, dedup.BucketChunks, dedup.BucketChainChunks, dedup.BucketJournal}
 
 // OK reports whether the file passed every check.
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
