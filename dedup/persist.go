@@ -68,8 +68,8 @@ import (
 // A file without one (written before it existed), or whose cut record
 // belongs to another meta record (one written by such code since), loads
 // as before: the meta's count plus the journaled keys the replay finds new.
-// After a crash between the parts of a checkpoint that over-counts the
-// keys whose chunks were written before they were added.
+// That way a crash between the parts of a checkpoint counts twice the keys
+// whose chunks a part wrote before they were added.
 
 // Bucket and key names this package owns in the shared bbolt file.
 const (
