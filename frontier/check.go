@@ -63,7 +63,6 @@ func bucketUsage(tx *bolt.Tx) []BucketUsage {
 	return us
 }
 
-
 // OK reports whether the file passed every check.
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
