@@ -448,6 +448,13 @@ func (l *killLoad) check(st *frontier.State, rounds int) {
 	if n := states["skipped filter false positive"]; uint64(n) > s.Audit.FPSkips {
 		t.Errorf("%d acked URLs are unknown with their keys in the audit's sample, but the audit counted %d false-positive skips: URLs were lost", n, s.Audit.FPSkips)
 	}
+	// The filter counts every key it admitted once, kills between the
+	// parts of a checkpoint or not (dedup's cut record): the admitted
+	// URLs less the false positives the audit rescued (the filter called
+	// those seen; no page cap is set, so every new key is admitted).
+	if items, want := s.Filter.Items, s.Admitted-s.Audit.Rescued; items != want {
+		t.Errorf("the filter counts %d items after %d kill rounds, want %d (admitted %d less %d rescued)", items, rounds, want, s.Admitted, s.Audit.Rescued)
+	}
 	// Every admitted URL is queued, leased or done, once. Leased also
 	// counts robots.txt leases, which admit nothing: hence a range.
 	admitted := int64(s.Admitted + s.Audit.Rescued)
