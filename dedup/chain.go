@@ -318,6 +318,15 @@ func (c *Chain) TestAndAddHashes(hs []uint64, seen []bool) {
 		c.addNewest(hs, seen)
 		return
 	}
+	c.addAbsent(hs, seen, nil)
+}
+
+// addAbsent tests hs against every sub-filter in groups of chainGroup and
+// adds the keys of each group found in none to the newest sub-filter
+// (addNewest, growing the chain at its capacity), or with to set, to to
+// alone (the load's replay); seen reports each key (a found key is seen).
+// to is a pointer, not a func, so that the ingest's call allocates nothing.
+func (c *Chain) addAbsent(hs []uint64, seen []bool, to *Filter) {
 	var fresh [chainGroup]uint64
 	var at [chainGroup]int
 	var fseen [chainGroup]bool
@@ -336,7 +345,11 @@ func (c *Chain) TestAndAddHashes(hs []uint64, seen []bool) {
 		if n == 0 {
 			continue
 		}
-		c.addNewest(fresh[:n], fseen[:n])
+		if to == nil {
+			c.addNewest(fresh[:n], fseen[:n])
+		} else {
+			to.TestAndAddHashes(fresh[:n], fseen[:n])
+		}
 		for j := range n {
 			s[at[j]] = fseen[j]
 		}

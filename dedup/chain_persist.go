@@ -568,20 +568,6 @@ func (c *Chain) replay(seq uint64, hs []uint64, seen []bool, cut journalCut) {
 	subs := *c.subs.Load()
 	newest := subs[len(subs)-1]
 	items := newest.items.Load()
-	var fresh [chainGroup]uint64
-	var fseen [chainGroup]bool
-	for start := 0; start < len(hs); start += chainGroup {
-		g := hs[start:min(start+chainGroup, len(hs))]
-		s := seen[start : start+len(g)]
-		testChain(subs, g, s)
-		n := 0
-		for i, h := range g {
-			if !s[i] {
-				fresh[n] = h
-				n++
-			}
-		}
-		newest.TestAndAddHashes(fresh[:n], fseen[:n])
-	}
+	c.addAbsent(hs, seen, newest)
 	newest.items.Store(items)
 }

@@ -98,26 +98,20 @@ func TestCheckpointInParts(t *testing.T) {
 // loses none of them, though most of their bits fell in chunks the
 // checkpoint had written before they were added.
 func TestCheckpointLetsApplyIn(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
-		c.Frontier.CheckpointPart = 1
-		c.Frontier.Filter.Mode = "fixed"
-		c.Frontier.Filter.Capacity = 10_000_000 // 11.4 MiB, 12 chunks
-	})
-	h.seedHosts(0, 2000, 2000) // every chunk changed
+	h := roundHarness(t)
 	gaps, admitted := 0, 0
-	testHookCheckpointYield = func() {
+	stop := duringGaps(t, func() {
 		gaps++
 		if gaps <= 3 {
 			h.seedHosts(2000+admitted, 100, 100)
 			admitted += 100
 		}
-	}
-	defer func() { testHookCheckpointYield = nil }()
+	})
 	cs, err := h.s.Checkpoint()
+	stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	testHookCheckpointYield = nil
 	if chunks := int((h.s.filter.Stats().Bits/8 + 1<<20 - 1) >> 20); gaps != chunks-1 || cs.Chunks != chunks {
 		t.Fatalf("checkpoint wrote %d chunks with %d gaps between its parts; want each of the filter's %d once, a gap between each two", cs.Chunks, gaps, chunks)
 	}
@@ -138,15 +132,10 @@ func TestCheckpointLetsApplyIn(t *testing.T) {
 // the parts written before it wrote the chunks of some of them before they
 // were admitted.
 func TestCheckpointCrashBetweenParts(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
-		c.Frontier.CheckpointPart = 1
-		c.Frontier.Filter.Mode = "fixed"
-		c.Frontier.Filter.Capacity = 10_000_000 // 12 chunks
-	})
-	h.seedHosts(0, 2000, 2000) // every chunk changed
+	h := roundHarness(t)
 	gaps, admitted := 0, 0
 	var snap []byte
-	testHookCheckpointYield = func() {
+	stop := duringGaps(t, func() {
 		gaps++
 		if gaps > 4 {
 			return
@@ -159,12 +148,12 @@ func TestCheckpointCrashBetweenParts(t *testing.T) {
 				t.Error(err)
 			}
 		}
-	}
-	defer func() { testHookCheckpointYield = nil }()
-	if _, err := h.s.Checkpoint(); err != nil {
+	})
+	_, err := h.s.Checkpoint()
+	stop()
+	if err != nil {
 		t.Fatal(err)
 	}
-	testHookCheckpointYield = nil
 	if snap == nil {
 		t.Fatalf("no file to crash with: %d gaps", gaps)
 	}
@@ -184,12 +173,7 @@ func TestCheckpointCrashBetweenParts(t *testing.T) {
 // -race): whatever the interleaving, a crash after the checkpoint loses no
 // URL admitted before or during it.
 func TestCheckpointBesideApply(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
-		c.Frontier.CheckpointPart = 1
-		c.Frontier.Filter.Mode = "fixed"
-		c.Frontier.Filter.Capacity = 10_000_000
-	})
-	h.seedHosts(0, 2000, 2000)
+	h := roundHarness(t)
 	done := make(chan error, 1)
 	go func() {
 		_, err := h.s.Checkpoint()
@@ -210,6 +194,28 @@ func TestCheckpointBesideApply(t *testing.T) {
 	}
 	h.crash()
 	h.seedHosts(0, seeded, 0)
+}
+
+// roundHarness is a shard whose fixed filter (10M keys: 11.4 MiB, 12
+// chunks) a checkpoint writes a chunk a part (checkpoint_part 1 byte),
+// with URLs of 2,000 hosts admitted: every chunk changed.
+func roundHarness(t *testing.T) *harness {
+	h := newHarness(t, func(c *config.Config) {
+		c.Frontier.CheckpointPart = 1
+		c.Frontier.Filter.Mode = "fixed"
+		c.Frontier.Filter.Capacity = 10_000_000
+	})
+	h.seedHosts(0, 2000, 2000)
+	return h
+}
+
+// duringGaps runs fn in each gap between a checkpoint's parts, until
+// stop or the end of the test.
+func duringGaps(t *testing.T, fn func()) (stop func()) {
+	testHookCheckpointYield = fn
+	stop = func() { testHookCheckpointYield = nil }
+	t.Cleanup(stop)
+	return stop
 }
 
 // seedHosts seeds http://hI.example/p for I from from to from+n-1 and
