@@ -135,13 +135,13 @@ func (s *State) explainLeaseLocked(e *Explanation) {
 func (s *State) explainHostLocked(h *host, key string, now time.Time) *HostExplanation {
 	hx := &HostExplanation{
 		Seed: h.rec.Seed, Queued: h.rec.Queued, Admitted: h.rec.Admitted, Done: h.rec.Done,
-		Inflight: int(h.inflight), NextFetch: h.rec.NextFetch, PausedUntil: h.rec.PausedUntil,
+		Inflight: int(h.inflight), NextFetch: h.rec.NextFetch.Time(), PausedUntil: h.rec.PausedUntil.Time(),
 		BackoffLevel: h.rec.BackoffLevel, ErrorStreak: h.rec.ErrorStreak, LastResponse: h.rec.LastResponse,
 		Robots: robotsStatusName(h.rec.RobotsStatus), RobotsHTTP: h.rec.RobotsHTTP,
-		RobotsFetched: h.rec.RobotsFetched, CrawlDelay: s.crawlDelay(h),
+		RobotsFetched: h.rec.RobotsFetched.Time(), CrawlDelay: s.crawlDelay(h),
 	}
 	if !h.rec.RobotsFetched.IsZero() {
-		hx.RobotsAge = now.Sub(h.rec.RobotsFetched)
+		hx.RobotsAge = now.Sub(h.rec.RobotsFetched.Time())
 	}
 	if v := s.robotsVerdict(h, key); v != nil {
 		hx.RobotsVerdict = v.String()
@@ -245,7 +245,7 @@ func (s *State) topHostsLocked(n int) []msg.HostStatus {
 	for i, h := range top {
 		out[i] = msg.HostStatus{
 			Host: h.name, Queued: int64(h.rec.Queued), Inflight: int(h.inflight), Done: int64(h.rec.Done),
-			NextFetch: h.rec.NextFetch, Robots: robotsStatusName(h.rec.RobotsStatus),
+			NextFetch: h.rec.NextFetch.Time(), Robots: robotsStatusName(h.rec.RobotsStatus),
 			Backoff: h.rec.BackoffLevel,
 		}
 	}

@@ -16,8 +16,8 @@ type host struct {
 	rules    *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
 	inbox    []uint64       // keys of its inbox records, oldest first
 	applyGen uint64         // the last Apply that admitted a URL of the host (State.applyGen)
-	// The small fields last and together: a host is 224 bytes, not 240
-	// (a million hosts on a shard).
+	// The small fields last and together: a host is 192 bytes
+	// (TestHostSize; a million hosts on a shard).
 	inflight       int32 // leases out, page and robots
 	idx            int32 // position in the ready heap, -1 when absent
 	pending        int32 // 1 + its index in State.pending while the Apply under way admits URLs of it, else 0
@@ -36,7 +36,7 @@ func (s *State) robotsDue(h *host, now time.Time) bool {
 	case robotsUnknown, robotsUnavailable:
 		return true
 	}
-	return s.cfg.Robots.TTL > 0 && !now.Before(h.rec.RobotsFetched.Add(s.cfg.Robots.TTL))
+	return s.cfg.Robots.TTL > 0 && !now.Before(h.rec.RobotsFetched.Time().Add(s.cfg.Robots.TTL))
 }
 
 // wantsReady reports whether h belongs in the ready heap: it has queued
@@ -71,10 +71,10 @@ type readyHeap []*host
 func (q readyHeap) Len() int { return len(q) }
 func (q readyHeap) Less(i, j int) bool {
 	a, b := q[i].eligibleAt(), q[j].eligibleAt()
-	if a.Equal(b) {
+	if a == b {
 		return q[i].name < q[j].name
 	}
-	return a.Before(b)
+	return a < b
 }
 func (q readyHeap) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]

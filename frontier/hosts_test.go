@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
@@ -186,5 +187,17 @@ func TestRobotsObeyOff(t *testing.T) {
 	h.seed("http://example.com/")
 	if l := h.leaseOne(); l.Robots {
 		t.Fatalf("robots lease with robots.obey false: %+v", l)
+	}
+}
+
+// TestHostSize keeps the host table's memory where it is: a shard holds
+// one host for every host it knows, a million on a broad crawl, so 8 more
+// bytes a host is 8 MB. Growing it should be a choice, made here.
+func TestHostSize(t *testing.T) {
+	if got := unsafe.Sizeof(hostRecord{}); got > 120 {
+		t.Errorf("hostRecord is %d bytes, more than 120", got)
+	}
+	if got := unsafe.Sizeof(host{}); got > 192 {
+		t.Errorf("host is %d bytes, more than 192", got)
 	}
 }

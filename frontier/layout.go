@@ -365,21 +365,20 @@ func robotsStatusName(s uint8) string {
 	return fmt.Sprintf("robots(%d)", s)
 }
 
-// hostRecord is the persistent state of one host.
+// hostRecord is the persistent state of one host. A shard keeps one in
+// memory for every host it knows (a million on a broad crawl), so its
+// times are stamps and its small fields sit together at the end: 120
+// bytes, where time.Time fields in declaration order made it 176.
 type hostRecord struct {
-	NextSeq       uint64
-	Queued        uint64
-	Admitted      uint64
-	Done          uint64
-	Seed          bool
-	NextFetch     time.Time
-	BackoffLevel  uint32
-	ErrorStreak   uint32
-	PausedUntil   time.Time
+	NextSeq   uint64
+	Queued    uint64
+	Admitted  uint64
+	Done      uint64
+	NextFetch stamp
+	// PausedUntil: the end of the pause after an error streak.
+	PausedUntil   stamp
+	RobotsFetched stamp
 	LastResponse  time.Duration
-	RobotsStatus  uint8
-	RobotsHTTP    uint32
-	RobotsFetched time.Time
 	// HeadSeq: the host's segment and inbox URLs with a smaller seq are
 	// leased (its first segment or inbox record is deleted once all of
 	// its URLs are).
@@ -390,8 +389,37 @@ type hostRecord struct {
 	// Sealed: the gens the host has sealed segments under, ascending (its
 	// queue's order), each with at least one. A lease deletes a sealed
 	// segment with its last URL and the gen with its last segment.
-	Sealed sealedGens
+	Sealed       sealedGens
+	BackoffLevel uint32
+	ErrorStreak  uint32
+	RobotsHTTP   uint32
+	RobotsStatus uint8
+	Seed         bool
 }
+
+// stamp is a time as Unix nanoseconds, 0 for the zero time, as records
+// store times. It is 8 bytes where a time.Time is 24, one of them a
+// pointer the collector scans: a host record holds three.
+type stamp int64
+
+// stampOf is t's stamp.
+func stampOf(t time.Time) stamp {
+	if t.IsZero() {
+		return 0
+	}
+	return stamp(t.UnixNano())
+}
+
+// Time is the time s stands for, in UTC (the zero time for 0).
+func (s stamp) Time() time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(s)).UTC()
+}
+
+// IsZero reports whether s is the zero time.
+func (s stamp) IsZero() bool { return s == 0 }
 
 // hostSegmentsVersion is the version of a host record that carries
 // HeadSeq and CompactedSeq (schema 2); hostSealedVersion adds Sealed
@@ -412,8 +440,8 @@ func (r *hostRecord) encode() []byte {
 		v = hostSealedVersion
 	}
 	e := make(enc, 0, 64+len(r.Sealed)).u(v).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
-		t(r.NextFetch).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).t(r.PausedUntil).
-		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).t(r.RobotsFetched).
+		i(int64(r.NextFetch)).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).i(int64(r.PausedUntil)).
+		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).i(int64(r.RobotsFetched)).
 		u(r.HeadSeq).u(r.CompactedSeq)
 	if len(r.Sealed) > 0 {
 		// The first gen, then the differences: the list's own bytes.
@@ -432,14 +460,14 @@ func decodeHost(b []byte) (hostRecord, error) {
 	r.Done = d.u("host done")
 	flags := d.small("host flags", 1)
 	r.Seed = flags&1 != 0
-	r.NextFetch = d.t("host next fetch")
+	r.NextFetch = stamp(d.i("host next fetch"))
 	r.BackoffLevel = uint32(d.small("host backoff level", 64))
 	r.ErrorStreak = uint32(d.small("host error streak", math.MaxUint32))
-	r.PausedUntil = d.t("host paused until")
+	r.PausedUntil = stamp(d.i("host paused until"))
 	r.LastResponse = time.Duration(d.small("host last response", math.MaxInt64))
 	r.RobotsStatus = uint8(d.small("host robots status", robotsUnavailable))
 	r.RobotsHTTP = uint32(d.small("host robots http status", 999))
-	r.RobotsFetched = d.t("host robots fetched at")
+	r.RobotsFetched = stamp(d.i("host robots fetched at"))
 	if v >= hostSegmentsVersion {
 		r.HeadSeq = d.u("host head seq")
 		r.CompactedSeq = d.u("host compacted seq")

@@ -15,11 +15,21 @@ func TestRecordRoundTrip(t *testing.T) {
 	if got, err := decodeURL(u.encode()); err != nil || got != u {
 		t.Errorf("url: %+v %v", got, err)
 	}
-	h := hostRecord{NextSeq: 9, Queued: 3, Admitted: 12, Done: 5, Seed: true, NextFetch: at, BackoffLevel: 4,
-		ErrorStreak: 2, PausedUntil: at.Add(time.Hour), LastResponse: time.Second, RobotsStatus: robotsUnavailable,
-		RobotsHTTP: 503, RobotsFetched: at}
+	h := hostRecord{NextSeq: 9, Queued: 3, Admitted: 12, Done: 5, Seed: true, NextFetch: stampOf(at), BackoffLevel: 4,
+		ErrorStreak: 2, PausedUntil: stampOf(at.Add(time.Hour)), LastResponse: time.Second, RobotsStatus: robotsUnavailable,
+		RobotsHTTP: 503, RobotsFetched: stampOf(at)}
 	if got, err := decodeHost(h.encode()); err != nil || !reflect.DeepEqual(got, h) {
 		t.Errorf("host: %+v %v", got, err)
+	}
+	if got := h.RobotsFetched.Time(); !got.Equal(at) || got.Location() != time.UTC {
+		t.Errorf("stamp: %v, want %v", got, at)
+	}
+	// Stamps are stored as times are: the bytes of the record as it was
+	// written when its fields were time.Time.
+	want := enc{hostSegmentsVersion, 9, 3, 12, 5, 1}.t(at).u(4).u(2).t(at.Add(time.Hour)).
+		u(uint64(time.Second)).u(robotsUnavailable).u(503).t(at).u(0).u(0)
+	if got := h.encode(); !bytes.Equal(got, want) {
+		t.Errorf("host record bytes:\n got %x\nwant %x", got, want)
 	}
 	var zero hostRecord
 	if got, err := decodeHost(zero.encode()); err != nil || !reflect.DeepEqual(got, zero) {
@@ -132,7 +142,7 @@ func TestRecordDecodeErrors(t *testing.T) {
 func FuzzRecords(f *testing.F) {
 	at := time.Unix(1700000000, 5)
 	f.Add((&urlRecord{URL: "http://example.com/", Depth: 2, EnqueuedAt: at}).encode())
-	f.Add((&hostRecord{NextSeq: 3, Seed: true, NextFetch: at, RobotsStatus: 1, RobotsHTTP: 200}).encode())
+	f.Add((&hostRecord{NextSeq: 3, Seed: true, NextFetch: stampOf(at), RobotsStatus: 1, RobotsHTTP: 200}).encode())
 	f.Add((&hostRecord{NextSeq: 90, HeadSeq: 12, CompactedSeq: 80, Sealed: sealedGensOf(0, 4, 9)}).encode())
 	f.Add((&leaseRecord{Host: "h", URL: "http://h/", Robots: true, Deadline: at}).encode())
 	f.Add(legacyInbox("h", 4, urlRecord{URL: "http://h/", EnqueuedAt: at}))

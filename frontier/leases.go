@@ -53,7 +53,8 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 		return nil, nil
 	}
 	now := s.now()
-	if s.ready[0].eligibleAt().After(now) {
+	nowStamp := stampOf(now)
+	if s.ready[0].eligibleAt() > nowStamp {
 		return nil, nil
 	}
 	var out []msg.Lease
@@ -63,7 +64,7 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 		lb := tx.Bucket(bucketLeases)
 		db := tx.Bucket(bucketDone)
 		var again map[*host]bool // hosts put back for another lease in this call
-		for len(out) < max && len(s.ready) > 0 && !s.ready[0].eligibleAt().After(now) {
+		for len(out) < max && len(s.ready) > 0 && s.ready[0].eligibleAt() <= nowStamp {
 			h := heap.Pop(&s.ready).(*host)
 			if !again[h] {
 				touched = append(touched, h)
@@ -79,7 +80,7 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 			// A host with slots left and no delay to keep (min_delay 0)
 			// may take another lease now: one lease per host per call
 			// fed a 16-slot host one request round trip at a time.
-			if s.wantsReady(h) && !h.eligibleAt().After(now) {
+			if s.wantsReady(h) && h.eligibleAt() <= nowStamp {
 				if again == nil {
 					again = make(map[*host]bool)
 				}
@@ -164,9 +165,7 @@ func (s *State) leaseHostLocked(qb queueBuckets, lb, db *bolt.Bucket, h *host, n
 		// With more than one lease per host allowed, keep min_delay
 		// between the leases themselves.
 		if s.maxInflight > 1 {
-			if t := now.Add(s.cfg.Politeness.MinDelay); t.After(h.rec.NextFetch) {
-				h.rec.NextFetch = t
-			}
+			h.rec.NextFetch = max(h.rec.NextFetch, stampOf(now.Add(s.cfg.Politeness.MinDelay)))
 		}
 		return l, nil
 	}

@@ -14,13 +14,7 @@ import (
 )
 
 // eligibleAt is the earliest time politeness lets the host be fetched.
-func (h *host) eligibleAt() time.Time {
-	t := h.rec.NextFetch
-	if h.rec.PausedUntil.After(t) {
-		t = h.rec.PausedUntil
-	}
-	return t
-}
+func (h *host) eligibleAt() stamp { return max(h.rec.NextFetch, h.rec.PausedUntil) }
 
 // givesUp reports whether h has answered politeness.host_give_up
 // 429/503s in a row (its back-off level): its queued URLs are then
@@ -83,7 +77,7 @@ func (s *State) backoffDelay(h *host, level uint32, retryAfter time.Duration) ti
 // politeAfterResponse records a response from h at now that took total.
 func (s *State) politeAfterResponse(h *host, now time.Time, total time.Duration) {
 	h.rec.LastResponse = total
-	h.rec.NextFetch = now.Add(s.politeDelay(h, total))
+	h.rec.NextFetch = stampOf(now.Add(s.politeDelay(h, total)))
 	h.dirty = true
 }
 
@@ -94,9 +88,7 @@ func (s *State) politeAfterResponse(h *host, now time.Time, total time.Duration)
 func (s *State) politeAfterFetched(h *host, now time.Time, total time.Duration) {
 	later := h.rec.NextFetch
 	s.politeAfterResponse(h, now, total)
-	if later.After(h.rec.NextFetch) {
-		h.rec.NextFetch = later
-	}
+	h.rec.NextFetch = max(h.rec.NextFetch, later)
 }
 
 // raiseBackoff pushes h's next fetch out after a 429/503 or unavailable robots.txt.
@@ -104,10 +96,8 @@ func (s *State) raiseBackoff(h *host, now time.Time, retryAfter time.Duration) {
 	if h.rec.BackoffLevel < 64 {
 		h.rec.BackoffLevel++
 	}
-	t := now.Add(s.backoffDelay(h, h.rec.BackoffLevel, retryAfter))
-	if t.After(h.rec.NextFetch) {
-		h.rec.NextFetch = t
-	}
+	t := stampOf(now.Add(s.backoffDelay(h, h.rec.BackoffLevel, retryAfter)))
+	h.rec.NextFetch = max(h.rec.NextFetch, t)
 	h.dirty = true
 }
 
@@ -123,7 +113,7 @@ func (s *State) hostSucceeded(h *host) {
 func (s *State) hostFailed(h *host, now time.Time) {
 	h.rec.ErrorStreak++
 	if n := s.cfg.Politeness.ErrorStreak; n > 0 && int(h.rec.ErrorStreak) >= n {
-		h.rec.PausedUntil = now.Add(s.cfg.Politeness.ErrorPause)
+		h.rec.PausedUntil = stampOf(now.Add(s.cfg.Politeness.ErrorPause))
 		h.rec.ErrorStreak = 0
 	}
 	h.dirty = true

@@ -1024,7 +1024,7 @@ func (s *State) NextReady() (t time.Time, ok bool) {
 	if len(s.ready) == 0 {
 		return time.Time{}, false
 	}
-	return s.ready[0].eligibleAt(), true
+	return s.ready[0].eligibleAt().Time(), true
 }
 
 // NextDeadline returns the earliest lease deadline, or the zero time when

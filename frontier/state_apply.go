@@ -361,7 +361,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		s.loosened++ // rules that denied links are replaced
 	}
 	h.rec.RobotsHTTP = uint32(min(max(o.Status, 0), 999))
-	h.rec.RobotsFetched = now
+	h.rec.RobotsFetched = stampOf(now)
 	st := o.Status
 	switch {
 	case st >= 200 && st < 300:

@@ -43,7 +43,7 @@ func takeSnapshot(t *testing.T, s *State) snapshot {
 		sn.Hosts[name] = fmt.Sprintf("%+v inflight=%d robotsInflight=%v rules=%v idx>=0:%v inbox=%v", h.rec, h.inflight, h.robotsInflight, h.rules != nil, h.idx >= 0, h.inbox)
 	}
 	for _, h := range s.ready {
-		sn.Ready = append(sn.Ready, h.name+"@"+h.eligibleAt().String())
+		sn.Ready = append(sn.Ready, h.name+"@"+h.eligibleAt().Time().String())
 	}
 	sort.Strings(sn.Ready)
 	for id, l := range s.leases {
