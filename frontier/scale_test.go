@@ -43,7 +43,10 @@ import (
 // Apply's and Compact's, the owned memory's peak over the step
 // (sampled every 10 ms), and where the machine's CPU time went over the
 // step (its wall time, Compact included, times the cores): the process's
-// own CPU seconds and the Go runtime's estimate of its GC's share, and as shares of that whole the CPU other processes
+// own CPU seconds, the Go runtime's estimate of its GC's share, the
+// kernel's share (sys_s) and the page faults it took (flt_k, thousands:
+// a kernel or hypervisor that makes memory slower to touch shows there),
+// and as shares of that whole the CPU other processes
 // and the kernel used, the time the cores sat idle waiting for I/O, and
 // the time the hypervisor gave to other machines (steal). A step that
 // is slower with the same cpu_s was kept waiting, not given more work.
@@ -107,7 +110,7 @@ func BenchmarkScale(b *testing.B) {
 	s := open()
 	filterMem := int64(s.filter.Stats().Bits+7) / 8
 	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
-	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %8s %8s %8s %9s %9s %8s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB", "cpu_s", "gc_s", "wall_s", "others_%", "iowait_%", "steal_%", "probe_ms", "mprobe_ms", "wait_s")
+	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %8s %8s %8s %8s %8s %9s %9s %8s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB", "cpu_s", "gc_s", "sys_s", "flt_k", "wall_s", "others_%", "iowait_%", "steal_%", "probe_ms", "mprobe_ms", "wait_s")
 	next, stopGen := stager(s, *scaleHosts)
 	defer stopGen()
 	logf("probes before the first step: probe_ms %.0f mprobe_ms %.0f", probePrepare(s), probeFilter(s))
@@ -158,12 +161,12 @@ func BenchmarkScale(b *testing.B) {
 		if first.newPerSec == 0 {
 			first = last
 		}
-		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.0f %9.0f %8.2f", admitted,
+		logf("%12d %10.0f %10.0f %10.1f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.2f %10d %10.2f %10d %10.0f %8.1f %8.1f %8.1f %8.0f %8.1f %8.1f %8.1f %8.1f %9.0f %9.0f %8.2f", admitted,
 			float64(stepLinks)/elapsed.Seconds(), float64(stepNew)/elapsed.Seconds(), compact.Seconds(),
 			float64(fileBytes)/(1<<20), float64(fileBytes)/float64(admitted), float64(fileBytes-filterBytes)/float64(admitted),
 			float64(ms.HeapAlloc)/(1<<20), (float64(anon)*1024-float64(filterMem))/(1<<20), float64(filemap)/1024,
 			applyWrite.time.Seconds(), applyWrite.pages, compactWrite.time.Seconds(), compactWrite.pages, peak.take()/(1<<20),
-			cpu.self, cpu.gc, elapsed.Seconds(), cpu.pct(cpu.others), cpu.pct(cpu.iowait), cpu.pct(cpu.steal), probe, mprobe, st.wait.Seconds())
+			cpu.self, cpu.gc, cpu.sys, cpu.faults/1000, elapsed.Seconds(), cpu.pct(cpu.others), cpu.pct(cpu.iowait), cpu.pct(cpu.steal), probe, mprobe, st.wait.Seconds())
 	}
 	drop := 100 * (1 - last.newPerSec/first.newPerSec)
 	logf("last step %.0f new/s, first %.0f: %.1f%% below it (target: at most 20%%); the fixed CPU work (probe_ms) took %.2fx as long after the last step as after the first",
@@ -753,6 +756,8 @@ var sink int
 type cpuTimes struct {
 	self, busy, iowait, steal, total float64
 	gc                               float64 // the Go runtime's estimate of its GC's CPU time
+	sys                              float64 // the process's system time (part of self)
+	faults                           float64 // the process's page faults, minor and major
 	others                           float64 // busy - self, set by sub
 }
 
@@ -763,6 +768,8 @@ func readCPU() cpuTimes {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		c.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		c.sys = time.Duration(ru.Stime.Nano()).Seconds()
+		c.faults = float64(ru.Minflt + ru.Majflt)
 	}
 	gc := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
 	if metrics.Read(gc); gc[0].Value.Kind() == metrics.KindFloat64 {
@@ -793,7 +800,7 @@ func readCPU() cpuTimes {
 }
 
 func (c cpuTimes) sub(o cpuTimes) cpuTimes {
-	d := cpuTimes{self: c.self - o.self, gc: c.gc - o.gc, busy: c.busy - o.busy, iowait: c.iowait - o.iowait, steal: c.steal - o.steal, total: c.total - o.total}
+	d := cpuTimes{self: c.self - o.self, gc: c.gc - o.gc, sys: c.sys - o.sys, faults: c.faults - o.faults, busy: c.busy - o.busy, iowait: c.iowait - o.iowait, steal: c.steal - o.steal, total: c.total - o.total}
 	d.others = max(0, d.busy-d.self)
 	return d
 }
