@@ -153,15 +153,10 @@ var allBuckets = [][]byte{bucketMeta, bucketInbox, bucketSealed, bucketTails, bu
 // enc appends record fields.
 type enc []byte
 
-func (e enc) u(v uint64) enc { return binary.AppendUvarint(e, v) }
-func (e enc) i(v int64) enc  { return binary.AppendVarint(e, v) }
-func (e enc) t(t time.Time) enc {
-	if t.IsZero() {
-		return e.i(0)
-	}
-	return e.i(t.UnixNano())
-}
-func (e enc) s(s string) enc { return append(e.u(uint64(len(s))), s...) }
+func (e enc) u(v uint64) enc    { return binary.AppendUvarint(e, v) }
+func (e enc) i(v int64) enc     { return binary.AppendVarint(e, v) }
+func (e enc) t(t time.Time) enc { return e.i(int64(stampOf(t))) }
+func (e enc) s(s string) enc    { return append(e.u(uint64(len(s))), s...) }
 
 // dec reads record fields; the first error sticks.
 type dec struct {
@@ -192,13 +187,7 @@ func decVarint[T uint64 | int64](d *dec, what string, read func([]byte) (T, int)
 	return v
 }
 
-func (d *dec) t(what string) time.Time {
-	v := d.i(what)
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, v).UTC()
-}
+func (d *dec) t(what string) time.Time { return stamp(d.i(what)).Time() }
 
 func (d *dec) s(what string) string { return string(d.bytes(what)) }
 
@@ -397,8 +386,8 @@ type hostRecord struct {
 	Seed         bool
 }
 
-// stamp is a time as Unix nanoseconds, 0 for the zero time, as records
-// store times. It is 8 bytes where a time.Time is 24, one of them a
+// stamp is a time as Unix nanoseconds, 0 for the zero time: how records
+// store times (enc.t, dec.t). It is 8 bytes where a time.Time is 24, one of them a
 // pointer the collector scans: a host record holds three.
 type stamp int64
 

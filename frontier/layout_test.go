@@ -24,10 +24,10 @@ func TestRecordRoundTrip(t *testing.T) {
 	if got := h.RobotsFetched.Time(); !got.Equal(at) || got.Location() != time.UTC {
 		t.Errorf("stamp: %v, want %v", got, at)
 	}
-	// Stamps are stored as times are: the bytes of the record as it was
-	// written when its fields were time.Time.
-	want := enc{hostSegmentsVersion, 9, 3, 12, 5, 1}.t(at).u(4).u(2).t(at.Add(time.Hour)).
-		u(uint64(time.Second)).u(robotsUnavailable).u(503).t(at).u(0).u(0)
+	// The bytes of the record as it was written when its fields were
+	// time.Time: each time a varint of its Unix nanoseconds.
+	want := enc{hostSegmentsVersion, 9, 3, 12, 5, 1}.i(at.UnixNano()).u(4).u(2).i(at.Add(time.Hour).UnixNano()).
+		u(uint64(time.Second)).u(robotsUnavailable).u(503).i(at.UnixNano()).u(0).u(0)
 	if got := h.encode(); !bytes.Equal(got, want) {
 		t.Errorf("host record bytes:\n got %x\nwant %x", got, want)
 	}
