@@ -23,8 +23,12 @@ import (
 const (
 	HeaderDeadError   = "Trawl-Dead-Error"   // why it could not be decoded
 	HeaderDeadSubject = "Trawl-Dead-Subject" // the subject it arrived on
+	HeaderDeadSize    = "Trawl-Dead-Size"    // the original's size in bytes
 	maxHeaderValue    = 512
 )
+
+// DeadPrefix bounds the bytes of a dead letter that cannot be a whole copy.
+const DeadPrefix = 4 << 10
 
 // batchIdleGap ends a batch early when no message arrives for this long.
 const batchIdleGap = 2 * time.Millisecond
@@ -204,7 +208,13 @@ func (s *Server) stage(ctx context.Context, batch []jetstream.Msg) *stagedBatch 
 // Only a failed Apply is an error.
 func (s *Server) applyStaged(b *stagedBatch) error {
 	start := time.Now()
-	_, err := s.st.Apply(b.prepared, b.outcomes)
+	var err error
+	if s.hooks.apply != nil {
+		err = s.hooks.apply(b.msgs)
+	}
+	if err == nil {
+		_, err = s.st.Apply(b.prepared, b.outcomes)
+	}
 	if err != nil {
 		s.m.applyErrors.Inc()
 		return fmt.Errorf("%w (%d link batches, %d outcomes, %d of them in %d outcome batches)", err, b.batches, len(b.outcomes), b.inBatches, b.outcomeBatches)

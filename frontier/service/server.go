@@ -77,6 +77,9 @@ type Options struct {
 	// stalled route), the consumer issues a new pull; the service logs
 	// and counts it and goes on. Tests shorten it.
 	PullExpiry time.Duration
+	// MaxApplyTries is how many times a message may fail its transaction
+	// alone before it is dead-lettered.
+	MaxApplyTries int
 }
 
 func (o *Options) withDefaults() {
@@ -148,6 +151,14 @@ type Server struct {
 	// New, read-only after.
 	replyHeader func() nats.Header
 	epochBase   string // "<crawl ID>-<random drawn by New>"
+
+	// hooks are failpoints that tests in this package set before Run;
+	// nil fields do nothing.
+	hooks struct {
+		// apply runs before each Apply with the batch's messages; an
+		// error it returns fails that Apply as the State's own would.
+		apply func(msgs []jetstream.Msg) error
+	}
 
 	mu struct {
 		sync.Mutex
