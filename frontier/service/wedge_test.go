@@ -192,6 +192,7 @@ func TestPoisonMessageTerminated(t *testing.T) {
 			break
 		}
 		failures++
+		t.Logf("round %d: %v", round, h.runErr)
 		if !errors.Is(h.runErr, errPoison) {
 			t.Fatalf("round %d: Run: %v; want the injected failure", round, h.runErr)
 		}
