@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -261,5 +263,55 @@ func runEnded(h *svcHarness) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestApplyTries: a failed batch makes suspects of its messages, a lone
+// failure counts a try, and loading prunes what was acknowledged.
+func TestApplyTries(t *testing.T) {
+	var a applyTries
+	a.failed([]uint64{10, 12, 14}, errPoison)
+	if n := a.failed([]uint64{12}, errPoison); n != 1 {
+		t.Fatalf("tries after one lone failure: %d", n)
+	}
+	a.failed([]uint64{12}, errPoison)
+	for seq, want := range map[uint64]bool{9: false, 10: true, 11: true, 14: true, 15: false} {
+		if got := a.suspect(seq); got != want {
+			t.Errorf("suspect(%d) = %v, want %v", seq, got, want)
+		}
+	}
+	var b applyTries
+	if err := b.load(a.value(), 11); err != nil {
+		t.Fatal(err)
+	}
+	if n, last := b.tries(12); n != 2 || last != errPoison.Error() {
+		t.Errorf("tries(12) after reload = %d %q", n, last)
+	}
+	if b.suspect(10) || !b.suspect(13) {
+		t.Errorf("after an ack floor of 11: suspect(10) %v suspect(13) %v, want false true", b.suspect(10), b.suspect(13))
+	}
+	if err := b.load(a.value(), 20); err != nil || b.value() != "" {
+		t.Errorf("all acknowledged: value %q, err %v; want empty", b.value(), err)
+	}
+}
+
+// TestEnvironmentalFailures: a full disk, a closed or failed State are
+// no message's fault and count toward no message's tries; anything else
+// does.
+func TestEnvironmentalFailures(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&os.PathError{Op: "write", Path: "/data/frontier-0.db", Err: syscall.ENOSPC}, true},
+		{fmt.Errorf("frontier: apply: %w", syscall.EIO), true},
+		{fmt.Errorf("frontier: apply: %w", frontier.ErrClosed), true},
+		{fmt.Errorf("x: %w", frontier.ErrFailed), true},
+		{errPoison, false},
+		{fmt.Errorf("frontier: apply: %w", errors.New("key too large")), false},
+	} {
+		if got := environmental(c.err); got != c.want {
+			t.Errorf("environmental(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
