@@ -164,7 +164,7 @@ func (s *Server) iterError(err error) error {
 // Apply failed before (applyTries): each of those is applied in a batch
 // of its own, so the one that fails is known. The order is kept.
 func (s *Server) isolateSuspects(batch []jetstream.Msg) [][]jetstream.Msg {
-	if s.tries.value() == "" {
+	if s.tries.empty() {
 		return [][]jetstream.Msg{batch}
 	}
 	var groups [][]jetstream.Msg
@@ -270,6 +270,9 @@ const (
 // exhausted returns why m must not be applied again (it failed its
 // transaction alone MaxApplyTries times), or nil.
 func (s *Server) exhausted(m jetstream.Msg) error {
+	if s.tries.empty() {
+		return nil
+	}
 	md, err := m.Metadata()
 	if err != nil {
 		return nil

@@ -96,14 +96,22 @@ func (a *applyTries) load(value string, ackFloor uint64) error {
 // value is the record as the consumer's metadata holds it ("" when
 // empty).
 func (a *applyTries) value() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.rec.Suspects) == 0 && len(a.rec.Tries) == 0 {
+	if a.empty() {
 		return ""
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.rec.V = 1
 	b, _ := json.Marshal(a.rec) // plain types: cannot fail
 	return string(b)
+}
+
+// empty reports whether the record names no message: the ingest's fast
+// path, which then reads no message's metadata.
+func (a *applyTries) empty() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.rec.Suspects) == 0 && len(a.rec.Tries) == 0
 }
 
 // suspect reports whether seq must be applied alone.
