@@ -27,10 +27,19 @@
 //     GOMAXPROCS goroutines and Applied in one transaction; then, and only
 //     then, every message of the batch is acked.
 //   - Dead letters: a message that does not decode (or has the wrong type
-//     for its subject, or names another shard) is published with its bytes
-//     unchanged to <prefix>.dead.<shard> (kept by the stream) with headers
-//     Trawl-Dead-Error and Trawl-Dead-Subject, counted in
-//     Status.DecodeErrors, and acked once the stream has stored the copy.
+//     for its subject, or names another shard) is recorded on
+//     <prefix>.dead.<shard> (kept by the stream) with headers
+//     Trawl-Dead-Error, Trawl-Dead-Subject and Trawl-Dead-Size: its bytes
+//     unchanged, or its first DeadPrefix bytes when the copy would not fit
+//     max_payload. It is counted once in Status.DecodeErrors and
+//     terminated (AckTerm) once the stream has stored the record, so it
+//     leaves the backlog and is never redelivered.
+//   - Failed transactions: a failed Apply is noted in the consumer's
+//     metadata (MetadataApplyTries) before Run returns; the next run
+//     applies that batch's messages one at a time, and dead-letters and
+//     terminates one that failed alone Options.MaxApplyTries times (3).
+//     Disk and State failures (an errno, ErrClosed, ErrFailed) count
+//     toward no message.
 //   - Responders: <prefix>.work in queue group <prefix>-frontiers grants up
 //     to min(request Max, max_leases_per_reply) leases (an undecodable
 //     request gets an empty reply); <prefix>.status answers Status as JSON
@@ -60,7 +69,8 @@
 // # Caveats
 //
 //   - Server.Run stops on a fatal State error and returns it without a
-//     checkpoint; the process should exit and restart. A graceful stop
+//     checkpoint; the process should exit and restart. A message that
+//     fails every transaction costs at most 1 + MaxApplyTries restarts. A graceful stop
 //     (ctx done) applies and acks the messages already received first.
 //     Messages a killed frontier had received but not acknowledged are
 //     taken over at once by the next start (Server.takeOver: under

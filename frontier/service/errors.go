@@ -16,6 +16,10 @@ var (
 	// never received. The file was deleted, emptied or replaced; serving
 	// would start the shard over. Nothing is changed.
 	ErrStateMissing = errors.New("frontier: the shard's state file is missing")
+	// ErrApplyFailed is the reason a dead letter gives for a message that
+	// decodes but failed its transaction alone Options.MaxApplyTries
+	// times.
+	ErrApplyFailed = errors.New("frontier: the message fails its transaction")
 	// ErrControl reports a control request the frontier refused or failed.
 	ErrControl = errors.New("frontier: control request failed")
 )

@@ -41,3 +41,30 @@ func FuzzControlRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzApplyTriesLoad feeds arbitrary consumer metadata to the failed
+// transactions' record (anyone who may update the consumer can write it):
+// load never panics, keeps nothing at or below the ack floor, and what it
+// keeps encodes to a value that loads back to itself.
+func FuzzApplyTriesLoad(f *testing.F) {
+	for _, s := range []string{
+		`{"v":1,"suspects":[[3,9],[20,20]],"tries":{"6":{"n":2,"err":"x"}}}`,
+		`{"v":1,"suspects":[[9,3]]}`,
+		`{"v":1,"tries":{"a":{"n":1},"7":null}}`,
+		`{"v":2}`, `{`, `null`, ``,
+	} {
+		f.Add(s, uint64(5))
+	}
+	f.Fuzz(func(t *testing.T, value string, floor uint64) {
+		var a applyTries
+		_ = a.load(value, floor)
+		if a.suspect(floor) && floor > 0 {
+			t.Fatalf("seq %d at the ack floor is a suspect after loading %q", floor, value)
+		}
+		v := a.value()
+		var b applyTries
+		if err := b.load(v, floor); err != nil || b.value() != v {
+			t.Fatalf("value %q does not load back (%v): %q", v, err, b.value())
+		}
+	})
+}

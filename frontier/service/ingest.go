@@ -18,13 +18,21 @@ import (
 )
 
 // Headers on a dead-lettered message. The body is the original message's
-// bytes, unchanged. Nats-Msg-Id is "dead-<shard>-<stream sequence>", so a
-// message dead-lettered twice (the ack was lost) is stored once.
+// bytes, unchanged, or its first DeadPrefix bytes when it is too large to
+// copy (then Trawl-Dead-Size is more than the body's length).
+// Nats-Msg-Id is "dead-<shard>-<stream sequence>", so a message
+// dead-lettered twice (its Term was lost) is stored once.
 const (
-	HeaderDeadError   = "Trawl-Dead-Error"   // why it could not be decoded
+	HeaderDeadError   = "Trawl-Dead-Error"   // why it could not be applied
 	HeaderDeadSubject = "Trawl-Dead-Subject" // the subject it arrived on
+	HeaderDeadSize    = "Trawl-Dead-Size"    // the original's size in bytes
 	maxHeaderValue    = 512
 )
+
+// DeadPrefix is the most bytes of a message that a dead letter holds when
+// the whole message cannot be copied (it would pass the server's
+// max_payload or the stream's max_msg_size with the headers added).
+const DeadPrefix = 4 << 10
 
 // batchIdleGap ends a batch early when no message arrives for this long.
 const batchIdleGap = 2 * time.Millisecond
@@ -118,7 +126,11 @@ func (s *Server) ingest(ctx context.Context, cons jetstream.Consumer) error {
 			s.busy.Add(-1)
 			return finish(nil) // a fatal error here or elsewhere: apply nothing more
 		}
-		ready <- s.stage(ctx, batch)
+		groups := s.isolateSuspects(batch)
+		s.busy.Add(int32(len(groups) - 1))
+		for _, g := range groups {
+			ready <- s.stage(ctx, g)
+		}
 		if endErr != nil {
 			return finish(s.iterError(endErr))
 		}
@@ -148,30 +160,78 @@ func (s *Server) iterError(err error) error {
 	return fmt.Errorf("frontier: consuming %s: %w", s.durable, err)
 }
 
+// isolateSuspects splits batch around the messages of a batch whose
+// Apply failed before (applyTries): each of those is applied in a batch
+// of its own, so the one that fails is known. The order is kept.
+func (s *Server) isolateSuspects(batch []jetstream.Msg) [][]jetstream.Msg {
+	if s.tries.empty() {
+		return [][]jetstream.Msg{batch}
+	}
+	var groups [][]jetstream.Msg
+	start := 0
+	for i, m := range batch {
+		md, err := m.Metadata()
+		if err != nil || !s.tries.suspect(md.Sequence.Stream) {
+			continue
+		}
+		if start < i {
+			groups = append(groups, batch[start:i])
+		}
+		groups = append(groups, batch[i:i+1])
+		start = i + 1
+	}
+	if start < len(batch) {
+		groups = append(groups, batch[start:])
+	}
+	return groups
+}
+
+// ackAction is what becomes of a message once its batch is applied.
+type ackAction uint8
+
+const (
+	ackApplied ackAction = iota // applied: Ack
+	ackTerm                     // recorded as a dead letter: Term, never redelivered
+	ackLeave                    // not recorded (the bus failed): left for redelivery
+)
+
 // stagedBatch is a batch decoded and prepared, waiting for its Apply.
 type stagedBatch struct {
 	msgs     []jetstream.Msg
-	noAck    []bool // dead-lettering failed: leave it for redelivery
-	batches  int    // link batches, outcomes' own included
+	acks     []ackAction
+	why      map[int]string // the Term reason of each ackTerm message
+	batches  int            // link batches, outcomes' own included
 	prepared []frontier.Prepared
 	outcomes []*msg.Outcome
-	// Message counts, for the metrics.
-	dead, withLinks, single, outcomeBatches, inBatches int
+	// Message counts, for the metrics: not applied, of them dead letters
+	// recorded now (not before, by an earlier delivery), and the applied.
+	bad, dead, withLinks, single, outcomeBatches, inBatches int
+}
+
+// applying is the messages of b that its Apply applies.
+func (b *stagedBatch) applying() []jetstream.Msg {
+	out := make([]jetstream.Msg, 0, len(b.msgs))
+	for i, m := range b.msgs {
+		if b.acks[i] == ackApplied {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // stage decodes, dead-letters and prepares one batch.
 func (s *Server) stage(ctx context.Context, batch []jetstream.Msg) *stagedBatch {
-	b := &stagedBatch{msgs: batch, noAck: make([]bool, len(batch))}
+	b := &stagedBatch{msgs: batch, acks: make([]ackAction, len(batch))}
 	var batches []*msg.LinkBatch
 	for i, m := range batch {
+		if cause := s.exhausted(m); cause != nil {
+			s.drop(ctx, b, i, cause, reasonApplyFailed)
+			continue
+		}
 		lb, outs, batched, err := s.decode(m)
 		switch {
 		case err != nil:
-			b.dead++
-			if derr := s.deadLetter(ctx, m, err); derr != nil {
-				s.log.Warn("dead-letter failed; the message will be redelivered", "subject", m.Subject(), "err", derr)
-				b.noAck[i] = true
-			}
+			s.drop(ctx, b, i, err, reasonUndecodable)
 		case lb != nil:
 			batches = append(batches, lb)
 		default:
@@ -200,17 +260,70 @@ func (s *Server) stage(ctx context.Context, batch []jetstream.Msg) *stagedBatch 
 	return b
 }
 
-// applyStaged applies one staged batch, then acks every message of it.
-// Only a failed Apply is an error.
+// Why a message was dead-lettered: the reason label of
+// trawl_frontier_dead_letters_total.
+const (
+	reasonUndecodable = "undecodable"  // does not decode, wrong type or shard
+	reasonApplyFailed = "apply_failed" // failed its transaction MaxApplyTries times alone
+)
+
+// exhausted returns why m must not be applied again (it failed its
+// transaction alone MaxApplyTries times), or nil.
+func (s *Server) exhausted(m jetstream.Msg) error {
+	if s.tries.empty() {
+		return nil
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return nil
+	}
+	n, last := s.tries.tries(md.Sequence.Stream)
+	if n < s.opts.MaxApplyTries {
+		return nil
+	}
+	return fmt.Errorf("%w: failed alone %d times, last: %s", ErrApplyFailed, n, last)
+}
+
+// drop records message i of b as a dead letter, to be terminated once
+// the batch is applied; when the bus does not take the record, the
+// message is left for redelivery.
+func (s *Server) drop(ctx context.Context, b *stagedBatch, i int, cause error, reason string) {
+	b.bad++
+	fresh, err := s.deadLetter(ctx, b.msgs[i], cause, reason)
+	if err != nil {
+		s.log.Warn("dead-letter failed; the message will be redelivered", "subject", b.msgs[i].Subject(), "err", err)
+		b.acks[i] = ackLeave
+		return
+	}
+	if fresh {
+		b.dead++
+	}
+	if b.why == nil {
+		b.why = map[int]string{}
+	}
+	b.acks[i] = ackTerm
+	b.why[i] = headerValue(reason + ": " + cause.Error())
+}
+
+// applyStaged applies one staged batch, then acks every message of it
+// (terminates those recorded as dead letters). Only a failed Apply is an
+// error; it is noted on the consumer first (noteFailedApply).
 func (s *Server) applyStaged(b *stagedBatch) error {
 	start := time.Now()
-	_, err := s.st.Apply(b.prepared, b.outcomes)
+	var err error
+	if s.hooks.apply != nil {
+		err = s.hooks.apply(b.applying())
+	}
+	if err == nil {
+		_, err = s.st.Apply(b.prepared, b.outcomes)
+	}
 	if err != nil {
 		s.m.applyErrors.Inc()
+		s.noteFailedApply(b.applying(), err)
 		return fmt.Errorf("%w (%d link batches, %d outcomes, %d of them in %d outcome batches)", err, b.batches, len(b.outcomes), b.inBatches, b.outcomeBatches)
 	}
 	s.m.commitSeconds.Observe(time.Since(start).Seconds())
-	s.m.messages.WithLabelValues("links").Add(float64(len(b.msgs) - b.dead - b.single - b.outcomeBatches))
+	s.m.messages.WithLabelValues("links").Add(float64(len(b.msgs) - b.bad - b.single - b.outcomeBatches))
 	s.m.messages.WithLabelValues("outcome").Add(float64(b.single - b.withLinks))
 	s.m.messages.WithLabelValues("outcome_links").Add(float64(b.withLinks))
 	s.m.messages.WithLabelValues("outcome_batch").Add(float64(b.outcomeBatches))
@@ -218,12 +331,20 @@ func (s *Server) applyStaged(b *stagedBatch) error {
 	s.m.batchedOutcomes.Add(float64(b.inBatches))
 
 	// Effects are committed: now, and only now, ack. A lost ack means a
-	// redelivery, which Apply absorbs (duplicate links, unknown leases).
+	// redelivery, which Apply absorbs (duplicate links, unknown leases);
+	// a lost Term, a dead letter recorded again under the same message
+	// ID, which the stream drops and nothing counts.
 	for i, m := range b.msgs {
-		if b.noAck[i] {
+		var err error
+		switch b.acks[i] {
+		case ackApplied:
+			err = m.Ack()
+		case ackTerm:
+			err = m.TermWithReason(b.why[i])
+		default:
 			continue
 		}
-		if err := m.Ack(); err != nil {
+		if err != nil {
 			s.log.Debug("ack failed; the message will be redelivered and absorbed", "err", err)
 		}
 	}
@@ -276,27 +397,56 @@ func (s *Server) decode(m jetstream.Msg) (lb *msg.LinkBatch, outs []*msg.Outcome
 	}
 }
 
-// deadLetter stores m's bytes on the shard's dead subject (in the stream,
-// which keeps them until an operator removes them) and counts it. It
-// waits for the stream's ack, so the original is acked only once its copy
-// is stored.
-func (s *Server) deadLetter(ctx context.Context, m jetstream.Msg, cause error) error {
-	s.decodeErrors.Add(1)
+// deadLetter records m on the shard's dead subject (in the stream, which
+// keeps it until an operator removes it): its bytes unchanged when the
+// copy fits the server's max_payload with its headers and the stream
+// takes it, else its first DeadPrefix bytes; the headers say why, where
+// it came from and its size either way. It waits for the stream's ack,
+// so the original is terminated only once its record is stored. fresh is
+// false when the stream already held the record (an earlier delivery of
+// m stored it: same Nats-Msg-Id); only a fresh record is counted.
+func (s *Server) deadLetter(ctx context.Context, m jetstream.Msg, cause error, reason string) (fresh bool, err error) {
+	data := m.Data()
 	dm := nats.NewMsg(s.subj.Dead(s.shard))
-	dm.Data = m.Data()
 	dm.Header.Set(HeaderDeadError, headerValue(cause.Error()))
 	dm.Header.Set(HeaderDeadSubject, m.Subject())
+	dm.Header.Set(HeaderDeadSize, strconv.Itoa(len(data)))
 	if md, err := m.Metadata(); err == nil {
 		dm.Header.Set(jetstream.MsgIDHeader, "dead-"+strconv.Itoa(s.shard)+"-"+strconv.FormatUint(md.Sequence.Stream, 10))
 	}
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusTimeout)
-	defer cancel()
-	if _, err := s.js.PublishMsg(pctx, dm); err != nil {
-		return fmt.Errorf("frontier: dead-letter to %s: %w", dm.Subject, err)
+	publish := func(body []byte) (*jetstream.PubAck, error) {
+		dm.Data = body
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusTimeout)
+		defer cancel()
+		return s.js.PublishMsg(pctx, dm)
 	}
-	s.log.Warn("message dead-lettered", "subject", m.Subject(), "dead", dm.Subject, "err", cause)
-	return nil
+	copied := "whole"
+	var ack *jetstream.PubAck
+	if int64(len(data))+deadHeadroom <= s.nc.MaxPayload() {
+		ack, err = publish(data)
+	}
+	if ack == nil && len(data) > DeadPrefix {
+		// Too large to copy whole with the headers (the client refuses
+		// it before sending), or the stream refused it (max_msg_size):
+		// a record must fit, or the message comes back forever.
+		copied = "prefix"
+		ack, err = publish(data[:DeadPrefix])
+	}
+	if ack == nil {
+		return false, fmt.Errorf("frontier: dead-letter to %s: %w", dm.Subject, err)
+	}
+	if ack.Duplicate {
+		return false, nil
+	}
+	s.decodeErrors.Add(1)
+	s.m.deadLetters.WithLabelValues(reason, copied).Inc()
+	s.log.Warn("message dead-lettered and terminated", "subject", m.Subject(), "bytes", len(data), "copy", copied, "dead", dm.Subject, "err", cause)
+	return true, nil
 }
+
+// deadHeadroom is the room a dead letter's headers take, at most: three
+// values of at most maxHeaderValue bytes, the message ID, the names.
+const deadHeadroom = 4 << 10
 
 // headerValue makes s safe as a NATS header value: one line, bounded.
 func headerValue(s string) string {

@@ -25,6 +25,7 @@ type serviceMetrics struct {
 	checkpointErrors  prometheus.Counter
 	checkpointSeconds prometheus.Histogram
 	missedHeartbeats  prometheus.Counter
+	deadLetters       *prometheus.CounterVec // by reason (undecodable, apply_failed) and copy (whole, prefix)
 }
 
 func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, error) {
@@ -52,6 +53,8 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 		checkpointErrors: counter("checkpoint_errors_total", "Checkpoints that failed (retried at the next interval)."),
 		missedHeartbeats: counter("missed_heartbeats_total",
 			"Times the shard's consumer heard nothing from the server for two idle heartbeats and pulled again."),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts(opts("dead_letters_total",
+			"Messages recorded on the dead subject and terminated, each once, by reason (undecodable: does not decode, wrong type or shard; apply_failed: failed its transaction alone 3 times) and copy (whole; prefix: too large to copy, its first 4 KiB kept).")), []string{"reason", "copy"}),
 		checkpointSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "trawl", Subsystem: "frontier",
 			Name: "checkpoint_duration_seconds", Help: "Time to write one checkpoint, commit included.",
 			ConstLabels: cl, Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
@@ -60,7 +63,7 @@ func newServiceMetrics(reg prometheus.Registerer, shard int) (*serviceMetrics, e
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.messages, m.batchedOutcomes, m.commitSeconds, m.applyErrors, m.leaseRequests,
-		m.leasesGranted, m.fetchedNotices, m.expired, m.checkpointErrors, m.checkpointSeconds, m.missedHeartbeats} {
+		m.leasesGranted, m.fetchedNotices, m.expired, m.checkpointErrors, m.checkpointSeconds, m.missedHeartbeats, m.deadLetters} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

@@ -77,6 +77,13 @@ type Options struct {
 	// stalled route), the consumer issues a new pull; the service logs
 	// and counts it and goes on. Tests shorten it.
 	PullExpiry time.Duration
+	// MaxApplyTries is how many times a message that decodes may fail its
+	// transaction alone before it is dead-lettered and terminated instead
+	// (default DefaultMaxApplyTries, 3). A failed Apply stops the
+	// frontier; the messages of the failed batch are applied one at a
+	// time by the next run (see applyTries). Failures of the disk or the
+	// State (environmental) count toward no message.
+	MaxApplyTries int
 }
 
 func (o *Options) withDefaults() {
@@ -106,6 +113,9 @@ func (o *Options) withDefaults() {
 	}
 	if o.PullExpiry <= 0 {
 		o.PullExpiry = DefaultPullExpiry
+	}
+	if o.MaxApplyTries <= 0 {
+		o.MaxApplyTries = DefaultMaxApplyTries
 	}
 }
 
@@ -138,6 +148,7 @@ type Server struct {
 	busy         atomic.Int32
 	decodeErrors atomic.Uint64 // messages dead-lettered since the service started
 	lastPending  atomic.Int64  // the last consumer backlog read, for when NATS does not answer
+	tries        applyTries    // messages whose transaction failed, kept on the consumer
 
 	work chan *nats.Msg // lease requests, from the work subscription to workLoop
 	// replyHeader makes the headers of the lease replies of one
@@ -148,6 +159,14 @@ type Server struct {
 	// New, read-only after.
 	replyHeader func() nats.Header
 	epochBase   string // "<crawl ID>-<random drawn by New>"
+
+	// hooks are failpoints that tests in this package set before Run;
+	// nil fields do nothing.
+	hooks struct {
+		// apply runs before each Apply with the batch's messages; an
+		// error it returns fails that Apply as the State's own would.
+		apply func(msgs []jetstream.Msg) error
+	}
 
 	mu struct {
 		sync.Mutex
@@ -281,20 +300,15 @@ func (s *Server) setup(ctx context.Context) (jetstream.Consumer, error) {
 	if err := s.checkCrawl(prior); err != nil {
 		return nil, err
 	}
+	if prior != nil {
+		if err := s.tries.load(prior.Config.Metadata[MetadataApplyTries], prior.AckFloor.Stream); err != nil {
+			s.log.Warn("failed transactions' record dropped", "err", err)
+		}
+	}
 	if err := s.takeOver(cctx, str, prior); err != nil {
 		return nil, err
 	}
-	cons, err := s.js.CreateOrUpdateConsumer(cctx, s.stream, jetstream.ConsumerConfig{
-		Durable:        s.durable,
-		Description:    fmt.Sprintf("trawl frontier shard %d of %d", s.shard, s.shards),
-		FilterSubjects: []string{s.subj.Links(s.shard), s.subj.Done(s.shard)},
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        s.opts.AckWait,
-		MaxAckPending:  s.opts.MaxAckPending,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		MaxDeliver:     -1,
-		Metadata:       map[string]string{MetadataCrawlID: s.st.CrawlID()},
-	})
+	cons, err := s.js.CreateOrUpdateConsumer(cctx, s.stream, s.consumerConfig())
 	if err != nil {
 		return nil, fmt.Errorf("frontier: consumer %s on stream %s: %w", s.durable, s.stream, err)
 	}
@@ -307,6 +321,26 @@ func (s *Server) setup(ctx context.Context) (jetstream.Consumer, error) {
 		s.behind.Store(true)
 	}
 	return cons, nil
+}
+
+// consumerConfig is the shard's durable consumer, its metadata holding
+// the crawl ID and the failed transactions' record (applyTries).
+func (s *Server) consumerConfig() jetstream.ConsumerConfig {
+	meta := map[string]string{MetadataCrawlID: s.st.CrawlID()}
+	if v := s.tries.value(); v != "" {
+		meta[MetadataApplyTries] = v
+	}
+	return jetstream.ConsumerConfig{
+		Durable:        s.durable,
+		Description:    fmt.Sprintf("trawl frontier shard %d of %d", s.shard, s.shards),
+		FilterSubjects: []string{s.subj.Links(s.shard), s.subj.Done(s.shard)},
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        s.opts.AckWait,
+		MaxAckPending:  s.opts.MaxAckPending,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		MaxDeliver:     -1,
+		Metadata:       meta,
+	}
 }
 
 // takeOver makes the messages a killed predecessor had pulled but not
