@@ -67,7 +67,7 @@ func ReadUsers(path string) (Users, error) {
 	}
 	u, err := ParseUsers(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%w (%s)", err, path)
 	}
 	return u, nil
 }
