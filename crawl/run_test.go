@@ -178,7 +178,10 @@ func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		var users bus.Users
 		if users, err = bus.ReadUsers(UsersFile(cfg.DataDir)); err == nil {
-			nc, err = nats.Connect("nats://"+addr, nats.Timeout(time.Second), nats.UserInfo(string(bus.RoleCrawler), users[bus.RoleCrawler]))
+			join := config.NATS{URL: "nats://crawler:" + users[bus.RoleCrawler] + "@" + addr}
+			cctx, ccancel := context.WithTimeout(ctx, time.Second)
+			nc, err = bus.ConnectAs(cctx, join, bus.RoleCrawler, "joiner", nil)
+			ccancel()
 		}
 		if err == nil {
 			break

@@ -30,6 +30,16 @@ func Connect(ctx context.Context, cfg config.NATS, name string, log *slog.Logger
 	return connect(ctx, cfg.URL, name, log, options(cfg)...)
 }
 
+// ConnectAs is Connect for a process of role: its replies come to the
+// role's own inboxes (Inboxes), the only ones its user may subscribe to
+// on a server with trawl's permissions.
+func ConnectAs(ctx context.Context, cfg config.NATS, role Role, name string, log *slog.Logger) (*nats.Conn, error) {
+	if strings.TrimSpace(cfg.URL) == "" {
+		return nil, errors.New("bus: no NATS URL configured (nats.url / --nats)")
+	}
+	return connect(ctx, cfg.URL, name, log, append(options(cfg), nats.CustomInboxPrefix(inboxPrefix(role)))...)
+}
+
 func options(cfg config.NATS) []nats.Option {
 	var opts []nats.Option
 	if cfg.Creds != "" {
@@ -260,7 +270,7 @@ func (e *Embedded) ConnectAs(ctx context.Context, role Role, name string, log *s
 	if !ok {
 		return nil, fmt.Errorf("bus: the embedded nats-server has no %s user", role)
 	}
-	return connect(ctx, e.ClientURL(), name, log, nats.InProcessServer(e.srv), nats.UserInfo(string(role), p))
+	return connect(ctx, e.ClientURL(), name, log, nats.InProcessServer(e.srv), nats.UserInfo(string(role), p), nats.CustomInboxPrefix(inboxPrefix(role)))
 }
 
 // Close shuts the server down and waits for it.

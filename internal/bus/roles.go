@@ -23,9 +23,15 @@ const (
 // Roles lists every role.
 var Roles = []Role{RoleFrontier, RoleCrawler, RoleSeeder}
 
-// inboxes is where clients get replies: request replies, JetStream
-// publish acknowledgements and API answers, pulled messages.
-const inboxes = "_INBOX.>"
+// inboxPrefix is where role's clients get replies (request replies,
+// JetStream publish acknowledgements and API answers, pulled messages):
+// each role has inboxes of its own, so that crawlers and seeders cannot
+// read the stream's messages the frontier pulls, nor seeders the leases
+// crawlers are given.
+func inboxPrefix(role Role) string { return "_INBOX_" + string(role) }
+
+// Inboxes is the subscribe permission of role's inboxes.
+func Inboxes(role Role) string { return inboxPrefix(role) + ".>" }
 
 // Permissions returns what role may publish and subscribe to on the bus
 // of cfg (its subject prefix and stream), or nil for an unknown role.
@@ -52,7 +58,7 @@ func Permissions(role Role, cfg config.NATS) *server.Permissions {
 				"$JS.API.>", "$JS.ACK." + streamName(cfg) + ".>",
 			}},
 			Subscribe: &server.SubjectPermission{Allow: []string{
-				s.Work(), s.Status(), every("control"), every("fetched"), inboxes,
+				s.Work(), s.Status(), every("control"), every("fetched"), Inboxes(role),
 			}},
 			Response: &server.ResponsePermission{
 				MaxMsgs: server.DEFAULT_ALLOW_RESPONSE_MAX_MSGS,
@@ -64,12 +70,12 @@ func Permissions(role Role, cfg config.NATS) *server.Permissions {
 			Publish: &server.SubjectPermission{Allow: []string{
 				s.Work(), s.Status(), every("links"), every("done"), every("fetched"),
 			}},
-			Subscribe: &server.SubjectPermission{Allow: []string{s.Wake(), inboxes}},
+			Subscribe: &server.SubjectPermission{Allow: []string{s.Wake(), Inboxes(role)}},
 		}
 	case RoleSeeder:
 		return &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: []string{s.Status(), every("links")}},
-			Subscribe: &server.SubjectPermission{Allow: []string{inboxes}},
+			Subscribe: &server.SubjectPermission{Allow: []string{Inboxes(role)}},
 		}
 	}
 	return nil

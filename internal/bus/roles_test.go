@@ -13,26 +13,10 @@ import (
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
-// startWithUsers starts an embedded server with users on a loopback
-// address of its choosing (a chosen address needs users).
-func startWithUsers(t *testing.T) (*bus.Embedded, bus.Users) {
-	t.Helper()
-	users, err := bus.LoadOrCreateUsers(t.TempDir() + "/users.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Users: users, NATS: config.Default().NATS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e, users
-}
-
 // TestEmbeddedUsersHaveTheirRolesPermissions: the embedded server admits
 // only its users, each with its role's permissions (bustest.RoleOps).
 func TestEmbeddedUsersHaveTheirRolesPermissions(t *testing.T) {
-	e, users := startWithUsers(t)
+	e, users := bustest.StartWithUsers(t)
 	bustest.CheckRoles(t, e.ClientURL(), users)
 }
 
@@ -54,7 +38,7 @@ func TestEmbeddedRefusesAChosenAddressWithoutUsers(t *testing.T) {
 // JetStream API is closed (the stream cannot be deleted or read through a
 // consumer), while publishing links to the stream works.
 func TestCrawlerCannotTouchTheStream(t *testing.T) {
-	e, _ := startWithUsers(t)
+	e, _ := bustest.StartWithUsers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	front, err := e.ConnectAs(ctx, bus.RoleFrontier, "frontier", nil)
