@@ -51,3 +51,12 @@ func declareStream(ctx context.Context, cfg config.Config, nc *nats.Conn) error 
 	_, err = bus.EnsureStream(ctx, js, cfg.NATS)
 	return err
 }
+
+// announceJoin shows a terminal the command that joins a crawler to this
+// one (the log, which a terminal keeps at warn, has it too).
+func announceJoin(opts Options, emb *bus.Embedded) {
+	if opts.Terminal && opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "other crawlers can join: crawler --nats %s --shards 1 (users in %s)\n",
+			emb.JoinURL(bus.RoleCrawler), UsersFile(opts.Config.DataDir))
+	}
+}

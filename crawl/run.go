@@ -93,6 +93,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	defer func() { ncW.Close(); ncF.Close(); emb.Close() }()
 	if cfg.NATS.Expose != "" {
 		sum.NATS = emb.ClientURL()
+		announceJoin(opts, emb)
 	}
 
 	// One registry gets every metric of the crawl and is the one served.
