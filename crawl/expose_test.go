@@ -39,5 +39,3 @@ func TestRunRefusesAUsersFileOthersMayRead(t *testing.T) {
 		t.Errorf("NATS store created before the refusal: %v", err)
 	}
 }
-
-
