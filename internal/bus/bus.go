@@ -24,20 +24,21 @@ const DefaultConnectTimeout = 10 * time.Second
 // files. name identifies the connection in server monitoring. It reconnects
 // forever once connected; log (nil = discard) hears about outages.
 func Connect(ctx context.Context, cfg config.NATS, name string, log *slog.Logger) (*nats.Conn, error) {
-	if strings.TrimSpace(cfg.URL) == "" {
-		return nil, errors.New("bus: no NATS URL configured (nats.url / --nats)")
-	}
-	return connect(ctx, cfg.URL, name, log, options(cfg)...)
+	return dial(ctx, cfg, name, log)
 }
 
 // ConnectAs is Connect for a process of role: its replies come to the
 // role's own inboxes (Inboxes), the only ones its user may subscribe to
 // on a server with trawl's permissions.
 func ConnectAs(ctx context.Context, cfg config.NATS, role Role, name string, log *slog.Logger) (*nats.Conn, error) {
+	return dial(ctx, cfg, name, log, nats.CustomInboxPrefix(inboxPrefix(role)))
+}
+
+func dial(ctx context.Context, cfg config.NATS, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
 	if strings.TrimSpace(cfg.URL) == "" {
 		return nil, errors.New("bus: no NATS URL configured (nats.url / --nats)")
 	}
-	return connect(ctx, cfg.URL, name, log, append(options(cfg), nats.CustomInboxPrefix(inboxPrefix(role)))...)
+	return connect(ctx, cfg.URL, name, log, append(options(cfg), extra...)...)
 }
 
 func options(cfg config.NATS) []nats.Option {
@@ -175,7 +176,8 @@ type EmbeddedOptions struct {
 	// admits anyone: allowed only with the default Listen (loopback, a
 	// random port), for tests.
 	Users Users
-	NATS  config.NATS
+	// NATS names the subject prefix and the stream of the permissions.
+	NATS config.NATS
 }
 
 // ErrExposedWithoutUsers refuses an embedded server on a chosen address
