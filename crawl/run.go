@@ -93,6 +93,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	defer func() { ncW.Close(); ncF.Close(); emb.Close() }()
 	if cfg.NATS.Expose != "" {
 		sum.NATS = emb.ClientURL()
+		announceJoin(opts, emb)
 	}
 
 	// One registry gets every metric of the crawl and is the one served.
@@ -327,12 +328,9 @@ func newWorkerSide(ctx context.Context, cfg config.Config, nc *nats.Conn) (*work
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc) // the stream is declared (startNATS)
 	if err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
-	}
-	if _, err := bus.EnsureStream(ctx, js, cfg.NATS); err != nil {
-		return nil, err
 	}
 	return &workerSide{js: js, subj: msg.NewSubjects(cfg.NATS.Prefix), rt: rt}, nil
 }
@@ -377,21 +375,24 @@ func serveStatus(ctx context.Context, cfg config.Config, svc *service.Server, re
 }
 
 // startNATS starts the embedded nats-server (its store in data_dir, on
-// nats.expose when set) and connects the frontier's and the workers'
-// clients. On error nothing is left running.
+// nats.expose when set, users in UsersFile), connects the frontier's and
+// the workers' clients as their roles' users and declares the stream. On
+// error nothing is left running.
 func startNATS(ctx context.Context, cfg config.Config, files *crawlFiles, log *slog.Logger) (emb *bus.Embedded, ncF, ncW *nats.Conn, err error) {
-	emb, err = bus.StartEmbedded(bus.EmbeddedOptions{Dir: files.nats, Listen: cfg.NATS.Expose, Log: log})
-	if err != nil {
+	if emb, err = startEmbedded(cfg, files, log); err != nil {
 		return nil, nil, nil, err
 	}
-	if cfg.NATS.Expose != "" {
-		log.Info("other crawlers can join this crawl", "command", "crawler --nats "+emb.ClientURL()+" --shards 1")
+	if ncF, err = emb.ConnectAs(ctx, bus.RoleFrontier, "trawl-frontier", log); err == nil {
+		err = declareStream(ctx, cfg, ncF)
 	}
-	if ncF, err = emb.Connect(ctx, "trawl-frontier", log); err != nil {
+	if err != nil {
+		if ncF != nil {
+			ncF.Close()
+		}
 		emb.Close()
 		return nil, nil, nil, err
 	}
-	if ncW, err = emb.Connect(ctx, "trawl-crawler", log); err != nil {
+	if ncW, err = emb.ConnectAs(ctx, bus.RoleCrawler, "trawl-crawler", log); err != nil {
 		ncF.Close()
 		emb.Close()
 		return nil, nil, nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/trawlhq/trawl/fetcher"
+	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
@@ -170,11 +171,18 @@ func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
 	defer cancel()
 	done := runAsync(ctx, cfg)
 
-	// The joining crawler: only the URL (it learns the shard count).
+	// The joining crawler: only the URL with the crawler's user from the
+	// users file (it learns the shard count).
 	var nc *nats.Conn
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		nc, err = nats.Connect("nats://"+addr, nats.Timeout(time.Second))
+		var users bus.Users
+		if users, err = bus.ReadUsers(UsersFile(cfg.DataDir)); err == nil {
+			join := config.NATS{URL: "nats://crawler:" + users[bus.RoleCrawler] + "@" + addr}
+			cctx, ccancel := context.WithTimeout(ctx, time.Second)
+			nc, err = bus.ConnectAs(cctx, join, bus.RoleCrawler, "joiner", nil)
+			ccancel()
+		}
 		if err == nil {
 			break
 		}

@@ -82,7 +82,7 @@ func uncrawlableSeeds(seeds []string, maxURLLength int) []string {
 func publishSeeds(cfg config.Config, seeds []string, shards int, ask time.Duration, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc, err := bus.Connect(ctx, cfg.NATS, "crawler-seed", nil)
+	nc, err := bus.ConnectAs(ctx, cfg.NATS, bus.RoleSeeder, "crawler-seed", nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitFailure

@@ -165,7 +165,7 @@ func runWorker(in *cli.Interrupts, cfg config.Config, shardsGiven bool, log *slo
 	ctx := in.Ctx
 	host, _ := os.Hostname()
 	id := fmt.Sprintf("%s/%d", host, os.Getpid())
-	nc, err := bus.Connect(ctx, cfg.NATS, "trawl-crawler "+id, log)
+	nc, err := bus.ConnectAs(ctx, cfg.NATS, bus.RoleCrawler, "trawl-crawler "+id, log)
 	if err != nil {
 		return err
 	}

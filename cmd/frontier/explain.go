@@ -71,7 +71,7 @@ func explainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	nc, err := bus.Connect(ctx, cfg.NATS, "trawl-frontier-explain", nil)
+	nc, err := bus.ConnectAs(ctx, cfg.NATS, bus.RoleFrontier, "trawl-frontier-explain", nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "frontier explain: %v\n", err)
 		return cli.ExitFailure

@@ -86,7 +86,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return cli.ExitOK
 	}
 	log := cli.NewLogger(cfg.Log, stderr)
-	nc, err := bus.Connect(ctx, cfg.NATS, "trawl-frontier-"+strconv.Itoa(cfg.Frontier.Shard), log)
+	nc, err := bus.ConnectAs(ctx, cfg.NATS, bus.RoleFrontier, "trawl-frontier-"+strconv.Itoa(cfg.Frontier.Shard), log)
 	if err != nil {
 		log.Error("frontier: cannot reach NATS", "err", err)
 		return cli.ExitFailure

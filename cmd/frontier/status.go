@@ -40,7 +40,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	nc, err := bus.Connect(ctx, cfg.NATS, "frontier-status", nil)
+	nc, err := bus.ConnectAs(ctx, cfg.NATS, bus.RoleFrontier, "frontier-status", nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitFailure

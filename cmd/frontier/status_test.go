@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
@@ -54,5 +55,27 @@ func TestStatusCommand(t *testing.T) {
 	errb.Reset()
 	if code := statusCmd([]string{"--nats", e.ClientURL(), "--shards", "3", "--timeout", "300ms"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "[2]") {
 		t.Errorf("a missing shard: exit %d, stderr %q; want 1 naming shard 2", code, errb.String())
+	}
+}
+
+// TestStatusAsTheFrontierUser: `frontier status` with the frontier's user
+// in the URL works on a server with trawl's users, and its replies come to
+// the frontier's own inboxes (the only ones that user may subscribe to).
+func TestStatusAsTheFrontierUser(t *testing.T) {
+	e, users := bustest.StartWithUsers(t)
+	nc := bustest.ConnectAs(t, e, bus.RoleFrontier)
+	s := msg.Status{Shard: 0, Shards: 1, Queued: 3}
+	b, _ := msg.MarshalStatus(&s)
+	if _, err := nc.Subscribe("trawl.status", func(m *nats.Msg) { _ = m.Respond(b) }); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	url := strings.Replace(e.ClientURL(), "nats://", "nats://frontier:"+users[bus.RoleFrontier]+"@", 1)
+	var out, errb bytes.Buffer
+	if code := statusCmd([]string{"--nats", url, "--json"}, &out, &errb); code != 0 || !strings.Contains(out.String(), `"queued": 3`) {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	if code := statusCmd([]string{"--nats", e.ClientURL(), "--json"}, &out, &errb); code == 0 {
+		t.Errorf("status without credentials: exit 0")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -23,10 +24,21 @@ const DefaultConnectTimeout = 10 * time.Second
 // files. name identifies the connection in server monitoring. It reconnects
 // forever once connected; log (nil = discard) hears about outages.
 func Connect(ctx context.Context, cfg config.NATS, name string, log *slog.Logger) (*nats.Conn, error) {
+	return dial(ctx, cfg, name, log)
+}
+
+// ConnectAs is Connect for a process of role: its replies come to the
+// role's own inboxes (Inboxes), the only ones its user may subscribe to
+// on a server with trawl's permissions.
+func ConnectAs(ctx context.Context, cfg config.NATS, role Role, name string, log *slog.Logger) (*nats.Conn, error) {
+	return dial(ctx, cfg, name, log, nats.CustomInboxPrefix(inboxPrefix(role)))
+}
+
+func dial(ctx context.Context, cfg config.NATS, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
 	if strings.TrimSpace(cfg.URL) == "" {
 		return nil, errors.New("bus: no NATS URL configured (nats.url / --nats)")
 	}
-	return connect(ctx, cfg.URL, name, log, options(cfg)...)
+	return connect(ctx, cfg.URL, name, log, append(options(cfg), extra...)...)
 }
 
 func options(cfg config.NATS) []nats.Option {
@@ -43,7 +55,7 @@ func options(cfg config.NATS) []nats.Option {
 	return opts
 }
 
-func connect(ctx context.Context, url, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
+func connect(ctx context.Context, urls, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -62,7 +74,7 @@ func connect(ctx context.Context, url, name string, log *slog.Logger, extra ...n
 				log.Warn("nats disconnected", "err", err)
 			}
 		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrl()) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
 		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
 			subj := ""
 			if s != nil {
@@ -71,11 +83,22 @@ func connect(ctx context.Context, url, name string, log *slog.Logger, extra ...n
 			log.Error("nats async error", "subject", subj, "err", err)
 		}),
 	}, extra...)
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("bus: connect %s: %w", url, err)
+		return nil, fmt.Errorf("bus: connect %s: %w", redact(urls), err)
 	}
 	return nc, nil
+}
+
+// redact hides the passwords of a comma-separated list of NATS URLs.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // StreamReadyTimeout bounds how long EnsureStream keeps retrying when ctx
@@ -148,17 +171,32 @@ type EmbeddedOptions struct {
 	Listen string
 	// Log receives the server's own log lines at debug level (nil = none).
 	Log *slog.Logger
+	// Users, when set, are the only clients the server admits, each with
+	// its role's Permissions for the subjects and stream of NATS. nil
+	// admits anyone: allowed only with the default Listen (loopback, a
+	// random port), for tests.
+	Users Users
+	// NATS names the subject prefix and the stream of the permissions.
+	NATS config.NATS
 }
+
+// ErrExposedWithoutUsers refuses an embedded server on a chosen address
+// that would admit any client.
+var ErrExposedWithoutUsers = errors.New("bus: an embedded nats-server on a chosen address needs users (EmbeddedOptions.Users)")
 
 // Embedded is an in-process nats-server with JetStream.
 type Embedded struct {
-	srv *server.Server
+	srv   *server.Server
+	users Users
 }
 
 // StartEmbedded starts a nats-server in this process and waits until it
 // accepts connections.
 func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 	host, port := "127.0.0.1", server.RANDOM_PORT
+	if opts.Listen != "" && len(opts.Users) == 0 {
+		return nil, ErrExposedWithoutUsers
+	}
 	if opts.Listen != "" {
 		h, p, err := splitListen(opts.Listen)
 		if err != nil {
@@ -180,6 +218,11 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		// 1 MiB of robots.txt, lease replies of max_leases_per_reply URLs.
 		MaxPayload: msg.MaxMessage,
 	}
+	for _, r := range Roles {
+		if p, ok := opts.Users[r]; ok {
+			so.Users = append(so.Users, &server.User{Username: string(r), Password: p, Permissions: Permissions(r, opts.NATS)})
+		}
+	}
 	srv, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
@@ -192,17 +235,44 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, errors.New("bus: embedded nats-server did not become ready within 30s")
 	}
-	return &Embedded{srv: srv}, nil
+	return &Embedded{srv: srv, users: opts.Users}, nil
 }
 
-// ClientURL is the nats:// URL other processes connect to.
+// ClientURL is the nats:// URL other processes connect to, without
+// credentials (see JoinURL).
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// JoinURL is ClientURL with role's user and password in it, as
+// `crawler --nats` and `crawler seed --nats` take it; ClientURL when the
+// server has no users.
+func (e *Embedded) JoinURL(role Role) string {
+	p, ok := e.users[role]
+	if !ok {
+		return e.ClientURL()
+	}
+	u, err := url.Parse(e.ClientURL())
+	if err != nil {
+		return e.ClientURL()
+	}
+	u.User = url.UserPassword(string(role), p)
+	return u.String()
+}
 
 // Connect opens a client connection to the embedded server, in process
 // (nats.InProcessServer: no socket, no system calls per message); other
-// processes connect to ClientURL over TCP.
+// processes connect to ClientURL over TCP. A server with users admits it
+// only through ConnectAs.
 func (e *Embedded) Connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, error) {
 	return connect(ctx, e.ClientURL(), name, log, nats.InProcessServer(e.srv))
+}
+
+// ConnectAs is Connect as role's user, with its permissions.
+func (e *Embedded) ConnectAs(ctx context.Context, role Role, name string, log *slog.Logger) (*nats.Conn, error) {
+	p, ok := e.users[role]
+	if !ok {
+		return nil, fmt.Errorf("bus: the embedded nats-server has no %s user", role)
+	}
+	return connect(ctx, e.ClientURL(), name, log, nats.InProcessServer(e.srv), nats.UserInfo(string(role), p), nats.CustomInboxPrefix(inboxPrefix(role)))
 }
 
 // Close shuts the server down and waits for it.

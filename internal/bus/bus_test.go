@@ -71,10 +71,11 @@ func TestConnectErrors(t *testing.T) {
 }
 
 func TestEmbeddedListenAddress(t *testing.T) {
-	if _, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "nonsense"}); err == nil {
+	users := bus.Users{bus.RoleCrawler: "0123456789abcdef"}
+	if _, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "nonsense", Users: users}); err == nil {
 		t.Error("listen address without a port accepted")
 	}
-	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestEnsureStreamRetriesUntilJetStream(t *testing.T) {
 // A request JetStream refuses fails at once.
 func TestEnsureStreamRefused(t *testing.T) {
 	dir := t.TempDir()
-	plain, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: dir, Listen: "127.0.0.1:0"})
+	plain, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,13 @@ package bustest
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/config"
 )
 
 // Start runs a server for the test and returns it.
@@ -21,6 +23,35 @@ func Start(t testing.TB) *bus.Embedded {
 	}
 	t.Cleanup(e.Close)
 	return e
+}
+
+// StartWithUsers runs a server for the test that admits only the users
+// of each bus role (generated passwords, default prefix and stream), on a
+// loopback address of its choosing, and returns it with the users.
+func StartWithUsers(t testing.TB) (*bus.Embedded, bus.Users) {
+	t.Helper()
+	users, err := bus.LoadOrCreateUsers(filepath.Join(t.TempDir(), "users.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Users: users, NATS: config.Default().NATS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e, users
+}
+
+// ConnectAs opens a client connection to e as role's user, closed by
+// t.Cleanup.
+func ConnectAs(t testing.TB, e *bus.Embedded, role bus.Role) *nats.Conn {
+	t.Helper()
+	nc, err := e.ConnectAs(context.Background(), role, t.Name()+"-"+string(role), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 // Connect opens a client connection to e, closed by t.Cleanup.
