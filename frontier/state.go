@@ -59,7 +59,12 @@ type State struct {
 
 	maxInflight int
 	crawlID     string // see CrawlID; fixed once Open returns
-	readOnly    bool
+	// stampCrawlID: the file has no crawl ID yet; openFile stores crawlID.
+	stampCrawlID bool
+	readOnly     bool
+	// openTx is the file's last transaction when Open returned: Close
+	// writes nothing to a file nothing was written to since.
+	openTx int
 
 	db     *bolt.DB
 	filter seenFilter
@@ -211,36 +216,45 @@ func boltOptions(readOnly bool) *bolt.Options {
 	return &bo
 }
 
-// openFile opens s.path with bbolt and loads it. A corrupt file gives
-// ErrCorrupt, never a crash: its structure is checked with plain reads
-// before bbolt maps it, and a panic or fault while bbolt opens it or while
-// load reads it is an error.
+// openFile opens s.path with bbolt, loads it and checks it, writing
+// nothing to an existing file until every check that can refuse it has
+// passed: its structure (checkFile, with plain reads before bbolt maps
+// it), its schema and crawl ID, the filter with its journal, and every
+// record against the others and the filter (verifyLoaded: what `frontier
+// check` finds, Open refuses, with the same reason). A file with a
+// freelist page is opened writable at once (bbolt writes nothing when it
+// opens one) and read in read transactions only. A file without one (kill
+// -9 left it open) is read through a read-only map, which bbolt does not
+// walk to rebuild a freelist, and reopened writable only once it has
+// passed, after checkFileForOpen gives it a freelist page. Only then does
+// a file from before crawl IDs get one. A corrupt file gives ErrCorrupt,
+// never a crash: a panic or fault while bbolt opens it or while load
+// reads it is an error.
 func (s *State) openFile() error {
-	bo := boltOptions(s.readOnly)
+	info, err := checkFile(s.path)
+	if err != nil {
+		return err
+	}
 	if s.readOnly {
-		if _, err := checkFile(s.path); err != nil {
-			return err
-		}
 		if _, err := os.Stat(s.path); err != nil {
 			return fmt.Errorf("frontier: %w", err)
 		}
-	} else {
-		_, fixErr, err := checkFileForOpen(s.path)
-		if err != nil {
-			return err
-		}
-		if fixErr != nil {
-			s.log.Warn("frontier: could not give the state file a freelist; bbolt rebuilds it", "err", fixErr)
-		}
 	}
-	err := guard(func() (err error) {
-		s.db, err = bolt.Open(s.path, 0o600, bo)
+	preload := !s.readOnly && info.Size > 0 && !info.Freelist
+	if err := s.openDB(s.readOnly || preload); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("frontier: open %s: %w", s.path, err)
 	}
-	if err := guard(s.load); err != nil {
+	err = guard(s.load)
+	if err == nil && preload {
+		err = s.reopenWritable()
+	}
+	if err == nil && s.stampCrawlID {
+		// A file from before crawl IDs: it gets one now.
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(keyCrawlID, []byte(s.crawlID))
+		})
+	}
+	if err != nil {
 		_ = guard(func() error {
 			if s.filter != nil {
 				s.filter.Close()
@@ -252,35 +266,83 @@ func (s *State) openFile() error {
 		}
 		return fmt.Errorf("%w (file %s)", err, s.path)
 	}
+	s.openTx = s.committedTx()
+	return nil
+}
+
+// openDB opens s.path with bbolt into s.db.
+func (s *State) openDB(readOnly bool) error {
+	err := guard(func() (err error) {
+		s.db, err = bolt.Open(s.path, 0o600, boltOptions(readOnly))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("frontier: open %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// reopenWritable replaces the read-only s.db that load read a file
+// without a freelist page through with a writable one, once the file has
+// passed every check: checkFileForOpen checks its structure again, under
+// the file's lock, and gives it a freelist page. A file another process
+// wrote in between (its last transaction not the one load read, nor the
+// freelist's) is refused.
+func (s *State) reopenWritable() error {
+	read := s.committedTx()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("frontier: close the read-only map: %w", err)
+	}
+	_, wrote, fixErr, err := checkFileForOpen(s.path)
+	if err == nil {
+		if fixErr != nil {
+			s.log.Warn("frontier: could not give the state file a freelist; bbolt rebuilds it", "err", fixErr)
+		}
+		err = s.openDB(false)
+	}
+	if err != nil {
+		// s.db is closed, or failed to open: openFile's cleanup closes
+		// nothing twice (bbolt's Close of a closed DB is nil).
+		return err
+	}
+	if got := s.committedTx(); got != read && !(wrote && got == read+1) {
+		return fmt.Errorf("%w: written by another process while it was opened (transaction %d, read %d)", ErrInUse, got, read)
+	}
 	return nil
 }
 
 // load creates the layout in a new file, or checks and reads an existing
-// one.
+// one in read transactions only (see openFile).
 func (s *State) load() error {
 	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.schemaSizing(), Audit: s.cfg.Audit.Fraction}
-	update := s.db.Update
-	if s.readOnly {
-		update = s.db.View
-	}
-	err := update(func(tx *bolt.Tx) error {
+	fresh := false
+	err := s.db.View(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			return s.checkMetaTx(meta, &want)
 		}
-		return s.createTx(tx, want)
+		fresh = true
+		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
+		})
 	})
 	if err != nil {
-		if s.filter != nil {
-			s.filter.Close()
-			s.filter = nil
-		}
 		return err
+	}
+	if fresh {
+		if s.db.IsReadOnly() {
+			return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
+		}
+		if err := s.db.Update(func(tx *bolt.Tx) error { return s.createTx(tx, want) }); err != nil {
+			if s.filter != nil {
+				s.filter.Close()
+				s.filter = nil
+			}
+			return err
+		}
+		return s.db.View(s.loadTx)
 	}
 	if err := s.db.View(checkBucketsTx); err != nil {
 		return err
-	}
-	if s.filter != nil { // createTx made it
-		return s.db.View(s.loadTx)
 	}
 	// The filter (1.1 GiB at 1e9: a copy and a CRC per chunk, on every
 	// core) loads on a goroutine of its own while this one reads the
@@ -301,12 +363,15 @@ func (s *State) load() error {
 	if filterErr != nil {
 		return filterErr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.verifyLoaded()
 }
 
 // checkMetaTx checks an existing file's schema against want (adopting the
-// stored filter mode) and reads its crawl ID, giving a file from before
-// crawl IDs one.
+// stored filter mode) and reads its crawl ID, drawing one for a file from
+// before crawl IDs (stampCrawlID).
 func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
 	if err := s.adoptStoredFilter(meta.Get(keySchema), want); err != nil {
 		return err
@@ -321,9 +386,10 @@ func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
 		s.crawlID = string(id)
 		return nil
 	}
-	// A file from before crawl IDs: it gets one now.
-	s.crawlID = newCrawlID()
-	return meta.Put(keyCrawlID, []byte(s.crawlID))
+	// A file from before crawl IDs: openFile stores one once every check
+	// has passed.
+	s.crawlID, s.stampCrawlID = newCrawlID(), true
+	return nil
 }
 
 // createTx lays out a new, empty file: its buckets, schema record, crawl
@@ -403,6 +469,11 @@ func checkSchema(b []byte, want schemaRecord) error {
 			got.Version, schemaNames[got.Version], want.Version, schemaNames[SchemaVersion])
 	case got.Version != want.Version:
 		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
+	}
+	if err := got.validate(); err != nil {
+		return err
+	}
+	switch {
 	case got.Shards != want.Shards:
 		return fmt.Errorf("%w: written for %d shards, configured %d (the shard count is fixed for the life of a crawl)", ErrMismatch, got.Shards, want.Shards)
 	case got.Shard != want.Shard:
@@ -952,7 +1023,9 @@ func (s *State) Close() error {
 	}
 	s.mu.closed = true
 	var errs []error
-	if s.mu.failed == nil && !s.readOnly {
+	// A State nothing was written to since Open (a service that refused
+	// the file, a look) leaves the file as Open found it.
+	if s.mu.failed == nil && !s.readOnly && (s.tx != nil || s.committedTx() != s.openTx) {
 		// The journal keeps every key durable, so Close applies the same
 		// rule as the periodic tick: rewriting a mostly clean 1.12 GiB
 		// filter at every stop cost seconds for nothing.

@@ -340,7 +340,7 @@ func TestOpenGivesKilledFileFreelist(t *testing.T) {
 
 	// Another process holding the file (here, the State still open on
 	// the original): checked, not written.
-	if _, fixErr, err := checkFileForOpen(opts.Path); err != nil || fixErr != nil {
+	if _, wrote, fixErr, err := checkFileForOpen(opts.Path); err != nil || fixErr != nil || wrote {
 		t.Fatalf("file held open: %v, %v", err, fixErr)
 	}
 	if now, err := os.ReadFile(opts.Path); err != nil || !bytes.Equal(now, killed) {
@@ -348,8 +348,8 @@ func TestOpenGivesKilledFileFreelist(t *testing.T) {
 	}
 	held.Close()
 
-	info, fixErr, err := checkFileForOpen(path)
-	if err != nil || fixErr != nil || info.Freelist || info.TxID != before.TxID {
+	info, wrote, fixErr, err := checkFileForOpen(path)
+	if err != nil || fixErr != nil || !wrote || info.Freelist || info.TxID != before.TxID {
 		t.Fatalf("checkFileForOpen: %+v, %v, %v: want the killed file as it was found", info, fixErr, err)
 	}
 	fixed, err := os.ReadFile(path)
@@ -630,8 +630,16 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err = Check(path, opts.Config)
-	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "verify") {
-		t.Fatalf("file missing a queued URL: %+v, %v; want a verify problem", rep.Problems, err)
+	const why = "counts 60 queued, queue holds 0"
+	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), why) {
+		t.Fatalf("file missing a queued URL: %+v, %v; want a problem saying %q", rep.Problems, err, why)
+	}
+	// Open refuses it, for the same reason.
+	if s, err := Open(Options{Config: opts.Config, Path: path}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), why) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open of the file missing a queued URL: %v; want ErrCorrupt saying %q", err, why)
 	}
 
 	// Keys out of order, a truncated file: the structure walk's finding,
@@ -720,7 +728,7 @@ func TestWriteFreelistLong(t *testing.T) {
 			for id := range uint64(used) {
 				c.visited[id/64] |= 1 << (id % 64)
 			}
-			if err := c.writeFreelist(f); err != nil {
+			if _, err := c.writeFreelist(f); err != nil {
 				t.Fatal(err)
 			}
 			st, err := f.Stat()
