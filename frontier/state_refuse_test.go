@@ -379,9 +379,25 @@ func TestRefusedFileUnchanged(t *testing.T) {
 				t.Errorf("%s file, %s: refused (%v) and changed", file.name, tt.name, err)
 			}
 		}
+		// The offline commands refuse what is not theirs to convert
+		// without writing either.
+		path := writeState(t, tests[0].b) // another schema version
+		before := fileSum(t, path)
+		if _, err := RebuildFilter(path, 1000, 0.01); !errors.Is(err, ErrMismatch) {
+			t.Errorf("%s file, rebuild of another schema version: %v, want ErrMismatch", file.name, err)
+		}
+		if _, err := Migrate(path); err == nil {
+			t.Errorf("%s file, migrate of another schema version: accepted", file.name)
+		}
+		refusals += 2
+		if fileSum(t, path) != before {
+			modified++
+			t.Errorf("%s file: rebuild or migrate refused the file and changed it", file.name)
+		}
+
 		// Opened and closed with nothing written: what a service that
 		// refuses the file by its crawl ID does.
-		path := writeState(t, file.b)
+		path = writeState(t, file.b)
 		o := opts
 		o.Path = path
 		s, err := Open(o)
