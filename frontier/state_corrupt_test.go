@@ -529,7 +529,8 @@ func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 
 // FuzzOpenStateFile opens mutated state files through Open: any outcome
 // but ErrCorrupt, a mismatch or a working State is a failure, and so is
-// a panic or a fault (which would kill the fuzzer).
+// a panic or a fault (which would kill the fuzzer), or a refused file
+// that Open changed.
 func FuzzOpenStateFile(f *testing.F) {
 	for _, n := range []int{0, 40} {
 		good, _ := goodStateFile(f, 1000, n)
@@ -552,6 +553,9 @@ func FuzzOpenStateFile(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrMismatch) && !errors.Is(err, dedup.ErrMismatch) {
 				t.Fatalf("Open: %v; want ErrCorrupt or a mismatch", err)
+			}
+			if after, _ := os.ReadFile(path); len(b) > 0 && !bytes.Equal(after, b) {
+				t.Fatalf("Open refused the file (%v) and changed it", err)
 			}
 			return
 		}

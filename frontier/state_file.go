@@ -246,6 +246,7 @@ type fileChecker struct {
 	visited []uint64 // bitmap of page ids reached
 	reached uint64
 	seen    func(id uint64, flags uint16) // tests: called for each branch and leaf page reached
+	record  func(key, value []byte)       // tests: called for each key and value in a leaf reached
 	next    []pageRef                     // the pages the level being checked references
 }
 
@@ -494,7 +495,7 @@ var parallelRefs = 256
 // URLs over 1M hosts the walk was 1 s of an Open on one core.
 func (c *fileChecker) level(refs []pageRef) ([]pageRef, error) {
 	slices.SortFunc(refs, func(a, b pageRef) int { return cmp.Compare(a.id, b.id) })
-	if len(refs) < parallelRefs || c.seen != nil {
+	if len(refs) < parallelRefs || c.seen != nil || c.record != nil {
 		c.next = nil
 		err := c.pages(refs)
 		return c.next, err
@@ -650,6 +651,13 @@ func (c *fileChecker) elements(id uint64, p *span, depth int, lo, hi []byte) err
 		prev = key
 		if flags == boltBranch {
 			continue
+		}
+		if c.record != nil && ne.Uint32(elem(i))&boltBucketLeaf == 0 {
+			v, err := p.at(rs[i].val, rs[i].vsize)
+			if err != nil {
+				return fmt.Errorf("page %d: %w", id, err)
+			}
+			c.record(key, v)
 		}
 		if ne.Uint32(elem(i))&boltBucketLeaf != 0 {
 			v, err := p.at(rs[i].val, rs[i].vsize)

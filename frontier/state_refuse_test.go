@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -43,7 +44,12 @@ func builtFiles(t *testing.T) (closed, killed []byte, opts Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return closed, killed, Options{Config: h.cfg, Now: h.clock.Now}
+	// bbolt grows a file in steps of up to 16 MiB; the pages in use are
+	// a valid file on their own, and quicker to copy and hash.
+	_, _, info := pagesOfBytes(t, closed)
+	_, _, kinfo := pagesOfBytes(t, killed)
+	t.Logf("closed file: %d of %d bytes in use; killed: %d of %d", info.Pages*info.PageSize, len(closed), kinfo.Pages*kinfo.PageSize, len(killed))
+	return closed[:info.Pages*info.PageSize], killed[:kinfo.Pages*kinfo.PageSize], Options{Config: h.cfg, Now: h.clock.Now}
 }
 
 // fileRecord is where one record of a state file lies in the file.
@@ -51,16 +57,36 @@ type fileRecord struct {
 	bucket   string // the top-level bucket
 	key      []byte
 	keyOff   int
-	valOff   int // -1: a nested bucket
+	valOff   int // -1: an empty value, or a nested bucket
+	nested   bool
 	keyN     int
 	valN     int
 	inBucket string // the nested bucket's name, "" for a top-level one
 }
 
 // recordsOf lists every record (key and value) of the state file b,
-// with its offset in the file, through a read-only bbolt map of a copy.
+// with its offset in the file: the bucket of each as bbolt reads it, and
+// where it lies from checkFile's walk over b, which reaches only the
+// pages in use (a file keeps stale copies of records in free pages).
 func recordsOf(t testing.TB, b []byte) []fileRecord {
 	t.Helper()
+	type at struct{ key, val int }
+	where := map[string][]at{}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	off := func(p []byte) int {
+		if len(p) == 0 {
+			return -1
+		}
+		return int(uintptr(unsafe.Pointer(unsafe.SliceData(p))) - base)
+	}
+	c := fileChecker{r: mappedFile(b), size: int64(len(b))}
+	c.record = func(k, v []byte) {
+		id := string(k) + "\x00" + string(v)
+		where[id] = append(where[id], at{off(k), off(v)})
+	}
+	if _, err := c.check(); err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(t.TempDir(), "records.db")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -70,22 +96,18 @@ func recordsOf(t testing.TB, b []byte) []fileRecord {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	base := db.Info().Data
-	off := func(p []byte) int {
-		if len(p) == 0 {
-			return -1
-		}
-		return int(uintptr(unsafe.Pointer(unsafe.SliceData(p))) - base)
-	}
 	var recs []fileRecord
 	var walk func(top, in string, bk *bolt.Bucket)
 	walk = func(top, in string, bk *bolt.Bucket) {
 		c := bk.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			r := fileRecord{bucket: top, inBucket: in, key: bytes.Clone(k), keyOff: off(k), keyN: len(k), valOff: off(v), valN: len(v)}
+			r := fileRecord{bucket: top, inBucket: in, key: bytes.Clone(k), keyN: len(k), valN: len(v), keyOff: -1, valOff: -1}
 			if v == nil {
-				r.valOff = -1
+				r.nested = true
 				walk(top, string(k), bk.Bucket(k))
+			} else if ats := where[string(k)+"\x00"+string(v)]; len(ats) > 0 {
+				r.keyOff, r.valOff = ats[0].key, ats[0].val
+				where[string(k)+"\x00"+string(v)] = ats[1:]
 			}
 			recs = append(recs, r)
 		}
@@ -138,7 +160,7 @@ func recordFlips(t testing.TB, b []byte, perBucket int) []flip {
 			if r.valOff >= 0 && r.valN > 0 {
 				flips = append(flips, flip{fmt.Sprintf("%s value %d (%q)", where, i, trimKey(r.key)), r.valOff + r.valN/2, uint8(i % 8)})
 			}
-			if r.keyOff >= 0 && r.keyN > 0 && r.valOff >= 0 {
+			if r.keyOff >= 0 && r.keyN > 0 && !r.nested {
 				flips = append(flips, flip{fmt.Sprintf("%s key %d (%q)", where, i, trimKey(r.key)), r.keyOff + r.keyN - 1, 0})
 			}
 		}
@@ -428,7 +450,7 @@ func withAudit(o Options, f float64) Options {
 }
 
 // pagesOfBytes is the page size and high water mark of state file b.
-func pagesOfBytes(t *testing.T, b []byte) (pageSize, hwm uint64, info FileInfo) {
+func pagesOfBytes(t testing.TB, b []byte) (pageSize, hwm uint64, info FileInfo) {
 	t.Helper()
 	info, err := (&fileChecker{r: bytes.NewReader(b), size: int64(len(b))}).check()
 	if err != nil {
@@ -449,4 +471,63 @@ func garblePage(b []byte) []byte {
 	}
 	ne.PutUint64(b[last*c.m.pageSize:], last+1)
 	return b
+}
+
+// FuzzRecordFlip flips one bit of one record (key or value, any bucket)
+// of the state files TestRecordFlipsOpenAgreesWithCheck uses: a file
+// Open refuses is left unchanged, a file Open accepts is one Check finds
+// consistent, and a file Check finds inconsistent is one Open refuses,
+// for Check's reason.
+func FuzzRecordFlip(f *testing.F) {
+	for i := range 8 {
+		f.Add(uint16(i*37), uint16(i), uint8(i), i%2 == 0)
+	}
+	var (
+		once   sync.Once
+		files  [2][]byte
+		recs   [2][]fileRecord
+		opts   Options
+		failed bool
+	)
+	f.Fuzz(func(t *testing.T, rec, at uint16, bit uint8, killed bool) {
+		once.Do(func() {
+			failed = true
+			closed, killed, o := builtFiles(t)
+			files, opts = [2][]byte{closed, killed}, o
+			recs = [2][]fileRecord{recordsOf(t, closed), recordsOf(t, killed)}
+			failed = false
+		})
+		if failed {
+			t.Skip("building the files failed")
+		}
+		which := 0
+		if killed {
+			which = 1
+		}
+		r := recs[which][int(rec)%len(recs[which])]
+		var off int
+		switch n := r.keyN + max(r.valN, 0); {
+		case r.valOff >= 0 && int(at)%n >= r.keyN:
+			off = r.valOff + (int(at)%n - r.keyN)
+		case r.keyOff >= 0 && !r.nested:
+			off = r.keyOff + int(at)%n%r.keyN
+		default:
+			t.Skipf("no bytes in %+v", r)
+		}
+		b := bytes.Clone(files[which])
+		b[off] ^= 1 << (bit % 8)
+		check := checkVerdict(t, writeState(t, b), opts)
+		open, changed := openVerdict(t, writeState(t, b), opts)
+		if changed {
+			t.Fatalf("%s record %q: Open refused the file (%s) and changed it", r.bucket, trimKey(r.key), open)
+		}
+		switch {
+		case check == "" && open != "":
+			t.Fatalf("%s record %q: Check passes the file, Open refuses it: %s", r.bucket, trimKey(r.key), open)
+		case check != "" && open == "":
+			t.Fatalf("%s record %q: Check finds %q, Open accepts the file", r.bucket, trimKey(r.key), check)
+		case !strings.Contains(open, check):
+			t.Fatalf("%s record %q: Check finds %q, Open refuses the file for another reason: %s", r.bucket, trimKey(r.key), check, open)
+		}
+	})
 }
