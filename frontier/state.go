@@ -209,8 +209,8 @@ func boltOptions(readOnly bool) *bolt.Options {
 	// re-read the whole file (dedup's MAP_POPULATE) and copy live nodes.
 	bo.InitialMmapSize = 1 << 30
 	// Do not rewrite the freelist on every commit: Close writes it
-	// (commitFinalLocked), and an Open of a file that was not closed
-	// writes one from checkFile's walk (checkFileForOpen).
+	// (commitFinalLocked); bbolt rebuilds it in memory, walking the file,
+	// when it opens a file that was not closed.
 	bo.NoFreelistSync = true
 	bo.ReadOnly = readOnly
 	return &bo
@@ -221,18 +221,16 @@ func boltOptions(readOnly bool) *bolt.Options {
 // passed: its structure (checkFile, with plain reads before bbolt maps
 // it), its schema and crawl ID, the filter with its journal, and every
 // record against the others and the filter (verifyLoaded: what `frontier
-// check` finds, Open refuses, with the same reason). A file with a
-// freelist page is opened writable at once (bbolt writes nothing when it
-// opens one) and read in read transactions only. A file without one (kill
-// -9 left it open) is read through a read-only map, which bbolt does not
-// walk to rebuild a freelist, and reopened writable only once it has
-// passed, after checkFileForOpen gives it a freelist page. Only then does
-// a file from before crawl IDs get one. A corrupt file gives ErrCorrupt,
-// never a crash: a panic or fault while bbolt opens it or while load
-// reads it is an error.
+// check` finds, Open refuses, with the same reason). bbolt writes nothing
+// when it opens an existing file (with NoFreelistSync it rebuilds a
+// missing freelist, one kill -9 left, in memory), and load reads in read
+// transactions only; only then does a file from before crawl IDs get one.
+// So a refused file, and one a caller refuses after Open (the service, by
+// its crawl ID) and closes with nothing written, is left as it was. A
+// corrupt file gives ErrCorrupt, never a crash: a panic or fault while
+// bbolt opens it or while load reads it is an error.
 func (s *State) openFile() error {
-	info, err := checkFile(s.path)
-	if err != nil {
+	if _, err := checkFile(s.path); err != nil {
 		return err
 	}
 	if s.readOnly {
@@ -240,14 +238,14 @@ func (s *State) openFile() error {
 			return fmt.Errorf("frontier: %w", err)
 		}
 	}
-	preload := !s.readOnly && info.Size > 0 && !info.Freelist
-	if err := s.openDB(s.readOnly || preload); err != nil {
+	err := guard(func() (err error) {
+		s.db, err = bolt.Open(s.path, 0o600, boltOptions(s.readOnly))
 		return err
+	})
+	if err != nil {
+		return fmt.Errorf("frontier: open %s: %w", s.path, err)
 	}
 	err = guard(s.load)
-	if err == nil && preload {
-		err = s.reopenWritable()
-	}
 	if err == nil && s.stampCrawlID {
 		// A file from before crawl IDs: it gets one now.
 		err = s.db.Update(func(tx *bolt.Tx) error {
@@ -270,47 +268,6 @@ func (s *State) openFile() error {
 	return nil
 }
 
-// openDB opens s.path with bbolt into s.db.
-func (s *State) openDB(readOnly bool) error {
-	err := guard(func() (err error) {
-		s.db, err = bolt.Open(s.path, 0o600, boltOptions(readOnly))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("frontier: open %s: %w", s.path, err)
-	}
-	return nil
-}
-
-// reopenWritable replaces the read-only s.db that load read a file
-// without a freelist page through with a writable one, once the file has
-// passed every check: checkFileForOpen checks its structure again, under
-// the file's lock, and gives it a freelist page. A file another process
-// wrote in between (its last transaction not the one load read, nor the
-// freelist's) is refused.
-func (s *State) reopenWritable() error {
-	read := s.committedTx()
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("frontier: close the read-only map: %w", err)
-	}
-	_, wrote, fixErr, err := checkFileForOpen(s.path)
-	if err == nil {
-		if fixErr != nil {
-			s.log.Warn("frontier: could not give the state file a freelist; bbolt rebuilds it", "err", fixErr)
-		}
-		err = s.openDB(false)
-	}
-	if err != nil {
-		// s.db is closed, or failed to open: openFile's cleanup closes
-		// nothing twice (bbolt's Close of a closed DB is nil).
-		return err
-	}
-	if got := s.committedTx(); got != read && !(wrote && got == read+1) {
-		return fmt.Errorf("%w: written by another process while it was opened (transaction %d, read %d)", ErrInUse, got, read)
-	}
-	return nil
-}
-
 // load creates the layout in a new file, or checks and reads an existing
 // one in read transactions only (see openFile).
 func (s *State) load() error {
@@ -329,7 +286,7 @@ func (s *State) load() error {
 		return err
 	}
 	if fresh {
-		if s.db.IsReadOnly() {
+		if s.readOnly {
 			return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
 		}
 		if err := s.db.Update(func(tx *bolt.Tx) error { return s.createTx(tx, want) }); err != nil {
@@ -762,8 +719,7 @@ func (s *State) commitLocked() error {
 // Other commits run with NoFreelistSync (writing the freelist on every
 // commit costs a page or more each time), and the first of them after an
 // Open drops the freelist from the meta page again, so a file that was not
-// closed (kill -9) has none, and its next Open writes one from checkFile's
-// walk (checkFileForOpen).
+// closed (kill -9) has none, and bbolt rebuilds it when it opens the file.
 // checkFile checks a freelist against the pages in use before bbolt
 // trusts it.
 func (s *State) commitFinalLocked() error {
