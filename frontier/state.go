@@ -220,8 +220,9 @@ func boltOptions(readOnly bool) *bolt.Options {
 // nothing to an existing file until every check that can refuse it has
 // passed: its structure (checkFile, with plain reads before bbolt maps
 // it), its schema and crawl ID, the filter with its journal, and every
-// record against the others and the filter (verifyLoaded: what `frontier
-// check` finds, Open refuses, with the same reason). bbolt writes nothing
+// record against the others and the filter (verifyLoaded, unless
+// frontier.verify_on_open is off: what `frontier check` finds, Open
+// refuses, with the same reason). bbolt writes nothing
 // when it opens an existing file (with NoFreelistSync it rebuilds a
 // missing freelist, one kill -9 left, in memory), and load reads in read
 // transactions only; only then does a file from before crawl IDs get one.
@@ -322,6 +323,9 @@ func (s *State) load() error {
 	}
 	if err != nil {
 		return err
+	}
+	if !s.cfg.Frontier.VerifyOnOpen && !s.readOnly {
+		return nil
 	}
 	return s.verifyLoaded()
 }

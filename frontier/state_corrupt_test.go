@@ -548,6 +548,14 @@ func TestCheck(t *testing.T) {
 		}
 		t.Fatalf("Open of the file missing a queued URL: %v; want ErrCorrupt saying %q", err, why)
 	}
+	// frontier.verify_on_open off: Open reads only what it loads.
+	noVerify := opts.Config
+	noVerify.Frontier.VerifyOnOpen = false
+	if s, err := Open(Options{Config: noVerify, Path: path}); err != nil {
+		t.Fatalf("Open with verify_on_open off: %v", err)
+	} else {
+		s.Close()
+	}
 
 	// Keys out of order, a truncated file: the structure walk's finding,
 	// before bbolt maps anything.
