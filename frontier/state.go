@@ -278,17 +278,15 @@ func (s *State) load() error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			return s.checkMetaTx(meta, &want)
 		}
-		fresh = true
-		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
-		})
+		fresh = true // createTx refuses a file with other buckets
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	if fresh {
-		if s.readOnly {
-			return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
+		if s.readOnly { // createTx refuses it, writing nothing
+			return s.db.View(func(tx *bolt.Tx) error { return s.createTx(tx, want) })
 		}
 		if err := s.db.Update(func(tx *bolt.Tx) error { return s.createTx(tx, want) }); err != nil {
 			if s.filter != nil {
