@@ -26,7 +26,7 @@ type CheckReport struct {
 	Layout        string
 	Audit         float64
 	CrawlID       string
-	// Problems are bbolt's consistency errors (tx.Check), then Verify's;
+	// Problems are bbolt's consistency errors (tx.Check), then Open's;
 	// at most maxCheckProblems, Truncated when there were more.
 	Problems  []string
 	Truncated bool
@@ -68,9 +68,11 @@ func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
 // Check inspects the state file at path without writing to it: its bbolt
 // structure (checkFile, before anything maps it), bbolt's own consistency
-// check (every page reachable once or free, keys in order), then, opened
-// read-only with the shard, shard count, filter sizing and audit fraction
-// its schema record names, State.Verify. cfg supplies the rest (scope,
+// check (every page reachable once or free, keys in order), then Open,
+// read-only, with the shard, shard count, filter sizing and audit
+// fraction its schema record names: Open runs Verify's checks itself, so
+// a file Check finds inconsistent is one a writing Open refuses, for the
+// reason Check gives. cfg supplies the rest (scope,
 // politeness: they do not change what is checked). A file that cannot be
 // read as a state file at all is an error wrapping ErrCorrupt; what the
 // checks find is in Problems.
@@ -108,6 +110,9 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 				return fmt.Errorf("%w: %s: no schema record", ErrCorrupt, path)
 			}
 			schema, err = decodeSchema(b)
+			if err == nil && schema.Version == SchemaVersion {
+				err = schema.validate() // as Open's checkSchema, before the plan is used
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
@@ -145,9 +150,6 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 		return r, nil
 	}
 	defer s.Close()
-	if err := s.Verify(); err != nil {
-		r.problem("verify: %v", err)
-	}
 	st := s.Status()
 	r.Status = &st
 	return r, nil

@@ -283,6 +283,28 @@ type schemaRecord struct {
 	Audit   float64 // audit.fraction: the truth bucket is only meaningful under one
 }
 
+// validate reports a schema record of this schema version that no
+// configuration writes (a garbled one: a bit flipped on disk) as
+// ErrCorrupt, before it is compared with the configuration: Open and
+// `frontier check`, which configures itself from the record, then refuse
+// it for the same reason.
+func (r *schemaRecord) validate() error {
+	switch {
+	case r.Shards < 1 || r.Shard < 0 || r.Shard >= r.Shards:
+		return fmt.Errorf("%w: schema record: shard %d of %d", ErrCorrupt, r.Shard, r.Shards)
+	case !(r.Audit > 0 && r.Audit <= 1):
+		return fmt.Errorf("%w: schema record: audit fraction %g", ErrCorrupt, r.Audit)
+	case r.Sizing.Bits == 0: // a scalable chain: its plan is in the filter's own meta record
+		return nil
+	}
+	plan, err := dedup.PlanLayout(r.Sizing.Capacity, r.Sizing.FP, r.Sizing.Layout)
+	if err != nil || plan.Bits != r.Sizing.Bits || plan.K != r.Sizing.K {
+		return fmt.Errorf("%w: schema record: filter capacity %d fp %g layout %s, %d bits, k %d: not a filter's plan", ErrCorrupt,
+			r.Sizing.Capacity, r.Sizing.FP, r.Sizing.Layout, r.Sizing.Bits, r.Sizing.K)
+	}
+	return nil
+}
+
 func (r *schemaRecord) encode() []byte {
 	e := enc(nil).u(r.Version).u(uint64(r.Shard)).u(uint64(r.Shards)).
 		u(r.Sizing.Capacity).u(math.Float64bits(r.Sizing.FP)).u(uint64(r.Sizing.Layout)).

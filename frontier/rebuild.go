@@ -64,6 +64,9 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 // command (what: its name, for the message): the file's structure is
 // checked first, a missing or empty file is an error, and a file another
 // process holds is ErrInUse within a second. It returns the file's size.
+// Opening writes nothing, even to a file without a freelist page (bbolt
+// would commit one as it opens it, before the command's checks could
+// refuse the file); the command's first commit writes the freelist.
 func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 	info, err := checkFile(path)
 	if err != nil {
@@ -75,11 +78,15 @@ func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 	bo := *dedup.BoltOptions()
 	bo.Timeout = time.Second
 	bo.ReadOnly = readOnly
+	bo.NoFreelistSync = true
 	var db *bolt.DB
 	err = guard(func() (err error) {
 		db, err = bolt.Open(path, 0o600, &bo)
 		return err
 	})
+	if err == nil {
+		db.NoFreelistSync = false
+	}
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, 0, fmt.Errorf("%w: %s: stop its frontier first (%s works on a stopped shard)", ErrInUse, path, what)
 	}

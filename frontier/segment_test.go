@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -373,11 +374,12 @@ func openTestDB(t *testing.T) *bolt.DB {
 	return db
 }
 
-// A damaged tail or sealed segment, or a host record that lists a gen
-// with no sealed segment under it, is ErrCorrupt for Verify and for the
-// lease that reads it, never a panic; a sealed segment under a gen its
-// host does not list (which no lease would reach) is ErrCorrupt for
-// Verify.
+// A damaged tail or sealed segment, a host record that lists a gen with
+// no sealed segment under it, or a sealed segment under a gen its host
+// does not list (which no lease would reach), is ErrCorrupt for Open,
+// which verifies the file before it writes, and leaves the file as it
+// was. Damage to a segment of a file already open is ErrCorrupt for
+// Verify and for the lease that reads it, never a panic.
 func TestDamagedQueueRecords(t *testing.T) {
 	first := func(bucket []byte, damage func(v []byte) []byte) func(tx *bolt.Tx) error {
 		return func(tx *bolt.Tx) error {
@@ -406,12 +408,12 @@ func TestDamagedQueueRecords(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		damage func(tx *bolt.Tx) error
-		lease  bool // a lease finds it too
+		lease  bool // damage to a segment, which a lease reads
 	}{
 		{"truncated tail", first(bucketTails, func(v []byte) []byte { return v[:len(v)-1] }), true},
 		{"tail of another version", first(bucketTails, func(v []byte) []byte { return append([]byte{9}, v[1:]...) }), true},
 		{"garbled sealed segment", first(bucketSealed, func(v []byte) []byte { return append([]byte{segmentCompressed}, bytes.Repeat([]byte{0xff}, len(v))...) }), true},
-		{"gen listed without segments", hostRec(func(r *hostRecord) { r.Sealed = sealedGensOf(append([]uint64{0}, r.Sealed.list()...)...) }), true},
+		{"gen listed without segments", hostRec(func(r *hostRecord) { r.Sealed = sealedGensOf(append([]uint64{0}, r.Sealed.list()...)...) }), false},
 		{"segments under a gen not listed", hostRec(func(r *hostRecord) { l := r.Sealed.list(); r.Sealed = sealedGensOf(l[:len(l)-1]...) }), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -425,15 +427,35 @@ func TestDamagedQueueRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.s = nil
+			good, err := os.ReadFile(h.path)
+			if err != nil {
+				t.Fatal(err)
+			}
 			rewrite(t, h.path, c.damage)
-			h.open()
-			if err := h.s.Verify(); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("Verify: %v, want ErrCorrupt", err)
+			before := fileSum(t, h.path)
+			if s, err := Open(Options{Config: h.cfg, Path: h.path, Now: h.clock.Now}); !errors.Is(err, ErrCorrupt) {
+				if err == nil {
+					s.Close()
+				}
+				t.Fatalf("Open: %v, want ErrCorrupt", err)
+			}
+			if fileSum(t, h.path) != before {
+				t.Fatal("Open refused the file and changed it")
 			}
 			if !c.lease {
 				return
 			}
-			var err error
+			// The same damage to the file of an open State.
+			if err := os.WriteFile(h.path, good, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			h.open()
+			if err := h.s.db.Update(c.damage); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.s.Verify(); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Verify: %v, want ErrCorrupt", err)
+			}
 			for range 400 {
 				var ls []msg.Lease
 				if ls, err = h.s.Lease(10); err != nil {

@@ -59,7 +59,12 @@ type State struct {
 
 	maxInflight int
 	crawlID     string // see CrawlID; fixed once Open returns
-	readOnly    bool
+	// stampCrawlID: the file has no crawl ID yet; openFile stores crawlID.
+	stampCrawlID bool
+	readOnly     bool
+	// openTx is the file's last transaction when Open returned: Close
+	// writes nothing to a file nothing was written to since.
+	openTx int
 
 	db     *bolt.DB
 	filter seenFilter
@@ -204,43 +209,51 @@ func boltOptions(readOnly bool) *bolt.Options {
 	// re-read the whole file (dedup's MAP_POPULATE) and copy live nodes.
 	bo.InitialMmapSize = 1 << 30
 	// Do not rewrite the freelist on every commit: Close writes it
-	// (commitFinalLocked), and an Open of a file that was not closed
-	// writes one from checkFile's walk (checkFileForOpen).
+	// (commitFinalLocked); bbolt rebuilds it in memory, walking the file,
+	// when it opens a file that was not closed.
 	bo.NoFreelistSync = true
 	bo.ReadOnly = readOnly
 	return &bo
 }
 
-// openFile opens s.path with bbolt and loads it. A corrupt file gives
-// ErrCorrupt, never a crash: its structure is checked with plain reads
-// before bbolt maps it, and a panic or fault while bbolt opens it or while
-// load reads it is an error.
+// openFile opens s.path with bbolt, loads it and checks it, writing
+// nothing to an existing file until every check that can refuse it has
+// passed: its structure (checkFile, with plain reads before bbolt maps
+// it), its schema and crawl ID, the filter with its journal, and every
+// record against the others and the filter (verifyLoaded, unless
+// frontier.verify_on_open is off: what `frontier check` finds, Open
+// refuses, with the same reason). bbolt writes nothing
+// when it opens an existing file (with NoFreelistSync it rebuilds a
+// missing freelist, one kill -9 left, in memory), and load reads in read
+// transactions only; only then does a file from before crawl IDs get one.
+// So a refused file, and one a caller refuses after Open (the service, by
+// its crawl ID) and closes with nothing written, is left as it was. A
+// corrupt file gives ErrCorrupt, never a crash: a panic or fault while
+// bbolt opens it or while load reads it is an error.
 func (s *State) openFile() error {
-	bo := boltOptions(s.readOnly)
+	if _, err := checkFile(s.path); err != nil {
+		return err
+	}
 	if s.readOnly {
-		if _, err := checkFile(s.path); err != nil {
-			return err
-		}
 		if _, err := os.Stat(s.path); err != nil {
 			return fmt.Errorf("frontier: %w", err)
 		}
-	} else {
-		_, fixErr, err := checkFileForOpen(s.path)
-		if err != nil {
-			return err
-		}
-		if fixErr != nil {
-			s.log.Warn("frontier: could not give the state file a freelist; bbolt rebuilds it", "err", fixErr)
-		}
 	}
 	err := guard(func() (err error) {
-		s.db, err = bolt.Open(s.path, 0o600, bo)
+		s.db, err = bolt.Open(s.path, 0o600, boltOptions(s.readOnly))
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("frontier: open %s: %w", s.path, err)
 	}
-	if err := guard(s.load); err != nil {
+	err = guard(s.load)
+	if err == nil && s.stampCrawlID {
+		// A file from before crawl IDs: it gets one now.
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(keyCrawlID, []byte(s.crawlID))
+		})
+	}
+	if err != nil {
 		_ = guard(func() error {
 			if s.filter != nil {
 				s.filter.Close()
@@ -252,35 +265,40 @@ func (s *State) openFile() error {
 		}
 		return fmt.Errorf("%w (file %s)", err, s.path)
 	}
+	s.openTx = s.committedTx()
 	return nil
 }
 
 // load creates the layout in a new file, or checks and reads an existing
-// one.
+// one in read transactions only (see openFile).
 func (s *State) load() error {
 	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.schemaSizing(), Audit: s.cfg.Audit.Fraction}
-	update := s.db.Update
-	if s.readOnly {
-		update = s.db.View
-	}
-	err := update(func(tx *bolt.Tx) error {
+	fresh := false
+	err := s.db.View(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			return s.checkMetaTx(meta, &want)
 		}
-		return s.createTx(tx, want)
+		fresh = true // createTx refuses a file with other buckets
+		return nil
 	})
 	if err != nil {
-		if s.filter != nil {
-			s.filter.Close()
-			s.filter = nil
-		}
 		return err
+	}
+	if fresh {
+		if s.readOnly { // createTx refuses it, writing nothing
+			return s.db.View(func(tx *bolt.Tx) error { return s.createTx(tx, want) })
+		}
+		if err := s.db.Update(func(tx *bolt.Tx) error { return s.createTx(tx, want) }); err != nil {
+			if s.filter != nil {
+				s.filter.Close()
+				s.filter = nil
+			}
+			return err
+		}
+		return s.db.View(s.loadTx)
 	}
 	if err := s.db.View(checkBucketsTx); err != nil {
 		return err
-	}
-	if s.filter != nil { // createTx made it
-		return s.db.View(s.loadTx)
 	}
 	// The filter (1.1 GiB at 1e9: a copy and a CRC per chunk, on every
 	// core) loads on a goroutine of its own while this one reads the
@@ -301,12 +319,18 @@ func (s *State) load() error {
 	if filterErr != nil {
 		return filterErr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if !s.cfg.Frontier.VerifyOnOpen && !s.readOnly {
+		return nil
+	}
+	return s.verifyLoaded()
 }
 
 // checkMetaTx checks an existing file's schema against want (adopting the
-// stored filter mode) and reads its crawl ID, giving a file from before
-// crawl IDs one.
+// stored filter mode) and reads its crawl ID, drawing one for a file from
+// before crawl IDs (stampCrawlID).
 func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
 	if err := s.adoptStoredFilter(meta.Get(keySchema), want); err != nil {
 		return err
@@ -321,9 +345,10 @@ func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
 		s.crawlID = string(id)
 		return nil
 	}
-	// A file from before crawl IDs: it gets one now.
-	s.crawlID = newCrawlID()
-	return meta.Put(keyCrawlID, []byte(s.crawlID))
+	// A file from before crawl IDs: openFile stores one once every check
+	// has passed.
+	s.crawlID, s.stampCrawlID = newCrawlID(), true
+	return nil
 }
 
 // createTx lays out a new, empty file: its buckets, schema record, crawl
@@ -403,6 +428,11 @@ func checkSchema(b []byte, want schemaRecord) error {
 			got.Version, schemaNames[got.Version], want.Version, schemaNames[SchemaVersion])
 	case got.Version != want.Version:
 		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
+	}
+	if err := got.validate(); err != nil {
+		return err
+	}
+	switch {
 	case got.Shards != want.Shards:
 		return fmt.Errorf("%w: written for %d shards, configured %d (the shard count is fixed for the life of a crawl)", ErrMismatch, got.Shards, want.Shards)
 	case got.Shard != want.Shard:
@@ -691,8 +721,7 @@ func (s *State) commitLocked() error {
 // Other commits run with NoFreelistSync (writing the freelist on every
 // commit costs a page or more each time), and the first of them after an
 // Open drops the freelist from the meta page again, so a file that was not
-// closed (kill -9) has none, and its next Open writes one from checkFile's
-// walk (checkFileForOpen).
+// closed (kill -9) has none, and bbolt rebuilds it when it opens the file.
 // checkFile checks a freelist against the pages in use before bbolt
 // trusts it.
 func (s *State) commitFinalLocked() error {
@@ -952,7 +981,9 @@ func (s *State) Close() error {
 	}
 	s.mu.closed = true
 	var errs []error
-	if s.mu.failed == nil && !s.readOnly {
+	// A State nothing was written to since Open (a service that refused
+	// the file, a look) leaves the file as Open found it.
+	if s.mu.failed == nil && !s.readOnly && (s.tx != nil || s.committedTx() != s.openTx) {
 		// The journal keeps every key durable, so Close applies the same
 		// rule as the periodic tick: rewriting a mostly clean 1.12 GiB
 		// filter at every stop cost seconds for nothing.

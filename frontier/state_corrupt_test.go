@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -248,7 +247,8 @@ func freelistIDs(t *testing.T, b []byte) []byte {
 // TestCloseWritesFreelist: a closed file carries bbolt's freelist, naming
 // exactly the pages the walk does not reach (so the next Open reads it
 // instead of walking the file); a file cut off while open (kill -9) has
-// none, and Open rebuilds it as before.
+// none, bbolt rebuilds it in memory when Open opens the file, and the
+// file is not written until the State writes.
 func TestCloseWritesFreelist(t *testing.T) {
 	good, opts := goodStateFile(t, 100_000, 3000)
 	info, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
@@ -268,6 +268,9 @@ func TestCloseWritesFreelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkKilledCopy(t, opts, path)
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, open) {
+		t.Errorf("the killed file's copy was written by an Open and Close that wrote nothing (%v)", err)
+	}
 }
 
 // killedFile opens the state file of opts, admits one more URL (3001
@@ -307,106 +310,6 @@ func checkKilledCopy(t *testing.T, opts Options, path string) {
 	}
 	if err := k.Verify(); err != nil {
 		t.Error(err)
-	}
-}
-
-// TestOpenGivesKilledFileFreelist: a writing Open gives a file that kill
-// -9 left without a freelist page one made from checkFile's walk, naming
-// exactly the pages the walk does not reach (bbolt's own check agrees),
-// so bbolt reads it instead of walking the file again. A crash before
-// the new meta page is whole leaves the file as it was, and a file
-// another process holds is not written.
-func TestOpenGivesKilledFileFreelist(t *testing.T) {
-	_, opts := goodStateFile(t, 100_000, 3000)
-	killed, held := killedFile(t, opts)
-	c := fileChecker{r: bytes.NewReader(killed), size: int64(len(killed))}
-	before, err := c.check()
-	if err != nil || before.Freelist {
-		t.Fatalf("killed file: %+v, %v: want no freelist", before, err)
-	}
-	var unreached []uint64
-	for id := uint64(2); id < before.Pages; id++ {
-		if c.visited[id/64]&(1<<(id%64)) == 0 {
-			unreached = append(unreached, id)
-		}
-	}
-	if len(unreached) < 2 {
-		t.Fatalf("%d unreached pages: the test needs some", len(unreached))
-	}
-	path := filepath.Join(t.TempDir(), "killed.db")
-	if err := os.WriteFile(path, killed, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	// Another process holding the file (here, the State still open on
-	// the original): checked, not written.
-	if _, fixErr, err := checkFileForOpen(opts.Path); err != nil || fixErr != nil {
-		t.Fatalf("file held open: %v, %v", err, fixErr)
-	}
-	if now, err := os.ReadFile(opts.Path); err != nil || !bytes.Equal(now, killed) {
-		t.Fatalf("a file another process holds was written (%v)", err)
-	}
-	held.Close()
-
-	info, fixErr, err := checkFileForOpen(path)
-	if err != nil || fixErr != nil || info.Freelist || info.TxID != before.TxID {
-		t.Fatalf("checkFileForOpen: %+v, %v, %v: want the killed file as it was found", info, fixErr, err)
-	}
-	fixed, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var free []uint64
-	for b := freelistIDs(t, fixed); len(b) > 0; b = b[8:] {
-		free = append(free, binary.NativeEndian.Uint64(b))
-	}
-	if !slices.Equal(free, unreached) {
-		t.Errorf("freelist names %d pages %v..., want the %d the walk does not reach %v...", len(free), free[:min(len(free), 8)], len(unreached), unreached[:min(len(unreached), 8)])
-	}
-	after, err := (&fileChecker{r: bytes.NewReader(fixed), size: int64(len(fixed))}).check()
-	if err != nil || !after.Freelist || after.TxID != before.TxID+1 || after.Reached+after.Free != after.Pages || after.Pages <= before.Pages {
-		t.Errorf("given a freelist: %+v, %v: want one at the old high water mark, in the next meta page, every page accounted for", after, err)
-	}
-	db, err := bolt.Open(path, 0o600, boltOptions(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := db.Stats().FreePageN; n != len(unreached) {
-		t.Errorf("bbolt counts %d free pages, want %d", n, len(unreached))
-	}
-	if err := db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return nil
-	}); err != nil {
-		t.Errorf("bbolt's check of the freelist: %v", err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	checkKilledCopy(t, opts, path)
-
-	// A crash while it was written: the new meta page not written, or
-	// torn (a bad checksum). The old meta page is in force, naming no
-	// freelist, and the file opens with everything in it.
-	next := (1 - c.m.slot) * c.m.pageSize
-	for name, mend := range map[string]func(b []byte){
-		"meta page not written": func(b []byte) { copy(b[next:next+c.m.pageSize], killed[next:]) },
-		"meta page torn":        func(b []byte) { b[next+boltHeaderSize+48] ^= 1 },
-	} {
-		t.Run(name, func(t *testing.T) {
-			b := slices.Clone(fixed)
-			mend(b)
-			path := filepath.Join(t.TempDir(), "crashed.db")
-			if err := os.WriteFile(path, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if info, err := checkFile(path); err != nil || info.Freelist || info.TxID != before.TxID {
-				t.Fatalf("%+v, %v: want the old meta page in force", info, err)
-			}
-			checkKilledCopy(t, opts, path)
-		})
 	}
 }
 
@@ -529,7 +432,8 @@ func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 
 // FuzzOpenStateFile opens mutated state files through Open: any outcome
 // but ErrCorrupt, a mismatch or a working State is a failure, and so is
-// a panic or a fault (which would kill the fuzzer).
+// a panic or a fault (which would kill the fuzzer), or a refused file
+// that Open changed.
 func FuzzOpenStateFile(f *testing.F) {
 	for _, n := range []int{0, 40} {
 		good, _ := goodStateFile(f, 1000, n)
@@ -552,6 +456,9 @@ func FuzzOpenStateFile(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrMismatch) && !errors.Is(err, dedup.ErrMismatch) {
 				t.Fatalf("Open: %v; want ErrCorrupt or a mismatch", err)
+			}
+			if after, _ := os.ReadFile(path); len(b) > 0 && !bytes.Equal(after, b) {
+				t.Fatalf("Open refused the file (%v) and changed it", err)
 			}
 			return
 		}
@@ -630,8 +537,24 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err = Check(path, opts.Config)
-	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "verify") {
-		t.Fatalf("file missing a queued URL: %+v, %v; want a verify problem", rep.Problems, err)
+	const why = "counts 60 queued, queue holds 0"
+	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), why) {
+		t.Fatalf("file missing a queued URL: %+v, %v; want a problem saying %q", rep.Problems, err, why)
+	}
+	// Open refuses it, for the same reason.
+	if s, err := Open(Options{Config: opts.Config, Path: path}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), why) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open of the file missing a queued URL: %v; want ErrCorrupt saying %q", err, why)
+	}
+	// frontier.verify_on_open off: Open reads only what it loads.
+	noVerify := opts.Config
+	noVerify.Frontier.VerifyOnOpen = false
+	if s, err := Open(Options{Config: noVerify, Path: path}); err != nil {
+		t.Fatalf("Open with verify_on_open off: %v", err)
+	} else {
+		s.Close()
 	}
 
 	// Keys out of order, a truncated file: the structure walk's finding,
@@ -686,67 +609,4 @@ func BenchmarkCheckFile(b *testing.B) {
 			}
 		}
 	})
-}
-
-// TestWriteFreelistLong: a freelist of 0xFFFF ids or more carries its
-// count in its first word (bbolt's format), over overflow pages, and
-// checkFile reads back what writeFreelist wrote.
-func TestWriteFreelistLong(t *testing.T) {
-	for _, n := range []uint64{0xFFFE, 0xFFFF, 70_000} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			const pageSize, used = boltMinPageSize, 1000
-			// Page 0 stale, page 1 (txid 7) in force; pages 2..used-1
-			// reached, the n after them free.
-			m := boltMeta{pageSize: pageSize, root: 2, freelist: boltNoFreelist, hwm: used + n, txid: 7, slot: 1}
-			f, err := os.Create(filepath.Join(t.TempDir(), "long.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			for slot, txid := range []uint64{6, 7} {
-				var page [pageSize]byte
-				binary.NativeEndian.PutUint64(page[0:], uint64(slot))
-				binary.NativeEndian.PutUint16(page[8:], 0x04)
-				p := page[boltHeaderSize:]
-				for i, v := range []uint64{uint64(boltVersion)<<32 | boltMagic, pageSize, m.root, 0, m.freelist, m.hwm, txid} {
-					binary.NativeEndian.PutUint64(p[8*i:], v)
-				}
-				binary.NativeEndian.PutUint64(p[56:], metaSum(p))
-				if _, err := f.WriteAt(page[:], int64(slot*pageSize)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			c := fileChecker{m: m, visited: make([]uint64, (m.hwm+63)/64)}
-			for id := range uint64(used) {
-				c.visited[id/64] |= 1 << (id % 64)
-			}
-			if err := c.writeFreelist(f); err != nil {
-				t.Fatal(err)
-			}
-			st, err := f.Stat()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := fileChecker{r: f, size: st.Size()}
-			if r.m, err = r.meta(); err != nil {
-				t.Fatal(err)
-			}
-			r.visited = make([]uint64, (r.m.hwm+63)/64)
-			if r.m.slot != 0 || r.m.txid != 8 || r.m.freelist != m.hwm || r.m.hwm <= m.hwm+n*8/pageSize {
-				t.Fatalf("meta page in force: %+v: want page 0, txid 8, the freelist at %d and the pages past it", r.m, m.hwm)
-			}
-			free, err := r.freelist(r.m.freelist)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if uint64(len(free)) != 8*n {
-				t.Fatalf("%d ids, want %d", len(free)/8, n)
-			}
-			for i := range n {
-				if id := binary.NativeEndian.Uint64(free[8*i:]); id != used+i {
-					t.Fatalf("id %d is %d, want %d", i, id, used+i)
-				}
-			}
-		})
-	}
 }

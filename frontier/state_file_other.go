@@ -6,6 +6,3 @@ import "os"
 
 // mapFile: no map here; checkFile reads with plain reads.
 func mapFile(*os.File, int64) (mappedFile, func()) { return nil, nil }
-
-// lockFile: no lock here, so checkFileForOpen only checks.
-func lockFile(*os.File) bool { return false }

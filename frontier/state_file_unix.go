@@ -20,9 +20,3 @@ func mapFile(f *os.File, size int64) (mappedFile, func()) {
 	}
 	return b, func() { _ = unix.Munmap(b) }
 }
-
-// lockFile takes f's exclusive lock as bbolt takes it (flock), without
-// waiting; false if another process holds it. Closing f releases it.
-func lockFile(f *os.File) bool {
-	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
-}

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	cmds.Register(cli.Command{Name: "check", Summary: "check a shard's state file (bbolt consistency and the frontier's own Verify)", Run: runCheck})
+	cmds.Register(cli.Command{Name: "check", Summary: "check a shard's state file (bbolt consistency and the checks Open runs)", Run: runCheck})
 }
 
 func runCheck(args []string) int { return checkCmd(args, os.Stdout, os.Stderr) }
@@ -72,7 +72,7 @@ func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
 		if r.File.Freelist {
 			fmt.Fprintf(w, "freelist   %d free pages, written when the file was last closed\n", r.File.Free)
 		} else {
-			fmt.Fprintln(w, "freelist   none: not closed since its last write (a stop by kill -9 or a crash); the next Open writes one from its check of the file")
+			fmt.Fprintln(w, "freelist   none: not closed since its last write (a stop by kill -9 or a crash); the next Open rebuilds it in memory")
 		}
 	}
 	if err != nil && !errors.Is(err, frontier.ErrCorrupt) {
@@ -93,10 +93,10 @@ func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
 	}
 	printBuckets(w, r.Buckets, admitted)
 	if r.OK() {
-		fmt.Fprintln(w, "result     ok: bbolt consistency check and frontier Verify passed")
+		fmt.Fprintln(w, "result     ok: bbolt consistency check and frontier Verify passed; Open accepts the file")
 		return
 	}
-	fmt.Fprintf(w, "result     INCONSISTENT: %d problems\n", len(r.Problems))
+	fmt.Fprintf(w, "result     INCONSISTENT: %d problems (Open refuses such a file; nothing was changed)\n", len(r.Problems))
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "  - %s\n", p)
 	}

@@ -2,12 +2,15 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"os"
 	"regexp"
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
@@ -87,6 +90,68 @@ func TestServiceRefusesMissingState(t *testing.T) {
 			}
 			if md := cons.CachedInfo().Config.Metadata[MetadataCrawlID]; md == st.CrawlID() {
 				t.Error("the refused service stamped its crawl ID on the consumer")
+			}
+		})
+	}
+}
+
+// TestServiceLeavesAnotherCrawlsFileUnchanged: a shard whose state file
+// was replaced by the file of another crawl (closed by its frontier, or
+// left open by kill -9, so without a freelist page) refuses it by its
+// crawl ID and leaves it byte for byte as it was. Before, Close wrote to
+// the file it refused.
+func TestServiceLeavesAnotherCrawlsFileUnchanged(t *testing.T) {
+	for _, killed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "closed", true: "killed"}[killed], func(t *testing.T) {
+			e := bustest.Start(t)
+			cfg := svcConfig(t, e)
+			h := startService(t, e, cfg)
+			h.links("", 0, "http://a.test/1", "http://a.test/2")
+			h.settle()
+			path := h.st.Path()
+			if err := h.stop(); err != nil {
+				t.Fatal(err)
+			}
+
+			// Another crawl's file, with a link of its own.
+			other := cfg
+			other.DataDir = t.TempDir()
+			st, err := frontier.Open(frontier.Options{Config: other})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lb := &msg.LinkBatch{Links: []msg.Link{{URL: "http://b.test/", Kind: 1}}}
+			if _, err := st.Apply([]frontier.Prepared{st.Prepare(lb)}, nil); err != nil {
+				t.Fatal(err)
+			}
+			var b []byte
+			if killed {
+				b, err = os.ReadFile(st.Path()) // as kill -9 leaves it
+			}
+			if cerr := st.Close(); err == nil {
+				err = cerr
+			}
+			if !killed && err == nil {
+				b, err = os.ReadFile(st.Path())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := Run(ctx, cfg, h.nc, nil); !errors.Is(err, ErrStateMissing) {
+				t.Fatalf("Run: %v, want ErrStateMissing", err)
+			}
+			after, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sha256.Sum256(after) != sha256.Sum256(b) {
+				t.Error("the refused state file was changed")
 			}
 		})
 	}

@@ -74,6 +74,12 @@ type Frontier struct {
 	// checkpoint (the state is free between parts). Smaller costs a
 	// commit more per part.
 	CheckpointPart ByteSize `yaml:"checkpoint_part"`
+	// VerifyOnOpen runs frontier check's checks of every record (the
+	// whole queue, done and audit keys against the filter) when the state
+	// file is opened, before anything is written: a file check calls
+	// inconsistent is refused. Off, Open reads only what it loads, and a
+	// damaged record is found when it is used, or by frontier check.
+	VerifyOnOpen bool `yaml:"verify_on_open"`
 }
 
 // Filter sizes the URL-seen Bloom filter. A new crawl's state file takes
@@ -222,6 +228,7 @@ func Default() Config {
 			MetricsAddr:        "127.0.0.1:9464",
 			HeadCache:          32 << 20,
 			CheckpointPart:     16 << 20,
+			VerifyOnOpen:       true,
 		},
 		Politeness: Politeness{
 			MinDelay:      time.Second,
