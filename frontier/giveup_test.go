@@ -73,11 +73,7 @@ func TestRateLimitedURLFinishes(t *testing.T) {
 // host_gave_up and counted, none dropped.
 func TestHostAnswering429IsGivenUp(t *testing.T) {
 	h := newHarness(t, noRobots)
-	var urls []string
-	for i := range 20 {
-		urls = append(urls, fmt.Sprintf("http://example.com/%d", i))
-	}
-	h.seed(urls...)
+	h.seed(numbered("http://example.com/", 20)...)
 	requests := 0
 	for i := 0; i < 1000 && h.s.Status().Queued > 0; i++ {
 		for _, l := range h.lease(10) {
@@ -249,10 +245,7 @@ func TestThrottledPathsDoNotGiveUpHost(t *testing.T) {
 	for _, u := range urls {
 		throttled[u] = true
 	}
-	for i := range 13 {
-		urls = append(urls, fmt.Sprintf("http://shop.test/page/%d", i))
-	}
-	h.seed(urls...)
+	h.seed(append(urls, numbered("http://shop.test/page/", 13)...)...)
 	order := throttleSite(t, h, throttled, 2*time.Second)
 	st := h.s.Status()
 	tries := 1 + h.cfg.Politeness.MaxRetries
@@ -269,11 +262,7 @@ func TestThrottledPathsDoNotGiveUpHost(t *testing.T) {
 // the host_give_up-th gives the host up.
 func TestThrottledHostPause(t *testing.T) {
 	h := newHarness(t, noRobots)
-	var urls []string
-	for i := range 12 {
-		urls = append(urls, fmt.Sprintf("http://example.com/%d", i))
-	}
-	h.seed(urls...)
+	h.seed(numbered("http://example.com/", 12)...)
 	p := h.cfg.Politeness
 	for level := 1; level <= p.HostGiveUp; level++ {
 		l := h.leaseOne()
@@ -295,7 +284,8 @@ func TestThrottledHostPause(t *testing.T) {
 			p.HostGiveUp, st.Finished, st.HostsGivenUp, st.Queued)
 	}
 
-	// A success between resets the evidence; a lone retry waits in full.
+	// On another host, a URL whose retry is all its host has left pauses
+	// the host for its whole wait (capped at backoff_max).
 	h.seed("http://other.test/a", "http://other.test/b")
 	l := h.leaseOne()
 	h.apply(nil, outcome(l, 200))
@@ -307,4 +297,13 @@ func TestThrottledHostPause(t *testing.T) {
 	if got := h.waitFor(); got != p.BackoffMax {
 		t.Errorf("a lone URL's Retry-After of 10 days: host paused %v, want backoff_max %v", got, p.BackoffMax)
 	}
+}
+
+// numbered is the URLs prefix0 ... prefix(n-1).
+func numbered(prefix string, n int) []string {
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = fmt.Sprint(prefix, i)
+	}
+	return urls
 }
