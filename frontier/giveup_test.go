@@ -307,3 +307,22 @@ func numbered(prefix string, n int) []string {
 	}
 	return urls
 }
+
+// A success resets the host's evidence: nine URLs throttled on their
+// first try, one page fetched, nine more throttled, and their retries
+// (which add nothing) do not give the host up with host_give_up 10; every
+// throttled URL finishes rate_limited after its own tries.
+func TestThrottleEvidenceResetsOnSuccess(t *testing.T) {
+	h := newHarness(t, noRobots)
+	urls := numbered("http://example.com/", 20)
+	h.seed(urls...)
+	throttled := map[string]bool{}
+	for i, u := range urls {
+		throttled[u] = i != 9 && i != 19
+	}
+	throttleSite(t, h, throttled, time.Second)
+	st := h.s.Status()
+	if st.Finished["fetched"] != 2 || st.Finished["rate_limited"] != 18 || st.HostsGivenUp != 0 {
+		t.Errorf("finished %v, hosts given up %d; want 2 fetched, 18 rate_limited, none given up", st.Finished, st.HostsGivenUp)
+	}
+}
