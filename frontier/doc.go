@@ -79,10 +79,18 @@
 //     their queues at the first ExpireLeasesBefore.
 //   - Every outcome counts toward an end: 429 and 503 are attempts like
 //     transient failures (after 1 + politeness.max_retries the URL is done
-//     as rate_limited or unavailable), and a host answering
-//     politeness.host_give_up of them in a row has its queued URLs done as
-//     host_gave_up. Expired leases alone do not count (a killed crawler
-//     should not use up a URL's attempts).
+//     as rate_limited or unavailable), and a host where
+//     politeness.host_give_up distinct URLs answer them on their first try
+//     with no success between has its queued URLs done as host_gave_up.
+//     Expired leases alone do not count (a killed crawler should not use
+//     up a URL's attempts).
+//   - A throttled (429/503) URL's retry goes to the end of its host's
+//     queue, through the inbox with a new seq; other retries (expiry,
+//     release, 5xx) keep their place at the head. The host pauses for the
+//     URL's Retry-After only when that retry is all it has left, else at
+//     most the back-off of its evidence (politeness.go). The URL's own
+//     Retry-After is not stored with it, and the evidence level restarts
+//     with a success, not with a reopen (it is in the host record).
 //   - Outcomes for unknown, finished or expired leases, or naming another
 //     URL than their lease, are ignored and counted ("stale"); one that
 //     comes past its deadline but before its lease expired counts.

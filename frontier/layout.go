@@ -571,9 +571,10 @@ const (
 	doneRateLimited doneReason = 5
 	// doneUnavailable: 503 through 1 + politeness.max_retries attempts.
 	doneUnavailable doneReason = 6
-	// doneHostGaveUp: the host answered politeness.host_give_up 429 or
-	// 503 in a row with no success between, so its queued URLs (and the
-	// one whose outcome made the streak) were given up.
+	// doneHostGaveUp: politeness.host_give_up distinct URLs of the host
+	// answered 429 or 503 on their first try with no success between, so
+	// its queued URLs (and the one whose outcome made the count) were
+	// given up.
 	doneHostGaveUp doneReason = 7
 
 	maxDoneReason = doneHostGaveUp

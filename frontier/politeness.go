@@ -2,10 +2,19 @@ package frontier
 
 // Politeness decisions, all of them here: when a host may be fetched next
 // (eligibleAt), the delay after a response (politeDelay, crawlDelay), the
-// back-off after 429/503 (backoffDelay, raiseBackoff), the pause after a
-// streak of errors (hostFailed, hostSucceeded), and when a host is given
-// up (givesUp). hosts.go keeps the ready heap ordered by eligibleAt;
+// slow-down after a 429/503 (throttled) or an unavailable robots.txt
+// (raiseBackoff), both from backoffDelay, the pause after a streak of
+// errors (hostFailed, hostSucceeded), and when a host is given up
+// (givesUp). hosts.go keeps the ready heap ordered by eligibleAt;
 // leases.go and state_apply.go only call these.
+//
+// Throttling (429/503) is about a URL until the host shows it is about
+// the host. The host record's BackoffLevel is that evidence: how many
+// URLs answered 429/503 on their first try since the host's last
+// success (at least 1 once any did). A URL's own retries add nothing to
+// it, since they say nothing new about the host; its retry waits behind
+// the host's other queued URLs (state_apply.go), so one throttled path
+// cannot take the host's turns.
 
 import (
 	"time"
@@ -16,9 +25,11 @@ import (
 // eligibleAt is the earliest time politeness lets the host be fetched.
 func (h *host) eligibleAt() stamp { return max(h.rec.NextFetch, h.rec.PausedUntil) }
 
-// givesUp reports whether h has answered politeness.host_give_up
-// 429/503s in a row (its back-off level): its queued URLs are then
-// finished as host_gave_up.
+// givesUp reports whether h has shown it throttles us as a whole:
+// politeness.host_give_up distinct URLs answered 429/503 on their first
+// try with no success in between (its back-off level). Its queued URLs
+// are then finished as host_gave_up. One URL answering 429 forever never
+// gives its host up: its tries are bounded by max_retries alone.
 func (s *State) givesUp(h *host) bool {
 	n := s.cfg.Politeness.HostGiveUp
 	return n > 0 && int(h.rec.BackoffLevel) >= n
@@ -51,14 +62,19 @@ func (s *State) politeDelay(h *host, total time.Duration) time.Duration {
 
 // backoffDelay is the wait after a 429/503 (or an unavailable robots.txt) at
 // back-off level (1 for the first): Retry-After when the server gave one,
-// else backoff_base x 2^(level-1) times a jitter in [1, 1.25) derived from
-// the host and level (deterministic, so tests can bound it); both capped
-// at backoff_max.
+// capped at backoff_max, else backoff(level).
 func (s *State) backoffDelay(h *host, level uint32, retryAfter time.Duration) time.Duration {
-	p := s.cfg.Politeness
 	if retryAfter > 0 {
-		return min(retryAfter, p.BackoffMax)
+		return min(retryAfter, s.cfg.Politeness.BackoffMax)
 	}
+	return s.backoff(h, level)
+}
+
+// backoff is backoff_base x 2^(level-1) (level 0 counts as 1) times a
+// jitter in [1, 1.25) derived from the host and level (deterministic, so
+// tests can bound it), capped at backoff_max.
+func (s *State) backoff(h *host, level uint32) time.Duration {
+	p := s.cfg.Politeness
 	if level == 0 {
 		level = 1
 	}
@@ -91,13 +107,37 @@ func (s *State) politeAfterFetched(h *host, now time.Time, total time.Duration) 
 	h.rec.NextFetch = max(h.rec.NextFetch, later)
 }
 
-// raiseBackoff pushes h's next fetch out after a 429/503 or unavailable robots.txt.
+// raiseBackoff pushes h's next fetch out after an unavailable robots.txt:
+// every one raises the level.
 func (s *State) raiseBackoff(h *host, now time.Time, retryAfter time.Duration) {
 	if h.rec.BackoffLevel < 64 {
 		h.rec.BackoffLevel++
 	}
 	t := stampOf(now.Add(s.backoffDelay(h, h.rec.BackoffLevel, retryAfter)))
 	h.rec.NextFetch = max(h.rec.NextFetch, t)
+	h.dirty = true
+}
+
+// throttled slows h after a URL of it answered 429/503 on its try'th try
+// (1 for the first), asking for retryAfter (0: none). The URL's wait is
+// backoffDelay at level try: its Retry-After, capped at backoff_max, or
+// the back-off doubling with its tries. The host waits that long only
+// when the URL's retry is all it has left to fetch (alone); otherwise at
+// most backoff(level) of the host's evidence, so that one path asking
+// for hours (Retry-After: 999999999) pauses its host backoff_base, and
+// a limit on the whole host is honoured in full after a few URLs.
+func (s *State) throttled(h *host, now time.Time, retryAfter time.Duration, try uint32, alone bool) {
+	switch {
+	case try > 1:
+		h.rec.BackoffLevel = max(h.rec.BackoffLevel, 1)
+	case h.rec.BackoffLevel < 64:
+		h.rec.BackoffLevel++
+	}
+	wait := s.backoffDelay(h, try, retryAfter)
+	if !alone {
+		wait = min(wait, s.backoff(h, h.rec.BackoffLevel))
+	}
+	h.rec.NextFetch = max(h.rec.NextFetch, stampOf(now.Add(wait)))
 	h.dirty = true
 }
 

@@ -91,6 +91,10 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 				touched = append(touched, h)
 			}
 		}
+		// The retries of throttled URLs (requeueLastLocked).
+		if err := s.flushInboxLocked(tx.Bucket(bucketInbox)); err != nil {
+			return err
+		}
 		return s.putMetaLocked(tx, touched)
 	})
 	if err != nil {
@@ -294,11 +298,15 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 	st := o.Status
 	switch {
 	case st == 429 || st == 503:
-		// The server asks us to wait: honour Retry-After (or back off),
-		// and count the attempt, so that neither a URL nor a host that
-		// keeps asking holds the crawl open forever.
+		// The server asks us to wait: the host slows down (throttled),
+		// the URL's retry waits behind the host's other queued URLs, and
+		// the attempt counts, so that neither a URL nor a host that keeps
+		// asking holds the crawl open forever; the host is given up only
+		// on evidence about the host (givesUp).
 		s.politeAfterResponse(h, now, o.Timings.Total)
-		s.raiseBackoff(h, now, o.RetryAfter)
+		attempts := l.Attempts + 1
+		retry := int(attempts) <= p.MaxRetries
+		s.throttled(h, now, o.RetryAfter, attempts, retry && h.rec.Queued == 0 && h.inflight == 0)
 		if s.givesUp(h) {
 			s.count[cHostsGivenUp]++
 			if err := s.finishLocked(db, h, l.URL, st, doneHostGaveUp, now); err != nil {
@@ -306,8 +314,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 			}
 			return h, s.giveUpHostLocked(tx, h, doneHostGaveUp, now)
 		}
-		attempts := l.Attempts + 1
-		if int(attempts) > p.MaxRetries {
+		if !retry {
 			reason := doneRateLimited
 			if st == 503 {
 				reason = doneUnavailable
@@ -315,7 +322,8 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 			return h, s.finishLocked(db, h, l.URL, st, reason, now)
 		}
 		s.count[cRetries]++
-		return h, s.requeueLocked(ret, h, l, attempts)
+		s.requeueLastLocked(h, l, attempts, now)
+		return h, nil
 	case st == 0 || st >= 500:
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.hostFailed(h, now)
@@ -404,9 +412,9 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 //     through 1 + politeness.max_retries attempts. RFC 9309 forbids
 //     crawling such a host, and waiting forever would keep a crawl from
 //     ending.
-//   - doneHostGaveUp: the host answered politeness.host_give_up 429 or
-//     503 in a row, with no other response between, each after the wait
-//     it asked for (or the back-off).
+//   - doneHostGaveUp: politeness.host_give_up distinct URLs of the host
+//     answered 429 or 503 on their first try with no success between
+//     (givesUp), each after the host's wait (throttled).
 func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now time.Time) error {
 	qb, db := queueBucketsOf(tx), tx.Bucket(bucketDone)
 	n := 0
@@ -418,8 +426,8 @@ func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now ti
 					"host", h.name, "urls", n, "robots_status", h.rec.RobotsHTTP)
 			}
 			if err == nil && reason == doneHostGaveUp {
-				s.log.Warn("frontier: host keeps answering 429/503; gave up its queued URLs",
-					"host", h.name, "urls", n, "streak", h.rec.BackoffLevel)
+				s.log.Warn("frontier: host answers 429/503 to URL after URL; gave up its queued URLs",
+					"host", h.name, "urls", n, "throttled_urls", h.rec.BackoffLevel)
 			}
 			h.rec.BackoffLevel = 0
 			h.dirty = true

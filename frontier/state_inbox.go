@@ -91,6 +91,27 @@ func decodeInbox(b []byte) (inboxRecord, error) {
 // enqueueLocked queues a new URL of h: it joins h's URLs of this Apply,
 // which flushInboxLocked writes as one inbox record before the commit.
 func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.Time) {
+	s.queueLastLocked(h, urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops})
+	h.rec.Admitted++
+	// Not h.dirty: an admission alone does not rewrite the host record
+	// (a random page per host per Apply); Open replays the inbox records
+	// the record does not reflect (seq >= its NextSeq) into its counts.
+}
+
+// requeueLastLocked puts the URL of lease l back at the end of its host's
+// queue, behind every URL the host has queued, with its attempts: a
+// throttled URL's retry waits its turn (politeness.go). Unlike
+// requeueLocked it takes a new seq, through the inbox. h is dirty (an
+// outcome), so its record, written in the same transaction, counts it.
+func (s *State) requeueLastLocked(h *host, l *leaseRecord, attempts uint32, now time.Time) {
+	s.queueLastLocked(h, urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: now, Hops: l.Hops})
+	h.dirty = true
+}
+
+// queueLastLocked adds r at the end of h's queue: it joins h's URLs of
+// this Apply, which flushInboxLocked writes as one inbox record before
+// the commit.
+func (s *State) queueLastLocked(h *host, r urlRecord) {
 	if h.pending == 0 {
 		// A slot of an earlier Apply keeps its entries' array.
 		if n := len(s.pending); n < cap(s.pending) {
@@ -103,14 +124,10 @@ func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.
 		h.pending = int32(len(s.pending))
 	}
 	g := &s.pending[h.pending-1]
-	g.entries = append(g.entries, urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops})
+	g.entries = append(g.entries, r)
 	s.inboxN++
 	h.rec.NextSeq++
 	h.rec.Queued++
-	h.rec.Admitted++
-	// Not h.dirty: an admission alone does not rewrite the host record
-	// (a random page per host per Apply); Open replays the inbox records
-	// the record does not reflect (seq >= its NextSeq) into its counts.
 	s.queued++
 }
 

@@ -117,7 +117,7 @@ type Politeness struct {
 	ErrorStreak   int           `yaml:"error_streak"` // consecutive failures that pause a host
 	ErrorPause    time.Duration `yaml:"error_pause"`
 	MaxRetries    int           `yaml:"max_retries"`  // attempts for a URL that fails transiently or answers 429/503
-	HostGiveUp    int           `yaml:"host_give_up"` // 429/503 in a row that give up a host's queued URLs (host_gave_up); 0 = never
+	HostGiveUp    int           `yaml:"host_give_up"` // distinct URLs throttled (429/503) on their first try, no success between, that give up a host's queued URLs (host_gave_up); 0 = never
 }
 
 // Robots configures robots.txt handling.

@@ -53,7 +53,7 @@ var (
 	dCkptSecs  = desc("checkpoint_last_seconds", "Duration of the last checkpoint.")
 	dCkptBytes = desc("checkpoint_last_bytes", "Filter bytes written by the last checkpoint.")
 	dFinished  = desc("urls_finished_total", "URLs finished, by reason (fetched, failed, rate_limited, unavailable, host_gave_up, robots, robots_unavailable).", "reason")
-	dGivenUp   = desc("hosts_given_up_total", "Hosts given up after politeness.host_give_up 429/503 responses in a row.")
+	dGivenUp   = desc("hosts_given_up_total", "Hosts given up after politeness.host_give_up distinct URLs answered 429/503 with no success between.")
 	dBackOff   = desc("hosts_backing_off", "Hosts with queued URLs waiting out a 429/503 back-off.")
 	allDescs   = []*prometheus.Desc{dLinks, dAdmitted, dDup, dFPSkip, dSampled, dRejected, dRobots, dOutcomes, dDecode, dQueued, dLeased, dDone, dHosts, dPending, dFill, dImplied, dItems, dTargetFP, dFPWarning, dFBytes, dFSubs, dFStopped, dAuditRate, dAuditLow, dAuditHigh, dProjected, dCkptCount, dCkptSecs, dCkptBytes, dFinished, dGivenUp, dBackOff}
 )

@@ -194,7 +194,7 @@ td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-al
 <tr><th>projected URLs wrongly skipped</th><td>{{printf "%.0f" .Audit.Projected}}</td></tr>
 </table>
 {{if .TopHosts}}<h2>Busiest hosts</h2>
-<table><tr><th>host</th><th>queued</th><th>in flight</th><th>done</th><th>next fetch</th><th>robots</th><th>429/503 in a row</th></tr>
+<table><tr><th>host</th><th>queued</th><th>in flight</th><th>done</th><th>next fetch</th><th>robots</th><th>throttled URLs</th></tr>
 {{range .TopHosts}}<tr><th>{{.Host}}</th><td>{{.Queued}}</td><td>{{.Inflight}}</td><td>{{.Done}}</td><td>{{in .NextFetch}}</td><td>{{.Robots}}</td><td>{{.Backoff}}</td></tr>{{end}}
 </table>{{end}}
 {{end}}
