@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -166,8 +167,8 @@ func checkRequeued(t *testing.T, dataDir, url string) {
 // its URL back in the queue without an attempt.
 func TestInterruptGraceEndsSlowFetch(t *testing.T) {
 	code, out, took, seed, dataDir := interruptCrawl(t, []string{"TRAWL_CRAWLER_SHUTDOWN_GRACE=1s"}, false)
-	if code != 0 || !strings.Contains(out, "interrupted") {
-		t.Fatalf("exit status %d after one interrupt, want 0 and the interrupted summary:\n%s", code, out)
+	if code != cli.ExitInterrupted || !strings.Contains(out, "interrupted") {
+		t.Fatalf("exit status %d after one interrupt, want %d and the interrupted summary:\n%s", code, cli.ExitInterrupted, out)
 	}
 	t.Logf("exited %v after the interrupt (grace 1s)", took.Round(time.Millisecond))
 	checkRequeued(t, dataDir, seed)
@@ -178,8 +179,8 @@ func TestInterruptGraceEndsSlowFetch(t *testing.T) {
 // flight at once; its URL goes back to the queue without an attempt.
 func TestInterruptTwiceCancelsAtOnce(t *testing.T) {
 	code, out, took, seed, dataDir := interruptCrawl(t, []string{"TRAWL_CRAWLER_SHUTDOWN_GRACE=10m"}, true)
-	if code != 0 || !strings.Contains(out, "cancelling the work in flight") {
-		t.Fatalf("exit status %d after two interrupts, want 0:\n%s", code, out)
+	if code != cli.ExitInterrupted || !strings.Contains(out, "cancelling the work in flight") {
+		t.Fatalf("exit status %d after two interrupts, want %d:\n%s", code, cli.ExitInterrupted, out)
 	}
 	t.Logf("exited %v after the first interrupt (grace 10m, second interrupt at once)", took.Round(time.Millisecond))
 	checkRequeued(t, dataDir, seed)
