@@ -90,6 +90,11 @@ func interruptConfig(dataDir string) []string {
 // first signal. The child is SIGKILLed after 90 s, well before
 // fetch_timeout (10 min), which is what ended the fetch before.
 func interruptCrawl(t *testing.T, env []string, second bool) (code int, out string, took time.Duration, seed, dataDir string) {
+	return signalCrawl(t, env, syscall.SIGINT, second)
+}
+
+// signalCrawl is interruptCrawl with sig as the first signal.
+func signalCrawl(t *testing.T, env []string, sig syscall.Signal, second bool) (code int, out string, took time.Duration, seed, dataDir string) {
 	t.Helper()
 	srv, arrived := slowSite(t)
 	dataDir = t.TempDir()
@@ -113,7 +118,7 @@ func interruptCrawl(t *testing.T, env []string, second bool) (code int, out stri
 		t.Fatalf("/slow was not fetched in 60 s:\n%s", buf.String())
 	}
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(sig)
 	if second {
 		for !strings.Contains(buf.String(), "crawler: stopping") && time.Since(start) < 30*time.Second {
 			time.Sleep(10 * time.Millisecond)
@@ -183,5 +188,15 @@ func TestInterruptTwiceCancelsAtOnce(t *testing.T) {
 		t.Fatalf("exit status %d after two interrupts, want %d:\n%s", code, cli.ExitInterrupted, out)
 	}
 	t.Logf("exited %v after the first interrupt (grace 10m, second interrupt at once)", took.Round(time.Millisecond))
+	checkRequeued(t, dataDir, seed)
+}
+
+// TestTerminatedCrawlExits143: SIGTERM stops a one-command crawl as
+// SIGINT does, and it exits 143 (128 + SIGTERM), the crawl not done.
+func TestTerminatedCrawlExits143(t *testing.T) {
+	code, out, _, seed, dataDir := signalCrawl(t, []string{"TRAWL_CRAWLER_SHUTDOWN_GRACE=1s"}, syscall.SIGTERM, false)
+	if code != cli.ExitTerminated || !strings.Contains(out, "interrupted") {
+		t.Fatalf("exit status %d after SIGTERM, want %d and the interrupted summary:\n%s", code, cli.ExitTerminated, out)
+	}
 	checkRequeued(t, dataDir, seed)
 }
