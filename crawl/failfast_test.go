@@ -31,6 +31,7 @@ func TestRunRefusesBadSeedsBeforeStarting(t *testing.T) {
 		"http://10.0.0.7/",
 		"http://localhost:8080/",
 		"http://127.0.0.1:99999/",
+		"http://127.0.0.1:0/",
 		"ftp://files.example/",
 		"http://example.com/" + strings.Repeat("a", 100<<10),
 	}
@@ -44,6 +45,7 @@ func TestRunRefusesBadSeedsBeforeStarting(t *testing.T) {
 		`"http://10.0.0.7/": 10.0.0.7 is a private address`,
 		`localhost resolves to`,
 		`port is outside the range`,
+		`"http://127.0.0.1:0/": port 0 cannot be connected to`,
 		`not an http(s) url`,
 		`a seed of 102419 bytes is longer than scope.max_url_length (2048)`,
 	} {

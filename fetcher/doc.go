@@ -62,6 +62,14 @@
 // (with the same Nats-Msg-Id, so the stream's duplicate window absorbs
 // retries of a publish that had in fact succeeded).
 //
+// A page's links are taken up to its leasing shard's max_links_per_page
+// (msg.HeaderLinksPerPage); the links dropped there, for length, or for
+// not canonicalizing are counted in WorkerStats and, for a frontier that
+// reads them (msg.HeaderOutcomeV4), in the Outcome, so that frontier
+// counts them as rejected. A fetch the private network guard refused
+// (ErrBlocked) is reported as permanent (msg.Outcome.Permanent): the
+// frontier does not retry it.
+//
 // # The archive is part of the outcome
 //
 // A page's WARC records (written during the fetch) and its fetch-log line

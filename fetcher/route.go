@@ -19,6 +19,7 @@ type routed struct {
 	batches map[int][]*msg.LinkBatch // shard -> batches, each under maxBatchBytes
 	links   int                      // links kept
 	dropped int                      // links too long for the wire, or (more than one shard) that did not canonicalize
+	tooLong int                      // of dropped, those too long for the wire
 	taken   int                      // links of the batch take returned
 	// skipped counts the links of links that seen said were published
 	// before (not in batches); remember lists the links to put in seen
@@ -63,6 +64,7 @@ func route(source string, depth uint32, links []msg.Link, rt msg.Router, seen *l
 	for _, l := range links {
 		if len(l.URL) > msg.MaxURLLen {
 			r.dropped++
+			r.tooLong++
 			continue
 		}
 		key, s, err := routeLink(rt, l.URL)

@@ -26,9 +26,16 @@ type WorkerStats struct {
 	// published them to their shard before, in its current epoch (see
 	// crawler.link_cache); they are not in LinksPublished.
 	LinksSkipped uint64
-	LinksDropped uint64 // links too long for the wire, or that did not canonicalize (more than one shard)
-	Batches      uint64 // LinkBatch messages published
-	Outcomes     uint64 // outcomes published (alone or in batches)
+	// LinksDropped counts the links of fetched pages not sent to any
+	// frontier: LinksTooLong longer than parser.DefaultMaxAttrLen or the
+	// wire allows, LinksOverCap past the page's cap (the leasing shard's
+	// scope.max_links_per_page), LinksInvalid that did not canonicalize
+	// (more than one shard). A frontier that reads version 4 outcomes
+	// counts them too, as rejected.
+	LinksDropped                             uint64
+	LinksTooLong, LinksOverCap, LinksInvalid uint64
+	Batches                                  uint64 // LinkBatch messages published
+	Outcomes                                 uint64 // outcomes published (alone or in batches)
 	// OutcomeBatches counts the msg.OutcomeBatch messages that carried
 	// outcomes of Outcomes, several to a message.
 	OutcomeBatches uint64
@@ -39,13 +46,21 @@ type WorkerStats struct {
 
 // workerCounters are the live counters behind WorkerStats.
 type workerCounters struct {
-	leases, expired, released, fetched, robots      atomic.Uint64
-	bytes, errors                                   atomic.Uint64
-	s2xx, s3xx, s4xx, s5xx, noStatus                atomic.Uint64
-	inFlight                                        atomic.Int64
-	linksPublished, linksDropped, batches, outcomes atomic.Uint64
-	linksInOutcomes, linksSkipped, outcomeBatches   atomic.Uint64
-	publishRetries, emptyPolls, sitemaps            atomic.Uint64
+	leases, expired, released, fetched, robots    atomic.Uint64
+	bytes, errors                                 atomic.Uint64
+	s2xx, s3xx, s4xx, s5xx, noStatus              atomic.Uint64
+	inFlight                                      atomic.Int64
+	linksPublished, batches, outcomes             atomic.Uint64
+	linksInOutcomes, linksSkipped, outcomeBatches atomic.Uint64
+	publishRetries, emptyPolls, sitemaps          atomic.Uint64
+	linksTooLong, linksOverCap, linksInvalid      atomic.Uint64
+}
+
+// dropped counts one page's dropped links.
+func (c *workerCounters) dropped(d linkDrops) {
+	c.linksTooLong.Add(uint64(d.tooLong))
+	c.linksOverCap.Add(uint64(d.overCap))
+	c.linksInvalid.Add(uint64(d.invalid))
 }
 
 func (c *workerCounters) status(code int) {
@@ -64,14 +79,17 @@ func (c *workerCounters) status(code int) {
 }
 
 func (c *workerCounters) snapshot() WorkerStats {
-	return WorkerStats{
+	s := WorkerStats{
 		Leases: c.leases.Load(), Expired: c.expired.Load(), Released: c.released.Load(), Fetched: c.fetched.Load(), Robots: c.robots.Load(),
 		Bytes: c.bytes.Load(), Errors: c.errors.Load(),
 		Status2xx: c.s2xx.Load(), Status3xx: c.s3xx.Load(), Status4xx: c.s4xx.Load(), Status5xx: c.s5xx.Load(),
 		NoStatus: c.noStatus.Load(), InFlight: c.inFlight.Load(),
-		LinksPublished: c.linksPublished.Load(), LinksInOutcomes: c.linksInOutcomes.Load(), LinksSkipped: c.linksSkipped.Load(), LinksDropped: c.linksDropped.Load(),
+		LinksPublished: c.linksPublished.Load(), LinksInOutcomes: c.linksInOutcomes.Load(), LinksSkipped: c.linksSkipped.Load(),
+		LinksTooLong: c.linksTooLong.Load(), LinksOverCap: c.linksOverCap.Load(), LinksInvalid: c.linksInvalid.Load(),
 		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(), OutcomeBatches: c.outcomeBatches.Load(),
 		PublishRetries: c.publishRetries.Load(), EmptyPolls: c.emptyPolls.Load(),
 		Sitemaps: c.sitemaps.Load(),
 	}
+	s.LinksDropped = s.LinksTooLong + s.LinksOverCap + s.LinksInvalid
+	return s
 }

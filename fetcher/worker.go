@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -532,6 +533,13 @@ type issuer struct {
 	// outcomeBatch: the shard reads msg.OutcomeBatch (the reply carried
 	// msg.HeaderOutcomeBatch); else each outcome is a message of its own.
 	outcomeBatch bool
+	// outcomeV4: the shard reads an outcome's Permanent flag and
+	// dropped-link counts (msg.HeaderOutcomeV4).
+	outcomeV4 bool
+	// linksPerPage is the shard's scope.max_links_per_page
+	// (msg.HeaderLinksPerPage), the cap on the links taken from a page it
+	// leased; 0 when the reply did not say (parser.DefaultMaxLinks).
+	linksPerPage int
 }
 
 // decodeReply decodes a lease reply and its headers, and passes the
@@ -548,6 +556,10 @@ func (w *Worker) decodeReply(resp *nats.Msg) (*msg.LeaseReply, issuer, error) {
 		shard:        reply.Shard,
 		outcomeLinks: resp.Header.Get(msg.HeaderOutcomeLinks) == "1",
 		outcomeBatch: resp.Header.Get(msg.HeaderOutcomeBatch) == "1",
+		outcomeV4:    resp.Header.Get(msg.HeaderOutcomeV4) == "1",
+	}
+	if n, err := strconv.Atoi(resp.Header.Get(msg.HeaderLinksPerPage)); err == nil && n > 0 {
+		is.linksPerPage = n
 	}
 	w.seen.observe(reply.Shard, resp.Header)
 	return &reply, is, nil
@@ -584,7 +596,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 	}
 	w.noticeFetched(shard, l, r)
 	out := w.outcome(shard, l, r)
-	links := w.links(l, r)
+	links, drops := w.links(l, r, is.linksPerPage)
 	// Nothing reads the body past here (a robots.txt outcome keeps its
 	// own reference): it is garbage while the page waits for its acks, so
 	// the pages in publish slots do not hold max_body each.
@@ -598,6 +610,15 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 		return err
 	}
 	out.LinksFound = uint32(rt.links)
+	drops.tooLong += rt.tooLong
+	drops.invalid = rt.dropped - rt.tooLong
+	w.stats.dropped(drops)
+	if is.outcomeV4 {
+		// The frontier counts what it will never see; a frontier of an
+		// earlier release gets neither this nor Permanent (it retries).
+		out.LinksTooLong, out.LinksOverCap, out.LinksInvalid = uint32(drops.tooLong), uint32(drops.overCap), uint32(drops.invalid)
+		out.Permanent = r.Status == 0 && errors.Is(r.Err, ErrBlocked)
+	}
 	reported, err := w.publishOutcome(pubCtx, is, l, r, out)
 	if reported {
 		// The links are in the stream: their frontiers decide them.
@@ -652,32 +673,37 @@ func (w *Worker) fetch(ctx context.Context, l msg.Lease) *Response {
 	return w.client.Fetch(ctx, l.URL)
 }
 
+// linkDrops counts the links of one page dropped before routing, by
+// reason: the frontier that leased the page counts them (msg.Outcome's
+// LinksTooLong, LinksOverCap, LinksInvalid).
+type linkDrops struct{ tooLong, overCap, invalid int }
+
 // links returns the links a fetched page gives the frontiers: a
-// robots.txt's sitemaps, a redirect's target, an HTML page's links or a
-// sitemap's URLs (sitemaps only with crawler.sitemaps).
-func (w *Worker) links(l msg.Lease, r *Response) []msg.Link {
+// robots.txt's sitemaps, a redirect's target, an HTML page's links (at
+// most maxLinks; 0: parser.DefaultMaxLinks) or a sitemap's URLs (sitemaps
+// only with crawler.sitemaps), and the links it dropped.
+func (w *Worker) links(l msg.Lease, r *Response, maxLinks int) ([]msg.Link, linkDrops) {
 	switch {
 	case l.Robots:
 		if w.opts.Config.Sitemaps && r.Status >= 200 && r.Status <= 299 {
-			return robotsSitemaps(r)
+			return robotsSitemaps(r), linkDrops{}
 		}
 	case r.Status >= 300 && r.Status <= 399 && r.Redirect != "":
 		// The hop count travels with the link, is stored with the queued
 		// URL and comes back in its lease: the frontier caps the chain.
-		return []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1}}
+		return []msg.Link{{URL: r.Redirect, Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1}}, linkDrops{}
 	case r.Status >= 200 && r.Status <= 299 && r.HTML:
-		return w.extract(r, l)
+		return w.extract(r, l, maxLinks)
 	case r.Status >= 200 && r.Status <= 299 && r.XML && w.opts.Config.Sitemaps:
-		return w.extractSitemap(r, l)
+		return w.extractSitemap(r, l), linkDrops{}
 	}
-	return nil
+	return nil, linkDrops{}
 }
 
 // publishLinks publishes a page's routed link batches to the shards that
 // own them and waits for their acks. The links rt.take took out travel in
 // the outcome instead; they count as published once it is acked.
 func (w *Worker) publishLinks(pubCtx context.Context, rt routed) error {
-	w.stats.linksDropped.Add(uint64(rt.dropped))
 	var msgs []*nats.Msg
 	for _, s := range rt.shards {
 		for _, b := range rt.batches[s] {
@@ -856,19 +882,20 @@ func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
 	return out
 }
 
-// extract parses an HTML body for links. Meta robots nofollow marks every
-// link NoFollow; the frontier decides what that means.
-func (w *Worker) extract(r *Response, l msg.Lease) []msg.Link {
-	page, err := parser.Extract(bytes.NewReader(r.Body), r.FinalURL, r.ParserType, parser.ExtractOptions{Agent: w.agent})
+// extract parses an HTML body for links, at most maxLinks (0: the
+// parser's default), and counts those it dropped. Meta robots nofollow
+// marks every link NoFollow; the frontier decides what that means.
+func (w *Worker) extract(r *Response, l msg.Lease, maxLinks int) ([]msg.Link, linkDrops) {
+	page, err := parser.Extract(bytes.NewReader(r.Body), r.FinalURL, r.ParserType, parser.ExtractOptions{Agent: w.agent, MaxLinks: maxLinks})
 	if err != nil {
 		w.log.Warn("page not parsed", "url", l.URL, "err", err)
-		return nil
+		return nil, linkDrops{}
 	}
 	links := make([]msg.Link, len(page.Links))
 	for i, pl := range page.Links {
 		links[i] = msg.Link{URL: pl.URL, Kind: uint8(pl.Kind), NoFollow: pl.NoFollow || page.NoFollow}
 	}
-	return links
+	return links, linkDrops{tooLong: page.TooLong, overCap: page.OverCap}
 }
 
 // extractSitemap reads a sitemap, sitemap index or feed for links (all

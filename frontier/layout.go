@@ -561,7 +561,7 @@ type doneReason uint8
 
 const (
 	doneFetched doneReason = 1 // a response that ends the URL: 2xx, 3xx, 4xx but 429
-	doneFailed  doneReason = 2 // no response or a 5xx but 503, through 1 + max_retries attempts
+	doneFailed  doneReason = 2 // no response or a 5xx but 503, through 1 + max_retries attempts, or at once when permanent (msg.Outcome.Permanent)
 	doneRobots  doneReason = 3 // disallowed by robots.txt when its lease came up
 	// doneRobotsUnavailable: the host's robots.txt stayed unavailable (5xx,
 	// unreachable) through 1 + politeness.max_retries attempts, so its

@@ -101,6 +101,36 @@ func TestRetriesUpToMax(t *testing.T) {
 	}
 }
 
+// TestPermanentFailureIsNotRetried: an outcome without a response that
+// the crawler calls permanent (its guard refused the address) finishes
+// the URL as failed at once, with no retry; a transient one is retried.
+// The dropped-link counts an outcome carries are received and rejected.
+func TestPermanentFailureIsNotRetried(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		noRobots(c)
+		c.Politeness.ErrorStreak = 0
+	})
+	h.seed("http://example.com/blocked", "http://example.com/flaky")
+	for range 2 {
+		l := h.leaseOne()
+		o := outcome(l, 0)
+		o.Error = "fetcher: address blocked by the private network guard"
+		o.Permanent = l.URL == "http://example.com/blocked"
+		o.LinksTooLong, o.LinksOverCap, o.LinksInvalid = 2, 3, 4 // a failed fetch has no links: the frontier counts what it is told
+		h.apply(nil, o)
+	}
+	blocked, _ := h.s.Explain("http://example.com/blocked")
+	flaky, _ := h.s.Explain("http://example.com/flaky")
+	if blocked.State != "done" || blocked.DoneReason != "failed" || flaky.State != "queued" || flaky.Attempts != 1 {
+		t.Fatalf("blocked: %s %s; flaky: %s after %d attempts; want done failed, queued after 1", blocked.State, blocked.DoneReason, flaky.State, flaky.Attempts)
+	}
+	c := h.s.counters()
+	st := h.s.Status()
+	if c["failed"] != 1 || c["retries"] != 1 || st.Rejected["url_too_long"] != 4 || st.Rejected["links_per_page"] != 6 || st.Rejected["invalid_url"] != 8 || st.LinksReceived != 2+18 {
+		t.Fatalf("counters %v, rejected %v, received %d", c, st.Rejected, st.LinksReceived)
+	}
+}
+
 func TestExplainStates(t *testing.T) {
 	h := newHarness(t, noRobots)
 	h.seed("http://example.com/a", "http://example.com/b")

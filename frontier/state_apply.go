@@ -83,6 +83,7 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 			return err
 		}
 		for _, o := range outcomes {
+			s.countDroppedLocked(o, &res)
 			h, err := s.applyOutcomeLocked(tx, o, now, &res)
 			if err != nil {
 				return err
@@ -266,6 +267,22 @@ func (s *State) countLinksLocked(res *ApplyResult) {
 	}
 }
 
+// countDroppedLocked counts the links the crawler dropped from o's page
+// (msg.Outcome.LinksTooLong, LinksOverCap, LinksInvalid) as received and
+// rejected by the rule that would have rejected them here, whether or not
+// o's lease is still known, as the links o carries are.
+func (s *State) countDroppedLocked(o *msg.Outcome, res *ApplyResult) {
+	for _, d := range [...]struct {
+		r Reason
+		n uint32
+	}{{ReasonTooLong, o.LinksTooLong}, {ReasonLinksPerPage, o.LinksOverCap}, {ReasonInvalidURL, o.LinksInvalid}} {
+		res.Received += int(d.n)
+		res.Rejected[d.r] += d.n
+		s.count[cLinksReceived] += uint64(d.n)
+		s.count[reasonCounter(d.r)] += uint64(d.n)
+	}
+}
+
 // applyOutcomeLocked applies one outcome and returns the host it touched.
 func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, res *ApplyResult) (*host, error) {
 	l := s.leases[o.LeaseID]
@@ -324,6 +341,11 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		s.count[cRetries]++
 		s.requeueLastLocked(h, l, attempts, now)
 		return h, nil
+	case st == 0 && o.Permanent:
+		// No response and never one (the crawler's guard refused the
+		// host's addresses): retrying would only ask again.
+		s.count[cFailed]++
+		return h, s.finishLocked(db, h, l.URL, st, doneFailed, now)
 	case st == 0 || st >= 500:
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.hostFailed(h, now)
@@ -392,6 +414,13 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		}
 		s.politeAfterResponse(h, now, o.Timings.Total)
 		s.hostSucceeded(h)
+	case st == 0 && o.Permanent:
+		// The host cannot be reached (the crawler's guard refused its
+		// addresses): its queued URLs fail now, not after max_retries
+		// robots.txt attempts.
+		h.rec.RobotsStatus = robotsUnavailable
+		h.rules = nil
+		return s.giveUpHostLocked(tx, h, doneFailed, now)
 	default:
 		h.rec.RobotsStatus = robotsUnavailable
 		h.rules = nil
@@ -415,6 +444,8 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 //   - doneHostGaveUp: politeness.host_give_up distinct URLs of the host
 //     answered 429 or 503 on their first try with no success between
 //     (givesUp), each after the host's wait (throttled).
+//   - doneFailed: the robots.txt fetch failed permanently (the crawler's
+//     private network guard refused the host's addresses).
 func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now time.Time) error {
 	qb, db := queueBucketsOf(tx), tx.Bucket(bucketDone)
 	n := 0
@@ -439,8 +470,11 @@ func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now ti
 		if err := s.finishLocked(db, h, hd.rec.URL, 0, reason, now); err != nil {
 			return err
 		}
-		if reason == doneRobotsUnavailable {
+		switch reason {
+		case doneRobotsUnavailable:
 			s.count[cRobotsGiveUp]++
+		case doneFailed:
+			s.count[cFailed]++
 		}
 		n++
 	}

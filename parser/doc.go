@@ -8,8 +8,9 @@
 // returns a Page: the outlinks in document order, each a Link with its Kind
 // (navigation, embed, redirect, canonical) and nofollow flag, plus the meta
 // robots verdict. Memory is bounded for any input: at most
-// ExtractOptions.MaxLinks links (Page.Truncated says when the cap was hit)
-// and attribute values longer than ExtractOptions.MaxAttrLen are skipped.
+// ExtractOptions.MaxLinks links (Page.Truncated says when the cap was hit,
+// Page.OverCap how many links it dropped) and attribute values longer than
+// ExtractOptions.MaxAttrLen are skipped (Page.TooLong counts the links).
 // ParseSrcset and ParseRefresh expose the WHATWG srcset and meta-refresh
 // parsing it uses.
 //

@@ -27,10 +27,13 @@ const (
 // ExtractOptions tune Extract. The zero value gives the defaults.
 type ExtractOptions struct {
 	// MaxLinks caps the links kept per page (default 10,000); further
-	// links are dropped and Page.Truncated is set.
+	// links are dropped, counted in Page.OverCap, and Page.Truncated is
+	// set.
 	MaxLinks int
 	// MaxAttrLen skips attribute values longer than this many bytes
 	// (default 8 KiB): no real link is that long, data: URIs often are.
+	// A link attribute (href, src, action, poster) that long whose value
+	// may be an http(s) reference is counted in Page.TooLong.
 	MaxAttrLen int
 	// Agent is the robots product token (e.g. "trawlbot"): <meta
 	// name=trawlbot> is obeyed like <meta name=robots>. Compared
@@ -306,6 +309,12 @@ func (x *extractor) add(raw []byte, k Kind, nofollow bool) {
 	if len(raw) == 0 {
 		return
 	}
+	if len(raw) > x.opts.MaxAttrLen {
+		if ref := bytes.TrimSpace(raw); len(ref) > 0 && mayBeHTTP(ref) {
+			x.page.TooLong++
+		}
+		return
+	}
 	if !x.plainTag && needsDecode(raw) {
 		x.scratch = appendAttr(x.scratch[:0], raw)
 		raw = x.scratch
@@ -320,8 +329,10 @@ func (x *extractor) addDecoded(ref []byte, k Kind, nofollow bool) {
 		return
 	}
 	if len(x.refs) >= x.opts.MaxLinks {
+		// Read on, counting: the links dropped are reported (the body is
+		// bounded by the fetch's max_body, the work by the tokenizer's).
 		x.page.Truncated = true
-		x.done = true
+		x.page.OverCap++
 		return
 	}
 	off := len(x.arena)
@@ -397,7 +408,8 @@ func (x *extractor) tagRaw(raw []byte) {
 }
 
 // read keeps the raw values of the attributes in need of the tag raw
-// (whose name ends at nameEnd), skipping values longer than maxLen. The
+// (whose name ends at nameEnd), skipping values longer than maxLen but
+// those of link attributes (see add). The
 // first occurrence of an attribute wins, as in the HTML tokenizer, so it
 // stops once it has every attribute in need.
 func (a *attrs) read(raw []byte, nameEnd int, need uint16, maxLen int) {
@@ -407,8 +419,8 @@ func (a *attrs) read(raw []byte, nameEnd int, need uint16, maxLen int) {
 		if !ok {
 			break
 		}
-		if len(v) > maxLen {
-			continue
+		if len(v) > maxLen && !linkAttr(k) {
+			continue // a link attribute is kept, for add to count it
 		}
 		switch len(k) {
 		case 3:
@@ -446,6 +458,20 @@ func (a *attrs) read(raw []byte, nameEnd int, need uint16, maxLen int) {
 	}
 }
 
+// linkAttr reports whether k names an attribute whose value is a link
+// (href, src, action, poster).
+func linkAttr(k []byte) bool {
+	switch len(k) {
+	case 3:
+		return equalFold(k, "src")
+	case 4:
+		return equalFold(k, "href")
+	case 6:
+		return equalFold(k, "action") || equalFold(k, "poster")
+	}
+	return false
+}
+
 // record adds the references the tag named name (from lookupTag) carries
 // in a, or notes its base or robots directives.
 func (x *extractor) record(name string, a *attrs) {
@@ -478,7 +504,7 @@ func (x *extractor) record(name string, a *attrs) {
 			x.add(a.action, KindNavigation, false)
 		}
 	case "base":
-		if !x.seenBase && a.has&hasHref != 0 {
+		if !x.seenBase && a.has&hasHref != 0 && len(a.href) <= x.opts.MaxAttrLen {
 			x.seenBase = true
 			x.baseRef = string(bytes.TrimSpace(attrBytes(a.href)))
 		}

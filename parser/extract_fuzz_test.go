@@ -29,6 +29,9 @@ func FuzzExtractLinks(f *testing.F) {
 		if len(p.Links) > maxLinks {
 			t.Fatalf("%d links over the cap", len(p.Links))
 		}
+		if p.OverCap > 0 && !p.Truncated || p.OverCap < 0 || p.TooLong < 0 {
+			t.Fatalf("%d links over the cap, truncated %v", p.OverCap, p.Truncated)
+		}
 		for _, l := range p.Links {
 			if !strings.HasPrefix(l.URL, "http://") && !strings.HasPrefix(l.URL, "https://") {
 				t.Fatalf("non-http link %q", l.URL)

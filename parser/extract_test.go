@@ -91,6 +91,27 @@ func TestExtract(t *testing.T) {
 	}
 }
 
+// TestExtractCountsDropped: links past MaxLinks and link attributes
+// longer than MaxAttrLen are counted, not only dropped (before: neither
+// was, and a page's dropped links appeared in no counter); a long data:
+// URI or a long non-link attribute is not a link and is not counted.
+func TestExtractCountsDropped(t *testing.T) {
+	long := strings.Repeat("a", 100)
+	doc := strings.Repeat(`<a href="/`+long+`">`, 3) + // 3 too long
+		`<img src="data:image/png;base64,` + long + `"><a title="` + long + `" href=/t>` + // not links, or kept
+		`<form action="  http://b.com/` + long + `"></form><base href="/` + long + `">` + // 1 more too long; a long base is ignored
+		strings.Repeat(`<a href=/x>`, 6)
+	p, err := Extract(strings.NewReader(doc), "http://a.com/d/e", "text/html", ExtractOptions{MaxLinks: 4, MaxAttrLen: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kept: /t and three /x (the cap is 4); over the cap: three /x.
+	if got := urls(p); len(got) != 4 || got[0] != "navigation http://a.com/t" || p.TooLong != 4 || p.OverCap != 3 || !p.Truncated || p.Base != "http://a.com/d/e" {
+		t.Errorf("links %q, too long %d, over cap %d, truncated %v, base %q; want /t and 3 /x, 4, 3, true, the document",
+			got, p.TooLong, p.OverCap, p.Truncated, p.Base)
+	}
+}
+
 func utf16le(s string) string {
 	b := []byte{0xff, 0xfe}
 	for _, r := range s {

@@ -61,6 +61,12 @@ type Page struct {
 	NoIndex  bool // meta robots noindex/none, for all robots or for Agent
 	NoFollow bool // meta robots nofollow/none, for all robots or for Agent
 	// Truncated: the page held more links than ExtractOptions.MaxLinks;
-	// the rest were dropped.
+	// the rest were dropped, OverCap of them.
 	Truncated bool
+	// TooLong counts link attribute values longer than
+	// ExtractOptions.MaxAttrLen that may be http(s) references (not a
+	// data: URI, say): dropped, not in Links. OverCap counts the
+	// references past ExtractOptions.MaxLinks. Both are counted before
+	// resolution: a reference that would not have resolved counts too.
+	TooLong, OverCap int
 }

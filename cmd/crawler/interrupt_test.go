@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -89,6 +90,11 @@ func interruptConfig(dataDir string) []string {
 // first signal. The child is SIGKILLed after 90 s, well before
 // fetch_timeout (10 min), which is what ended the fetch before.
 func interruptCrawl(t *testing.T, env []string, second bool) (code int, out string, took time.Duration, seed, dataDir string) {
+	return signalCrawl(t, env, syscall.SIGINT, second)
+}
+
+// signalCrawl is interruptCrawl with sig as the first signal.
+func signalCrawl(t *testing.T, env []string, sig syscall.Signal, second bool) (code int, out string, took time.Duration, seed, dataDir string) {
 	t.Helper()
 	srv, arrived := slowSite(t)
 	dataDir = t.TempDir()
@@ -112,7 +118,7 @@ func interruptCrawl(t *testing.T, env []string, second bool) (code int, out stri
 		t.Fatalf("/slow was not fetched in 60 s:\n%s", buf.String())
 	}
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(sig)
 	if second {
 		for !strings.Contains(buf.String(), "crawler: stopping") && time.Since(start) < 30*time.Second {
 			time.Sleep(10 * time.Millisecond)
@@ -166,8 +172,8 @@ func checkRequeued(t *testing.T, dataDir, url string) {
 // its URL back in the queue without an attempt.
 func TestInterruptGraceEndsSlowFetch(t *testing.T) {
 	code, out, took, seed, dataDir := interruptCrawl(t, []string{"TRAWL_CRAWLER_SHUTDOWN_GRACE=1s"}, false)
-	if code != 0 || !strings.Contains(out, "interrupted") {
-		t.Fatalf("exit status %d after one interrupt, want 0 and the interrupted summary:\n%s", code, out)
+	if code != cli.ExitInterrupted || !strings.Contains(out, "interrupted") {
+		t.Fatalf("exit status %d after one interrupt, want %d and the interrupted summary:\n%s", code, cli.ExitInterrupted, out)
 	}
 	t.Logf("exited %v after the interrupt (grace 1s)", took.Round(time.Millisecond))
 	checkRequeued(t, dataDir, seed)
@@ -178,9 +184,19 @@ func TestInterruptGraceEndsSlowFetch(t *testing.T) {
 // flight at once; its URL goes back to the queue without an attempt.
 func TestInterruptTwiceCancelsAtOnce(t *testing.T) {
 	code, out, took, seed, dataDir := interruptCrawl(t, []string{"TRAWL_CRAWLER_SHUTDOWN_GRACE=10m"}, true)
-	if code != 0 || !strings.Contains(out, "cancelling the work in flight") {
-		t.Fatalf("exit status %d after two interrupts, want 0:\n%s", code, out)
+	if code != cli.ExitInterrupted || !strings.Contains(out, "cancelling the work in flight") {
+		t.Fatalf("exit status %d after two interrupts, want %d:\n%s", code, cli.ExitInterrupted, out)
 	}
 	t.Logf("exited %v after the first interrupt (grace 10m, second interrupt at once)", took.Round(time.Millisecond))
+	checkRequeued(t, dataDir, seed)
+}
+
+// TestTerminatedCrawlExits143: SIGTERM stops a one-command crawl as
+// SIGINT does, and it exits 143 (128 + SIGTERM), the crawl not done.
+func TestTerminatedCrawlExits143(t *testing.T) {
+	code, out, _, seed, dataDir := signalCrawl(t, []string{"TRAWL_CRAWLER_SHUTDOWN_GRACE=1s"}, syscall.SIGTERM, false)
+	if code != cli.ExitTerminated || !strings.Contains(out, "interrupted") {
+		t.Fatalf("exit status %d after SIGTERM, want %d and the interrupted summary:\n%s", code, cli.ExitTerminated, out)
+	}
 	checkRequeued(t, dataDir, seed)
 }

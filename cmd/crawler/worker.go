@@ -155,6 +155,9 @@ func oneCommandCrawl(cfg config.Config, fresh bool, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "crawler:", err)
 		return cli.ExitFailure
 	}
+	if sum != nil && sum.StopReason == crawl.StopInterrupted {
+		return in.ExitCode() // 130 after SIGINT, 143 after SIGTERM: the crawl is not done
+	}
 	return cli.ExitOK
 }
 

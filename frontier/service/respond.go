@@ -168,6 +168,7 @@ func (s *Server) leaseHeader() nats.Header {
 	return nats.Header{
 		msg.HeaderOutcomeLinks: []string{"1"},
 		msg.HeaderOutcomeBatch: []string{"1"},
+		msg.HeaderOutcomeV4:    []string{"1"},
 		msg.HeaderEpoch:        []string{s.epochBase + "-" + strconv.FormatUint(s.st.Loosened(), 10)},
 		msg.HeaderLinksPerPage: []string{strconv.Itoa(s.opts.Config.Scope.MaxLinksPerPage)},
 	}

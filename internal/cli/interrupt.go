@@ -7,12 +7,30 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
-// ExitInterrupted is the exit code after a third interrupt (128 + SIGINT,
-// as shells report a process killed by Ctrl-C).
-const ExitInterrupted = 130
+// Exit codes of a command a signal stopped before its work was done:
+// 128 + the signal's number, as shells report a process the signal
+// killed, so `crawler ... && next` does not go on after a Ctrl-C.
+// ExitInterrupted is also the code of a third interrupt, whatever it was.
+const (
+	ExitInterrupted = 130 // SIGINT
+	ExitTerminated  = 143 // SIGTERM
+)
+
+// SignalExitCode is the exit code that reports a stop by sig:
+// ExitInterrupted for SIGINT, ExitTerminated for SIGTERM, 0 for nil.
+func SignalExitCode(sig os.Signal) int {
+	switch sig {
+	case nil:
+		return ExitOK
+	case syscall.SIGTERM:
+		return ExitTerminated
+	}
+	return ExitInterrupted
+}
 
 // Interrupts escalates repeated SIGINT/SIGTERM, as a user pressing Ctrl-C
 // again expects: the first ends Ctx (stop taking work; what is in flight
@@ -26,6 +44,7 @@ type Interrupts struct {
 	Hurry <-chan struct{}
 
 	cancel context.CancelFunc
+	first  atomic.Value // os.Signal: the signal that ended Ctx
 	sigs   chan os.Signal
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -44,7 +63,10 @@ func NotifyInterrupts(program string, w io.Writer, exit func(int)) *Interrupts {
 			select {
 			case <-in.done:
 				return
-			case <-in.sigs:
+			case sig := <-in.sigs:
+				if n == 1 {
+					in.first.Store(sig)
+				}
 			}
 			switch n {
 			case 1:
@@ -61,6 +83,14 @@ func NotifyInterrupts(program string, w io.Writer, exit func(int)) *Interrupts {
 		}
 	})
 	return in
+}
+
+// ExitCode is the exit code that reports the first signal
+// (SignalExitCode), ExitOK when none came: a command that ends by itself
+// when its work is done returns it when it ended early without error.
+func (in *Interrupts) ExitCode() int {
+	sig, _ := in.first.Load().(os.Signal)
+	return SignalExitCode(sig)
 }
 
 // Stop stops listening (signals take their default action again) and ends

@@ -35,6 +35,9 @@ func TestInterruptsEscalate(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait("the first interrupt ending Ctx", in.Ctx.Done())
+	if got := in.ExitCode(); got != ExitInterrupted {
+		t.Errorf("ExitCode after SIGINT = %d, want %d", got, ExitInterrupted)
+	}
 	select {
 	case <-in.Hurry:
 		t.Fatal("Hurry closed by the first interrupt")
@@ -51,7 +54,22 @@ func TestInterruptsEscalate(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the third signal did not exit; output %q", output())
 	}
+	if got := in.ExitCode(); got != ExitInterrupted {
+		t.Errorf("ExitCode after SIGINT then SIGTERM = %d, want %d (the first signal's)", got, ExitInterrupted)
+	}
 	if got := strings.Count(output(), "test: "); got != 3 {
 		t.Errorf("%d messages, want 3: %q", got, output())
+	}
+}
+
+// TestSignalExitCode: 128 + the signal's number, 0 without one.
+func TestSignalExitCode(t *testing.T) {
+	for _, c := range []struct {
+		sig  os.Signal
+		want int
+	}{{nil, 0}, {syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		if got := SignalExitCode(c.sig); got != c.want {
+			t.Errorf("SignalExitCode(%v) = %d, want %d", c.sig, got, c.want)
+		}
 	}
 }

@@ -179,3 +179,22 @@ func TestFetcherConfigKeepsAHostsConnections(t *testing.T) {
 		t.Errorf("idle_per_host 32: %d", got)
 	}
 }
+
+// TestValidateRefusesPortZeroSeed: a seed on port 0 is a valid URL no
+// connection can reach; Validate refuses it by field (before: accepted,
+// and the crawl retried a dial to port 0).
+func TestValidateRefusesPortZeroSeed(t *testing.T) {
+	for _, seed := range []string{"http://127.0.0.1:0/", "https://example.com:0/a", "http://[::1]:00/"} {
+		c := Default()
+		c.Crawl.Seeds = []string{"http://example.com/", seed}
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), "crawl.seeds: entry 1:") || !strings.Contains(err.Error(), "port 0") {
+			t.Errorf("seed %q: Validate() = %v, want a crawl.seeds error naming port 0", seed, err)
+		}
+	}
+	c := Default()
+	c.Crawl.Seeds = []string{"http://127.0.0.1:8080/", "http://example.com:10/"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("ports 8080 and 10: %v", err)
+	}
+}

@@ -259,8 +259,9 @@ func validDomain(d string) bool { return domainRE.MatchString(strings.ToLower(d)
 
 // CheckSeed says why raw cannot be a seed, or nil: it must be what
 // parser.Canonical accepts (an absolute http(s) URL by the WHATWG URL
-// standard, port in range; the same test `crawler urlkey` applies) and no
-// longer than maxLen bytes (scope.max_url_length), raw or canonical. The
+// standard, port in range; the same test `crawler urlkey` applies), not
+// on port 0, and no longer than maxLen bytes (scope.max_url_length), raw
+// or canonical. The
 // private network guard needs DNS and is the crawl's (crawl.CheckSeeds).
 func CheckSeed(raw string, maxLen int) error {
 	if maxLen > 0 && len(raw) > maxLen {
@@ -272,6 +273,11 @@ func CheckSeed(raw string, maxLen int) error {
 	}
 	if maxLen > 0 && len(key) > maxLen {
 		return fmt.Errorf("%.200q: its canonical form of %d bytes is longer than scope.max_url_length (%d)", raw, len(key), maxLen)
+	}
+	// Port 0 is a valid URL (urlkey gives its key) but no connection can
+	// reach it: a seed there would only fail its retries.
+	if u, err := url.Parse(key); err == nil && u.Port() == "0" {
+		return fmt.Errorf("%.200q: port 0 cannot be connected to", raw)
 	}
 	return nil
 }

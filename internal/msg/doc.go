@@ -10,7 +10,9 @@
 //   - Outcome (crawler -> frontier, JetStream <prefix>.done.<shard>): the result
 //     of one lease: status, timings, Retry-After, redirect target, for a
 //     robots.txt lease the first 500 KiB of the body, and (version 3) the
-//     page's links that belong to the lease's own shard.
+//     page's links that belong to the lease's own shard, and (version 4)
+//     whether a failure is permanent and how many links the crawler
+//     dropped from the page.
 //   - OutcomeBatch (crawler -> frontier, the same subject): several leases'
 //     outcomes in one message, each in its own encoding.
 //   - LeaseRequest / LeaseReply (core NATS request/reply on <prefix>.work, a
@@ -19,9 +21,9 @@
 //   - Status (JSON, request/reply on <prefix>.status, every shard answers):
 //     progress counters for `frontier status` and the one-command crawl.
 //
-// # Encoding (versions 1 to 3)
+// # Encoding (versions 1 to 4)
 //
-// Every binary message starts with two bytes, the format version (1 to 3)
+// Every binary message starts with two bytes, the format version (1 to 4)
 // and the message type, followed by the fields in declaration order:
 //
 //	uvarint  unsigned integers and durations (nanoseconds), lengths, counts
@@ -39,15 +41,18 @@
 // they know, so a frontier can be upgraded before its crawlers. Version 2
 // adds the redirect hop count (Link.Hops, Lease.Hops) to link batches and
 // lease replies. Version 3 exists for outcomes only: an Outcome that
-// carries Links. Encoders write the lowest version that holds the message:
-// version 1 unless a link or lease carries hops or an outcome links, so a
-// process of the previous release reads everything but redirect chains.
+// carries Links. Version 4 is for outcomes only too: one with Permanent or
+// a dropped-link count (Outcome.LinksTooLong, ...). Encoders write the
+// lowest version that holds the message: version 1 unless a link or lease
+// carries hops or an outcome links or version 4 fields, so a process of
+// the previous release reads everything but redirect chains.
 //
 // # Headers
 //
 // A frontier says on each lease reply which newer layouts it reads
-// (HeaderOutcomeLinks, HeaderOutcomeBatch); a crawler writes an outcome
-// with links, or an outcome batch, only to a shard whose reply said so, so
+// (HeaderOutcomeLinks, HeaderOutcomeBatch, HeaderOutcomeV4); a crawler
+// writes an outcome with links or of version 4, or an outcome batch, only
+// to a shard whose reply said so, so
 // a frontier of an earlier release, which would dead-letter it, never
 // gets one.
 //

@@ -11,6 +11,9 @@ const (
 	// HeaderOutcomeBatch, set to "1", says the shard reads an
 	// OutcomeBatch: several leases' outcomes in one message.
 	HeaderOutcomeBatch = "Trawl-Outcome-Batch"
+	// HeaderOutcomeV4, set to "1", says the shard reads an Outcome of
+	// version 4: Outcome.Permanent and the dropped-link counts.
+	HeaderOutcomeV4 = "Trawl-Outcome-V4"
 	// HeaderEpoch names the state of the shard's decisions on links:
 	// "<crawl ID>-<random drawn at service start>-<State.Loosened>". While
 	// it stays the same, a link the shard has received (admitted,

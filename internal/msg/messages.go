@@ -161,6 +161,13 @@ const (
 // Kind, NoFollow, Hops uvarint). A release carries no links. A decoder
 // of an earlier release rejects version 3, so a crawler embeds links only
 // for a frontier that said it reads them (see Outcome.Links).
+//
+// Version 4 (written only when Permanent or a Links* count is set): the
+// v1 fields up to Body, then a byte saying whether Links follow (0 or 1)
+// and Links as in version 3 if so, then Release byte (0 for none; never
+// with links), Permanent byte, LinksTooLong, LinksOverCap and
+// LinksInvalid uvarints. A crawler writes it only for a frontier whose
+// lease reply carried HeaderOutcomeV4.
 type Outcome struct {
 	LeaseID     uint64
 	Shard       uint32 // the shard that issued the lease
@@ -188,6 +195,23 @@ type Outcome struct {
 	// carried the HeaderOutcomeLinks header; an older frontier rejects
 	// (dead-letters) an outcome with links.
 	Links *LinkBatch
+	// Permanent: the fetch got no response and never will (the private
+	// network guard refused every address of the host); the frontier
+	// finishes the URL as failed at once instead of retrying it. Version 4.
+	Permanent bool
+	// The page's links the crawler dropped before routing, which no
+	// frontier would see otherwise: LinksTooLong longer than a link can
+	// be (parser.ExtractOptions.MaxAttrLen, msg.MaxURLLen), LinksOverCap
+	// past the page's link cap (scope.max_links_per_page), LinksInvalid
+	// not URLs (with more than one shard). The frontier counts them as
+	// received and rejected (url_too_long, links_per_page, invalid_url).
+	// Version 4.
+	LinksTooLong, LinksOverCap, LinksInvalid uint32
+}
+
+// needsV4 reports whether m has a field only version 4 holds.
+func (m *Outcome) needsV4() bool {
+	return m.Permanent || m.LinksTooLong > 0 || m.LinksOverCap > 0 || m.LinksInvalid > 0
 }
 
 // AppendBinary appends the encoding of m to b.
@@ -212,6 +236,10 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 		version = outcomeLinksVersion
 		b = slices.Grow(b, 64+len(m.URL)+len(m.Error)+len(m.ContentType)+len(m.Redirect)+len(m.Body)+m.Links.size())
 	}
+	v4 := m.needsV4()
+	if v4 {
+		version = outcomeV4
+	}
 	e := headerV(b, TypeOutcome, version)
 	e.uint(m.LeaseID)
 	e.uint(uint64(m.Shard))
@@ -231,6 +259,16 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 	e.uint(uint64(m.LinksFound))
 	e.bytes(m.Body)
 	switch {
+	case v4:
+		e.bool(m.Links != nil)
+		if m.Links != nil {
+			e.linkBatch(m.Links, true)
+		}
+		e.b = append(e.b, byte(m.Release))
+		e.bool(m.Permanent)
+		e.uint(uint64(m.LinksTooLong))
+		e.uint(uint64(m.LinksOverCap))
+		e.uint(uint64(m.LinksInvalid))
 	case m.Links != nil:
 		e.linkBatch(m.Links, true)
 	case m.Release != ReleaseNone:
@@ -266,6 +304,19 @@ func (m *Outcome) UnmarshalBinary(b []byte) error {
 	o.LinksFound = d.u32("links_found")
 	o.Body = d.bytes("body", MaxBodyLen)
 	switch {
+	case d.version >= outcomeV4:
+		if d.bool("has_links") {
+			lb := d.linkBatch(true)
+			o.Links = &lb
+		}
+		o.Release = Release(d.byte("release"))
+		if d.err == nil && (o.Release > maxRelease || o.Release != ReleaseNone && o.Links != nil) {
+			d.fail(fmt.Errorf("%w: release reason %d", ErrMalformed, o.Release), "release")
+		}
+		o.Permanent = d.bool("permanent")
+		o.LinksTooLong = d.u32("links_too_long")
+		o.LinksOverCap = d.u32("links_over_cap")
+		o.LinksInvalid = d.u32("links_invalid")
 	case d.version >= outcomeLinksVersion:
 		lb := d.linkBatch(true)
 		o.Links = &lb

@@ -46,6 +46,10 @@ func samples() []binaryMessage {
 			}}},
 		&Outcome{LeaseID: 6, URL: "https://example.com/r", Status: 301, Redirect: "https://example.com/s",
 			Links: &LinkBatch{Source: "https://example.com/r", Links: []Link{{URL: "https://example.com/s", Kind: 3, Hops: 2}}}},
+		&Outcome{LeaseID: 10, URL: "http://10.0.0.1/", Error: "fetcher: address blocked by the private network guard", Permanent: true},
+		&Outcome{LeaseID: 11, URL: "http://h.test/", Status: 200, LinksFound: 2, LinksTooLong: 20, LinksOverCap: 1 << 31, LinksInvalid: 1,
+			Links: &LinkBatch{Source: "http://h.test/", Links: []Link{{URL: "http://h.test/a", Kind: 1}}}},
+		&Outcome{LeaseID: 12, URL: "http://h.test/", Status: 200, LinksOverCap: 5},
 		&OutcomeBatch{Outcomes: []*Outcome{
 			{LeaseID: 7, Shard: 1, URL: "https://example.com/a", Status: 200, FetchedAt: t0, LinksFound: 1,
 				Links: &LinkBatch{Source: "https://example.com/a", Depth: 1, Links: []Link{{URL: "https://example.com/b", Kind: 1}}}},
@@ -394,9 +398,12 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// wantVersion is the version m must be written as: 3 for an outcome
-// with links, 2 for hops, else 1.
+// wantVersion is the version m must be written as: 4 for an outcome
+// with version 4 fields, 3 for one with links, 2 for hops, else 1.
 func wantVersion(m binaryMessage) byte {
+	if o, ok := m.(*Outcome); ok && o.needsV4() {
+		return outcomeV4
+	}
 	if o, ok := m.(*Outcome); ok && o.Links != nil {
 		return outcomeLinksVersion
 	}

@@ -9,13 +9,17 @@ import (
 // Version is the newest format version this package writes and reads.
 // Version 2 adds the redirect hop count to Link and Lease; version 3 adds
 // an Outcome's own-shard links (Outcome.Links) and exists for outcomes
-// only. An encoder writes the lowest version that holds the message (see
-// versionFor), so processes of the previous release keep reading what
-// does not need the new fields.
-const Version = 3
+// only; version 4 adds an Outcome's Permanent flag and dropped-link
+// counts, for outcomes only. An encoder writes the lowest version that
+// holds the message (see versionFor), so processes of the previous
+// release keep reading what does not need the new fields.
+const Version = 4
 
 // outcomeLinksVersion is the version of an Outcome that carries Links.
 const outcomeLinksVersion = 3
+
+// outcomeV4 is the version of an Outcome with Permanent or a Links* count.
+const outcomeV4 = 4
 
 // MinVersion is the oldest format version the decoders accept.
 const MinVersion = 1
