@@ -105,7 +105,8 @@ const (
 	// moving the counters after them).
 	cDoneByReason = cRobotsGiveUp + 1
 	// cHostsGivenUp counts hosts given up after politeness.host_give_up
-	// 429/503 outcomes in a row.
+	// distinct URLs were throttled (429/503) on their first try with no
+	// success between (givesUp).
 	cHostsGivenUp = cDoneByReason + doneReasonSlots
 	// cRejectMoreBase + i counts rule reasonsV1 + i (reasonSlotsMore slots).
 	cRejectMoreBase = cHostsGivenUp + 1

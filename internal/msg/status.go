@@ -35,7 +35,8 @@ type Status struct {
 	// finished before the reasons were counted are not in it.
 	Finished map[string]uint64 `json:"finished,omitempty"`
 	// HostsGivenUp counts hosts given up after politeness.host_give_up
-	// 429/503 in a row; HostsBackingOff is the hosts with queued URLs
+	// distinct URLs were throttled (429/503) on their first try with no
+	// success between; HostsBackingOff is the hosts with queued URLs
 	// now waiting out a 429/503 back-off.
 	HostsGivenUp    uint64 `json:"hosts_given_up,omitempty"`
 	HostsBackingOff int64  `json:"hosts_backing_off,omitempty"`
@@ -65,8 +66,9 @@ type HostStatus struct {
 	Done      int64     `json:"done"`
 	NextFetch time.Time `json:"next_fetch"`
 	Robots    string    `json:"robots"` // unknown, ok, allow-all, unavailable
-	// Backoff is the host's 429/503 (or unavailable robots.txt) responses
-	// in a row; 0 after any other response.
+	// Backoff is the host's throttling level: its distinct URLs throttled
+	// (429/503) on their first try, plus unavailable robots.txt answers,
+	// since its last success; 0 after a success.
 	Backoff uint32 `json:"backoff,omitempty"`
 }
 
