@@ -35,6 +35,11 @@ type WorkerStats struct {
 	PublishRetries uint64 // publishes retried after a failure or timeout
 	EmptyPolls     uint64 // lease requests answered with nothing or not at all
 	Sitemaps       uint64 // sitemaps, sitemap indexes and feeds read for links
+	// Unreported counts the lease results (an outcome with its links, or
+	// a lease given back) JetStream had not acknowledged when Run gave up
+	// at shutdown: the frontier never heard of them, their leases expire
+	// and the URLs are fetched again.
+	Unreported uint64
 }
 
 // workerCounters are the live counters behind WorkerStats.
@@ -46,6 +51,7 @@ type workerCounters struct {
 	linksPublished, linksDropped, batches, outcomes atomic.Uint64
 	linksInOutcomes, linksSkipped, outcomeBatches   atomic.Uint64
 	publishRetries, emptyPolls, sitemaps            atomic.Uint64
+	unreported                                      atomic.Uint64
 }
 
 func (c *workerCounters) status(code int) {
@@ -72,6 +78,6 @@ func (c *workerCounters) snapshot() WorkerStats {
 		LinksPublished: c.linksPublished.Load(), LinksInOutcomes: c.linksInOutcomes.Load(), LinksSkipped: c.linksSkipped.Load(), LinksDropped: c.linksDropped.Load(),
 		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(), OutcomeBatches: c.outcomeBatches.Load(),
 		PublishRetries: c.publishRetries.Load(), EmptyPolls: c.emptyPolls.Load(),
-		Sitemaps: c.sitemaps.Load(),
+		Sitemaps: c.sitemaps.Load(), Unreported: c.unreported.Load(),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -153,6 +154,14 @@ type EmbeddedOptions struct {
 // Embedded is an in-process nats-server with JetStream.
 type Embedded struct {
 	srv *server.Server
+	dir string
+	// stopWatch ends watchStore, which watch waits for.
+	stopWatch context.CancelFunc
+	watch     sync.WaitGroup
+	// failed is closed once the store has failed; failErr says how.
+	failed   chan struct{}
+	failOnce sync.Once
+	failErr  error
 }
 
 // StartEmbedded starts a nats-server in this process and waits until it
@@ -180,19 +189,26 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		// 1 MiB of robots.txt, lease replies of max_leases_per_reply URLs.
 		MaxPayload: msg.MaxMessage,
 	}
+	so.NoLog = false // the server's error lines are read for write failures (serverLog)
 	srv, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
 	}
-	if opts.Log != nil {
-		srv.SetLoggerV2(&serverLog{opts.Log}, false, false, false)
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	e := &Embedded{srv: srv, dir: opts.Dir, failed: make(chan struct{})}
+	srv.SetLoggerV2(&serverLog{l: log, failed: e.fail}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
 		return nil, errors.New("bus: embedded nats-server did not become ready within 30s")
 	}
-	return &Embedded{srv: srv}, nil
+	ctx, stop := context.WithCancel(context.Background())
+	e.stopWatch = stop
+	e.watch.Go(func() { e.watchStore(ctx) })
+	return e, nil
 }
 
 // ClientURL is the nats:// URL other processes connect to.
@@ -205,8 +221,20 @@ func (e *Embedded) Connect(ctx context.Context, name string, log *slog.Logger) (
 	return connect(ctx, e.ClientURL(), name, log, nats.InProcessServer(e.srv))
 }
 
+// StallJetStream shuts JetStream down in the running server, as the
+// server itself does when its store fails: publishes go unanswered. For
+// tests of what the crawl does then.
+func (e *Embedded) StallJetStream() error {
+	if err := e.srv.ShutdownJetStream(); err != nil {
+		return fmt.Errorf("bus: stopping JetStream: %w", err)
+	}
+	return nil
+}
+
 // Close shuts the server down and waits for it.
 func (e *Embedded) Close() {
+	e.stopWatch()
+	e.watch.Wait()
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }
@@ -230,8 +258,15 @@ func splitListen(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// serverLog adapts nats-server's logger to slog.
-type serverLog struct{ l *slog.Logger }
+// serverLog adapts nats-server's logger to slog. An error line that
+// reports a full disk is a store failure (failed): the file store logs
+// its write errors ("Critical write error: ...: no space left on
+// device") and a consumer's or the meta state's failed write shows
+// nowhere else.
+type serverLog struct {
+	l      *slog.Logger
+	failed func(detail string)
+}
 
 func (s *serverLog) Noticef(f string, a ...any) {
 	s.l.Debug(fmt.Sprintf(f, a...), "component", "nats-server")
@@ -243,7 +278,11 @@ func (s *serverLog) Fatalf(f string, a ...any) {
 	s.l.Error(fmt.Sprintf(f, a...), "component", "nats-server")
 }
 func (s *serverLog) Errorf(f string, a ...any) {
-	s.l.Error(fmt.Sprintf(f, a...), "component", "nats-server")
+	line := fmt.Sprintf(f, a...)
+	s.l.Error(line, "component", "nats-server")
+	if strings.Contains(line, noSpace) {
+		s.failed(line)
+	}
 }
 func (s *serverLog) Debugf(f string, a ...any) {
 	s.l.Debug(fmt.Sprintf(f, a...), "component", "nats-server")

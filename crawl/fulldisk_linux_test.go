@@ -1,0 +1,190 @@
+//go:build linux
+
+package crawl
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/frontier/service"
+	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+)
+
+// fullDiskWeb is a site big enough to fill the small tmpfs of the
+// full-disk tests: 3,200 pages, no errors or redirects, so that every
+// reachable page is fetched once in a complete crawl.
+func fullDiskWeb(t *testing.T) *synthweb.Web {
+	t.Helper()
+	wc := synthweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost = 8, 400
+	wc.ErrorRate, wc.RedirectFraction = 0, 0
+	web, err := synthweb.Start(context.Background(), wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = web.Close() })
+	return web
+}
+
+// fillThenResume runs the crawl of cfg into a file system too small for
+// it (mounted at mnt by the caller): Run must fail within seconds of the
+// disk filling, with an error that names full and says it is full. Then
+// mnt is remounted at 64 MiB and the same command runs again: it ends by
+// itself, every reachable page is done, and no page is fetched twice in
+// the resumed run nor fetched again once recorded done.
+func fillThenResume(t *testing.T, web *synthweb.Web, cfg config.Config, mnt, full string) {
+	t.Helper()
+	opts := Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	sum, err := Run(ctx, opts)
+	took := time.Since(start)
+	t.Logf("first run: %v after %v, %d pages fetched, reason %q", err, took.Round(time.Millisecond), sum.Fetched, sum.StopReason)
+	if err == nil || !strings.Contains(err.Error(), full) || !strings.Contains(err.Error(), "is full") {
+		t.Fatalf("crawl into a full disk: reason %q, err %v; want an error naming %s and saying it is full", sum.StopReason, err, full)
+	}
+	// Generous: the failure is detected in about a second and the
+	// shutdown is bounded by shutdown_grace; a hang lasts until ctx ends.
+	if took > 40*time.Second {
+		t.Fatalf("the crawl took %v to stop on a full disk", took)
+	}
+	logged := fetchLogURLs(t, cfg.Crawler.FetchLog)
+	doneBefore := map[string]bool{}
+	for _, u := range doneURLs(t, cfg, web) {
+		doneBefore[u] = true
+	}
+	requestsBefore := len(web.Requests())
+
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", syscall.MS_REMOUNT, "size=64m"); err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel2()
+	sum, err = Run(ctx2, opts)
+	if err != nil || sum.StopReason != StopDone {
+		t.Fatalf("resume after space was freed: reason %q, err %v", sum.StopReason, err)
+	}
+	rep := web.Report(synthweb.ReportOptions{})
+	if rep.Fetched != rep.Want || rep.Want == 0 {
+		t.Fatalf("fetched %d of %d reachable pages", rep.Fetched, rep.Want)
+	}
+	again := map[string]int{}
+	for _, r := range web.Requests()[requestsBefore:] {
+		if strings.HasSuffix(r.URL, "/robots.txt") {
+			continue
+		}
+		again[r.URL]++
+	}
+	var twice, refetched []string
+	for u, n := range again {
+		if n > 1 {
+			twice = append(twice, u)
+		}
+		if doneBefore[u] {
+			refetched = append(refetched, u)
+		}
+	}
+	done := doneURLs(t, cfg, web)
+	t.Logf("first run: %d pages done, %d fetch-log lines; resume: %d fetched; %d done in all", len(doneBefore), len(logged), len(again), len(done))
+	if len(twice) > 0 || len(refetched) > 0 || len(done) < rep.Want {
+		t.Fatalf("resume: %d pages fetched twice %v, %d done pages fetched again %v, %d of %d done",
+			len(twice), head(twice), len(refetched), head(refetched), len(done), rep.Want)
+	}
+}
+
+// fullDiskConfig is testConfig with a fetch log, on a small file system.
+func fullDiskConfig(t *testing.T, web *synthweb.Web, dir string) config.Config {
+	cfg := testConfig(t, web, dir)
+	cfg.Crawler.FetchLog = filepath.Join(t.TempDir(), "fetch.jsonl")
+	cfg.Crawler.ShutdownGrace = time.Second
+	// The leases the stopped crawl held come back after this in the
+	// resumed one (loopback fetches take milliseconds).
+	cfg.Frontier.LeaseTimeout = 5 * time.Second
+	return cfg
+}
+
+// TestRunStopsWhenTheNATSStoreIsFull: the embedded server's store
+// (data_dir/nats) alone is on a tmpfs too small for the crawl. Before:
+// the crawl hung at 0 pages/s until interrupted, and the crawl resumed
+// after making room never ended.
+func TestRunStopsWhenTheNATSStoreIsFull(t *testing.T) {
+	web := fullDiskWeb(t)
+	dir := t.TempDir()
+	nats := filepath.Join(dir, "nats")
+	mountTmpfs(t, nats, "64k")
+	fillThenResume(t, web, fullDiskConfig(t, web, dir), nats, nats)
+}
+
+// TestRunStopsWhenTheDataDirIsFull: the whole data dir (state file and
+// NATS store) is on a tmpfs too small for the crawl; whichever write
+// fails first stops it. Before: exit 1 after ~65 s when bbolt's commit
+// failed first, a hang when JetStream's did.
+func TestRunStopsWhenTheDataDirIsFull(t *testing.T) {
+	web := fullDiskWeb(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	mountTmpfs(t, dir, "400k")
+	fillThenResume(t, web, fullDiskConfig(t, web, dir), dir, dir)
+}
+
+// TestInterruptWithAStalledBusKeepsTheGrace: JetStream stops answering
+// (the embedded server's JetStream shut down, as it does when its store
+// fails) while fetches are in flight, and the crawl is interrupted at
+// that moment. Run returns within shutdown_grace and a few seconds, and
+// the summary says how many lease results were left unreported. Before:
+// 60 s (publishes retried for fetch_timeout + 30 s).
+func TestInterruptWithAStalledBusKeepsTheGrace(t *testing.T) {
+	web := startWeb(t, 4, 200, 300*time.Millisecond)
+	dir := t.TempDir()
+	cfg := testConfig(t, web, dir)
+	cfg.Crawler.ShutdownGrace = time.Second
+	var emb *bus.Embedded
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		sum *Summary
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		sum, err := Run(ctx, Options{Config: cfg, onBus: func(e *bus.Embedded) { emb = e }, Frontier: service.Options{AckWait: 5 * time.Second}})
+		res <- result{sum, err}
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for len(web.Requests()) < 40 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(web.Requests()) < 40 {
+		t.Fatalf("the crawl made %d requests in a minute", len(web.Requests()))
+	}
+	if err := emb.StallJetStream(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	start := time.Now()
+	var r result
+	select {
+	case r = <-res:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Run did not return within 2 minutes of the interrupt")
+	}
+	took := time.Since(start)
+	t.Logf("returned %v after the interrupt: err %v, reason %q, unreported %d", took.Round(time.Millisecond), r.err, r.sum.StopReason, r.sum.Unreported)
+	if took > cfg.Crawler.ShutdownGrace+9*time.Second {
+		t.Errorf("Run returned %v after the interrupt; want within shutdown_grace (%v) and a few seconds", took, cfg.Crawler.ShutdownGrace)
+	}
+	if r.sum.Unreported == 0 {
+		t.Errorf("summary: 0 lease results unreported, want the fetches in flight when JetStream stalled")
+	}
+	var text strings.Builder
+	_ = r.sum.WriteText(&text)
+	if !strings.Contains(text.String(), "not reported") {
+		t.Errorf("summary text does not say what was left unreported:\n%s", text.String())
+	}
+}
