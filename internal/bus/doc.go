@@ -17,6 +17,10 @@
 // # Caveats
 //
 // An Embedded server owns its goroutines and JetStream directory; Close
-// shuts it down and waits. Connect reconnects forever: callers see outages
-// through the logger, not through errors.
+// shuts it down and waits. One of its goroutines watches the store every
+// 200 ms: nats-server answers no publish it could not store (a full disk
+// leaves the publisher with timeouts only), so a failed write, read from
+// the server's health report and error lines, closes Embedded.Failed
+// instead (Err: ErrStoreFull or ErrStoreFailed). Connect reconnects
+// forever: callers see outages through the logger, not through errors.
 package bus
