@@ -4,6 +4,8 @@ package crawl
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -32,21 +34,39 @@ func fullDiskWeb(t *testing.T) *synthweb.Web {
 	return web
 }
 
-// fillThenResume runs the crawl of cfg into a file system too small for
-// it (mounted at mnt by the caller): Run must fail within seconds of the
-// disk filling, with an error that names full and says it is full. Then
-// mnt is remounted at 64 MiB and the same command runs again: it ends by
-// itself, every reachable page is done, and no page is fetched twice in
-// the resumed run nor fetched again once recorded done.
+// fillThenResume runs the crawl of cfg with mnt, a tmpfs the caller
+// mounted, and fills mnt to the last byte (a filler file) once the
+// crawl is under way: Run must fail within seconds, with an error that
+// names full and says it is full. Then the filler is removed, mnt grows
+// to 256 MiB, and the same command runs again: it ends by itself, every reachable page is
+// done, and no page is fetched twice in the resumed run nor fetched
+// again once recorded done.
 func fillThenResume(t *testing.T, web *synthweb.Web, cfg config.Config, mnt, full string) {
 	t.Helper()
 	opts := Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	type result struct {
+		sum *Summary
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		sum, err := Run(ctx, opts)
+		res <- result{sum, err}
+	}()
+	filler := filepath.Join(mnt, "filler")
+	var r result
+	select {
+	case r = <-res:
+		t.Fatalf("the crawl ended before the disk was filled: reason %q, err %v", r.sum.StopReason, r.err)
+	case <-waitRequests(web, 200):
+	}
+	fill(t, filler)
 	start := time.Now()
-	sum, err := Run(ctx, opts)
-	took := time.Since(start)
-	t.Logf("first run: %v after %v, %d pages fetched, reason %q", err, took.Round(time.Millisecond), sum.Fetched, sum.StopReason)
+	r = <-res
+	sum, err, took := r.sum, r.err, time.Since(start)
+	t.Logf("first run: %v %v after the disk filled, %d pages fetched, reason %q", err, took.Round(time.Millisecond), sum.Fetched, sum.StopReason)
 	if err == nil || !strings.Contains(err.Error(), full) || !strings.Contains(err.Error(), "is full") {
 		t.Fatalf("crawl into a full disk: reason %q, err %v; want an error naming %s and saying it is full", sum.StopReason, err, full)
 	}
@@ -62,7 +82,21 @@ func fillThenResume(t *testing.T, web *synthweb.Web, cfg config.Config, mnt, ful
 	}
 	requestsBefore := len(web.Requests())
 
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", syscall.MS_REMOUNT, "size=64m"); err != nil {
+	// Run again without room: refused as fast, as clearly.
+	start = time.Now()
+	sum, err = Run(ctx, opts)
+	t.Logf("run again on the full disk: %v after %v", err, time.Since(start).Round(time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "is full") || time.Since(start) > 40*time.Second {
+		t.Fatalf("run again on the full disk: reason %q, err %v after %v; want an error saying it is full", sum.StopReason, err, time.Since(start))
+	}
+
+	// Make room: the filler goes, and the file system grows (the state
+	// file is sparse: bbolt sized it at 16 MiB, and the resume writes
+	// into it).
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", syscall.MS_REMOUNT, "size=256m"); err != nil {
 		t.Fatal(err)
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -99,6 +133,37 @@ func fillThenResume(t *testing.T, web *synthweb.Web, cfg config.Config, mnt, ful
 	}
 }
 
+// waitRequests returns a channel closed once web has had n requests.
+func waitRequests(web *synthweb.Web, n int) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		for len(web.Requests()) < n {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return c
+}
+
+// fill writes the file path until its file system has no space left.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
 // fullDiskConfig is testConfig with a fetch log, on a small file system.
 func fullDiskConfig(t *testing.T, web *synthweb.Web, dir string) config.Config {
 	cfg := testConfig(t, web, dir)
@@ -111,25 +176,25 @@ func fullDiskConfig(t *testing.T, web *synthweb.Web, dir string) config.Config {
 }
 
 // TestRunStopsWhenTheNATSStoreIsFull: the embedded server's store
-// (data_dir/nats) alone is on a tmpfs too small for the crawl. Before:
+// (data_dir/nats) alone is on a tmpfs, filled mid-crawl. Before:
 // the crawl hung at 0 pages/s until interrupted, and the crawl resumed
 // after making room never ended.
 func TestRunStopsWhenTheNATSStoreIsFull(t *testing.T) {
 	web := fullDiskWeb(t)
 	dir := t.TempDir()
 	nats := filepath.Join(dir, "nats")
-	mountTmpfs(t, nats, "64k")
+	mountTmpfs(t, nats, "16m")
 	fillThenResume(t, web, fullDiskConfig(t, web, dir), nats, nats)
 }
 
 // TestRunStopsWhenTheDataDirIsFull: the whole data dir (state file and
-// NATS store) is on a tmpfs too small for the crawl; whichever write
-// fails first stops it. Before: exit 1 after ~65 s when bbolt's commit
+// NATS store) is on a tmpfs, filled mid-crawl; whichever write fails
+// first stops it. Before: exit 1 after ~65 s when bbolt's commit
 // failed first, a hang when JetStream's did.
 func TestRunStopsWhenTheDataDirIsFull(t *testing.T) {
 	web := fullDiskWeb(t)
 	dir := filepath.Join(t.TempDir(), "data")
-	mountTmpfs(t, dir, "400k")
+	mountTmpfs(t, dir, "16m")
 	fillThenResume(t, web, fullDiskConfig(t, web, dir), dir, dir)
 }
 

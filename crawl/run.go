@@ -118,7 +118,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}()
 	wside, err := newWorkerSide(ctx, cfg, ncW)
 	if err != nil {
-		return sum, err
+		return sum, diskFull(err, emb, files)
 	}
 
 	// The frontier and the workers get contexts of their own: they are
@@ -160,7 +160,8 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 
 // diskFull names the full disk in runErr, when one stopped the crawl:
 // the NATS store's failure (bus.ErrStoreFull, or bus.ErrStoreFailed for
-// another failure), or a write to the state file that found no space (ENOSPC).
+// another failure), or a write to the state file that found no space
+// (ENOSPC).
 // Nothing is lost then: what was committed or stored stays, and the same
 // command resumes once there is room.
 func diskFull(runErr error, emb *bus.Embedded, files *crawlFiles) error {
@@ -170,7 +171,10 @@ func diskFull(runErr error, emb *bus.Embedded, files *crawlFiles) error {
 		return errors.Join(fmt.Errorf("crawl: %w; %s", err, resume), runErr)
 	case err != nil:
 		return errors.Join(fmt.Errorf("crawl: %w; what it stored is kept: run the same command again to resume", err), runErr)
-	case errors.Is(runErr, syscall.ENOSPC):
+	case errors.Is(runErr, bus.ErrStoreFull): // found full at the start
+		return fmt.Errorf("crawl: %s is full; %s: %w", files.nats, resume, runErr)
+	case errors.Is(runErr, syscall.ENOSPC) && !errors.Is(runErr, fetcher.ErrArchive):
+		// A full archive names its own file (fetcher.ErrArchive).
 		return fmt.Errorf("crawl: %s is full (%v); %s: %w", filepath.Dir(files.state), syscall.ENOSPC, resume, runErr)
 	}
 	return runErr

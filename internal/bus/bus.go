@@ -88,7 +88,8 @@ const StreamReadyTimeout = 2 * time.Minute
 // still electing its leader, a server still starting: timeouts, no
 // responders, 5xx answers) is retried until ctx ends, or for
 // StreamReadyTimeout when ctx has no deadline; a request JetStream refuses
-// (a 4xx answer: a conflicting stream, say) fails at once.
+// (a 4xx answer: a conflicting stream, say) fails at once, and so does
+// one it could not store for lack of space (wrapping ErrStoreFull).
 func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg config.NATS) (jetstream.Stream, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -120,6 +121,9 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg config.NATS) 
 		}
 		var api *jetstream.APIError
 		permanent := errors.As(err, &api) && api.Code >= 400 && api.Code < 500 && api.Code != 408
+		if strings.Contains(err.Error(), noSpace) { // a full store stays full: no retry
+			return nil, fmt.Errorf("%w: stream %s: %w", ErrStoreFull, sc.Name, err)
+		}
 		if permanent || ctx.Err() != nil {
 			return nil, fmt.Errorf("bus: stream %s: %w", sc.Name, err)
 		}
