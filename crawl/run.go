@@ -95,7 +95,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 
 	emb, ncF, ncW, err := startNATS(ctx, cfg, files, log)
 	if err != nil {
-		return sum, err
+		return sum, diskFull(err, nil, files)
 	}
 	defer func() { ncW.Close(); ncF.Close(); emb.Close() }()
 	if opts.onBus != nil {
@@ -165,9 +165,14 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 // (ENOSPC).
 // Nothing is lost then: what was committed or stored stays, and the same
 // command resumes once there is room.
+// emb is nil when the server did not start.
 func diskFull(runErr error, emb *bus.Embedded, files *crawlFiles) error {
 	const resume = "nothing is lost: make room there and run the same command again to resume"
-	switch err := emb.Err(); {
+	var storeErr error
+	if emb != nil {
+		storeErr = emb.Err()
+	}
+	switch err := storeErr; {
 	case errors.Is(err, bus.ErrStoreFull):
 		return errors.Join(fmt.Errorf("crawl: %w; %s", err, resume), runErr)
 	case err != nil:
