@@ -65,7 +65,7 @@ func TestCheckerCatchesWrongNames(t *testing.T) {
 		{"good inline go test", "run `go test ./dedup -run '^$' -bench\n'TestAndAddHashes$|Test$' -benchtime 3x`.\n", ""},
 		{"good tagged bench", "`go test -tags scale ./frontier -run '^$' -bench Scale -scale.urls 20000000`", ""},
 		{"good cd", "```sh\ncd bench && go test -run '^$' -bench Floor -benchtime 1x ./floor\n```\n", ""},
-		{"good env and fuzz", "`TRAWL_SOAK=1 go test -run Soak ./internal/testkit/synthweb` and `go test -fuzz=FuzzDecode ./internal/msg`", ""},
+		{"good env and fuzz", "`TRAWL_SOAK=1 go test -run Soak ./internal/testkit/synthweb` and `go test -fuzz=FuzzDecode$ ./internal/msg`", ""},
 		{"good crawler", "```sh\n./crawler --max-pages 200 --allow-private-networks https://example.com/   # a comment --nope\n```\n", ""},
 		{"good frontier sub-command", "`frontier plan --capacity N --fp P [--layout paged|standard|blocked] [--json]`", ""},
 		{"good flag in a table", "| `--max-inflight-per-host N` | `frontier.max_inflight_per_host` |", ""},
@@ -80,7 +80,11 @@ func TestCheckerCatchesWrongNames(t *testing.T) {
 		{"no such frontier flag", "`frontier check --datafile F`", "--datafile"},
 		{"frontier flag on crawler", "`crawler --filter-max-memory 4GiB https://example.com/`", "--filter-max-memory"},
 		{"no such flag in a table", "| `--max-inflight N` | x |", "--max-inflight"},
+		{"fuzz pattern matching two", "`go test -fuzz=FuzzResolver ./parser`", "FuzzResolverSeen"},
 		{"dead link", "see [limits](docs/nosuch.md)", "docs/nosuch.md"},
+		{"dead anchor", "see [tools](docs/tools.md#rebuilding-the-filter)", "#rebuilding-the-filter"},
+		{"dead anchor in the same doc", "# A b\n[x](#a-c)", "#a-c"},
+		{"good anchor in the same doc", "# A (b/c) d\n[x](#a-bc-d)", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,17 +279,64 @@ func (c *checker) checkDoc(name, text string) []string {
 		c.checkSnippet(line, span, false, report)
 	}
 	for _, m := range mdLink.FindAllStringSubmatchIndex(joined, -1) {
-		target := joined[m[2]:m[3]]
-		if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+		link := joined[m[2]:m[3]]
+		if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
 			continue
 		}
-		target, _, _ = strings.Cut(target, "#")
-		path := filepath.Join(c.root, filepath.Dir(name), target)
-		if _, err := os.Stat(path); err != nil {
-			report(strings.Count(joined[:m[0]], "\n")+1, "link to %s: no such file", target)
+		line := strings.Count(joined[:m[0]], "\n") + 1
+		target, anchor, _ := strings.Cut(link, "#")
+		var doc string
+		if target == "" {
+			doc = text
+		} else {
+			path := filepath.Join(c.root, filepath.Dir(name), target)
+			fi, err := os.Stat(path)
+			if err != nil {
+				report(line, "link to %s: no such file", target)
+				continue
+			}
+			if fi.IsDir() || !strings.HasSuffix(target, ".md") {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				report(line, "link to %s: %v", target, err)
+				continue
+			}
+			doc = string(b)
+		}
+		if anchor != "" && !slices.Contains(headingAnchors(doc), anchor) {
+			report(line, "link to %s: no heading #%s", link, anchor)
 		}
 	}
 	return probs
+}
+
+// headingAnchors returns the anchors GitHub gives a document's headings:
+// lower case, punctuation dropped, spaces as hyphens.
+func headingAnchors(doc string) []string {
+	var anchors []string
+	inFence := false
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(title) {
+			switch {
+			case r == ' ' || r == '-':
+				b.WriteByte('-')
+			case r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r > 127:
+				b.WriteRune(r)
+			}
+		}
+		anchors = append(anchors, b.String())
+	}
+	return anchors
 }
 
 type reportFunc func(line int, format string, args ...any)
@@ -462,14 +513,20 @@ func (c *checker) checkGoTest(line int, cwd string, args []string, report report
 				continue // ^$, ".*": on purpose, none or all
 			}
 			prefixes := map[string][]string{"run": {"Test", "Fuzz", "Example"}, "bench": {"Benchmark"}, "fuzz": {"Fuzz"}}[strings.TrimPrefix(pt.flag, "test.")]
-			found := false
+			var matched []string
 			for _, info := range infos {
-				found = found || slices.ContainsFunc(info.funcs, func(f string) bool {
-					return hasAnyPrefix(f, prefixes) && re.MatchString(f)
-				})
+				for _, f := range info.funcs {
+					if hasAnyPrefix(f, prefixes) && re.MatchString(f) {
+						matched = append(matched, f)
+					}
+				}
 			}
-			if !found {
+			switch {
+			case len(matched) == 0:
 				report(line, "%s: no %s func in %s matches -%s %q", cmdline, strings.Join(prefixes, "/"), strings.Join(pkgs, " "), pt.flag, alt)
+			case strings.TrimPrefix(pt.flag, "test.") == "fuzz" && len(matched) > 1:
+				// go test fuzzes one target: it refuses a pattern matching more.
+				report(line, "%s: -fuzz %q matches %d fuzz tests (%s); go test fuzzes exactly one", cmdline, alt, len(matched), strings.Join(matched, ", "))
 			}
 		}
 	}
