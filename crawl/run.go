@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -50,12 +51,18 @@ type Options struct {
 	// is missing or empty is refused (service.ErrStateMissing).
 	Fresh bool
 	// DrainTimeout bounds the wait, after the workers stopped, for the
-	// frontier to commit what they published (default 30 s).
+	// frontier to commit what they published (default 30 s); the wait
+	// also ends shutdownSlack past crawler.shutdown_grace after the stop
+	// began, whatever the bus does.
 	DrainTimeout time.Duration
 	// Hurry, closed after ctx ended, cancels the fetches still in flight
 	// at once rather than after crawler.shutdown_grace (a second Ctrl-C);
 	// their URLs go back to the queue.
 	Hurry <-chan struct{}
+
+	// onBus, when set (by tests), is given the embedded server once it
+	// runs.
+	onBus func(*bus.Embedded)
 }
 
 // Run crawls from the seeds until the frontier has nothing queued or
@@ -91,6 +98,9 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 		return sum, err
 	}
 	defer func() { ncW.Close(); ncF.Close(); emb.Close() }()
+	if opts.onBus != nil {
+		opts.onBus(emb)
+	}
 	if cfg.NATS.Expose != "" {
 		sum.NATS = emb.ClientURL()
 		announceJoin(opts, emb)
@@ -109,7 +119,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	}()
 	wside, err := newWorkerSide(ctx, cfg, ncW)
 	if err != nil {
-		return sum, err
+		return sum, diskFull(err, emb, files)
 	}
 
 	// The frontier and the workers get contexts of their own: they are
@@ -132,15 +142,43 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 
 	prog := &progress{w: opts.Progress, terminal: opts.Terminal, logEvery: opts.LogEvery, start: time.Now()}
 	limit := newHostLimit(cfg)
-	reason, runErr := watch(ctx, cfg.Crawl, opts, snapshots(w, svc, limit), prog, front, work)
+	snap, last := snapshots(w, svc, limit)
+	reason, runErr := watch(ctx, cfg.Crawl, opts, snap, prog, front, work, emb.Failed())
 	prog.finish()
 
 	// Stop in order: workers finish or release what they hold and flush
 	// their publishes; the frontier commits what they published, then
 	// checkpoints; NATS goes last (deferred).
-	final, runErr := stopInOrder(opts, svc, runErr, work, stopWorkers, front, stopFrontier)
+	final, runErr := stopInOrder(opts, svc, runErr, work, stopWorkers, front, stopFrontier, emb)
+	if emb.Err() != nil {
+		// The frontier's status asks JetStream for the backlog and waits
+		// 2 s for an answer that will not come: the last one read stands.
+		final = last().Frontier
+	}
 	sum.finish(reason, w.Stats(), final, limit.hints(cfg.Politeness.MinDelay))
-	return sum, sum.conclude(cfg.Crawl.SummaryJSON, runErr)
+	return sum, sum.conclude(cfg.Crawl.SummaryJSON, diskFull(runErr, emb, files))
+}
+
+// diskFull names the full disk in runErr, when one stopped the crawl:
+// the NATS store's failure (bus.ErrStoreFull, or bus.ErrStoreFailed for
+// another failure), or a write to the state file that found no space
+// (ENOSPC).
+// Nothing is lost then: what was committed or stored stays, and the same
+// command resumes once there is room.
+func diskFull(runErr error, emb *bus.Embedded, files *crawlFiles) error {
+	const resume = "nothing is lost: make room there and run the same command again to resume"
+	switch err := emb.Err(); {
+	case errors.Is(err, bus.ErrStoreFull):
+		return errors.Join(fmt.Errorf("crawl: %w; %s", err, resume), runErr)
+	case err != nil:
+		return errors.Join(fmt.Errorf("crawl: %w; what it stored is kept: run the same command again to resume", err), runErr)
+	case errors.Is(runErr, bus.ErrStoreFull): // found full at the start
+		return fmt.Errorf("crawl: %s is full; %s: %w", files.nats, resume, runErr)
+	case errors.Is(runErr, syscall.ENOSPC) && !errors.Is(runErr, fetcher.ErrArchive):
+		// A full archive names its own file (fetcher.ErrArchive).
+		return fmt.Errorf("crawl: %s is full (%v); %s: %w", filepath.Dir(files.state), syscall.ENOSPC, resume, runErr)
+	}
+	return runErr
 }
 
 // conclude turns a crawl that ended with failures and not one HTTP answer
@@ -247,8 +285,9 @@ var (
 	errFrontier = errors.New("crawl: the frontier stopped")
 )
 
-// watch polls until a stop condition holds and returns its reason.
-func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapshot, prog *progress, front, work *task) (string, error) {
+// watch polls until a stop condition holds and returns its reason;
+// storeFailed closed (the embedded NATS store failed) is one.
+func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapshot, prog *progress, front, work *task, storeFailed <-chan struct{}) (string, error) {
 	poll := time.NewTicker(opts.Poll)
 	defer poll.Stop()
 	start := time.Now()
@@ -257,12 +296,18 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 	for {
 		select {
 		case <-ctx.Done():
-			prog.update(snap())
+			select {
+			case <-storeFailed: // a snapshot would wait for JetStream
+			default:
+				prog.update(snap())
+			}
 			return StopInterrupted, nil
 		case <-front.done:
 			return "failed", fmt.Errorf("%w: %w", errFrontier, front.Wait())
 		case <-work.done:
 			return "failed", fmt.Errorf("%w: %w", errWorker, work.Wait())
+		case <-storeFailed:
+			return "failed", nil // diskFull names it
 		case <-poll.C:
 		}
 		s := snap()
@@ -293,9 +338,8 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 }
 
 // drain waits until the frontier has committed every message in the
-// stream, or timeout.
-func drain(svc *service.Server, timeout, poll time.Duration) {
-	deadline := time.Now().Add(timeout)
+// stream, or deadline.
+func drain(svc *service.Server, deadline time.Time, poll time.Duration) {
 	for time.Now().Before(deadline) {
 		if svc.Status().Pending == 0 {
 			return
@@ -400,20 +444,37 @@ func startNATS(ctx context.Context, cfg config.Config, files *crawlFiles, log *s
 	return emb, ncF, ncW, nil
 }
 
+// shutdownSlack is how long past crawler.shutdown_grace the stop of a
+// crawl may take: the workers' flushGrace (3 s) for their last
+// publishes, then the frontier's commit of what they published.
+const shutdownSlack = 5 * time.Second
+
 // stopInOrder ends a crawl whatever ended it: the workers finish or
 // release what they hold and flush their publishes; the frontier drains
 // what they published (after a worker failure too: the leases it gave
-// back are requeued before the state closes), then stops. It returns the
+// back are requeued before the state closes), then stops. The drain ends
+// shutdown_grace + shutdownSlack after the stop began (or after
+// DrainTimeout, if sooner), and is skipped once the NATS store failed:
+// the workers give up on their publishes within that time too, so the
+// stop keeps to it whatever the bus does (what is not committed then is
+// redelivered, or its leases expire, in the next run). It returns the
 // frontier's final status and runErr joined with what stopping found.
-func stopInOrder(opts Options, svc *service.Server, runErr error, work *task, stopWorkers func(), front *task, stopFrontier func()) (msg.Status, error) {
+func stopInOrder(opts Options, svc *service.Server, runErr error, work *task, stopWorkers func(), front *task, stopFrontier func(), emb *bus.Embedded) (msg.Status, error) {
+	deadline := time.Now().Add(opts.Config.Crawler.ShutdownGrace + shutdownSlack)
 	stopWorkers()
 	if e := work.Wait(); e != nil && !errors.Is(e, context.Canceled) && !errors.Is(runErr, errWorker) {
 		runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
 	}
-	if runErr == nil || errors.Is(runErr, errWorker) {
-		drain(svc, opts.DrainTimeout, opts.Poll)
+	if (runErr == nil || errors.Is(runErr, errWorker)) && emb.Err() == nil {
+		if by := time.Now().Add(opts.DrainTimeout); by.Before(deadline) {
+			deadline = by
+		}
+		drain(svc, deadline, opts.Poll)
 	}
-	final := svc.Status()
+	var final msg.Status
+	if emb.Err() == nil {
+		final = svc.Status()
+	}
 	stopFrontier()
 	if e := front.Wait(); e != nil && !errors.Is(e, context.Canceled) && !errors.Is(runErr, errFrontier) {
 		runErr = errors.Join(runErr, fmt.Errorf("crawl: %w", e))
@@ -422,12 +483,15 @@ func stopInOrder(opts Options, svc *service.Server, runErr error, work *task, st
 }
 
 // snapshots returns the watcher's view of the crawl, which also feeds the
-// per-host limit's hint.
-func snapshots(w *fetcher.Worker, svc *service.Server, limit *hostLimit) func() Snapshot {
+// per-host limit's hint, and the last snapshot it took (read it once
+// the watcher is done).
+func snapshots(w *fetcher.Worker, svc *service.Server, limit *hostLimit) (snap, last func() Snapshot) {
+	var prev Snapshot
 	return func() Snapshot {
 		ws := w.Stats()
 		s := Snapshot{At: time.Now(), Frontier: svc.Status(), Fetched: ws.Fetched - ws.Robots, Errors: ws.Errors}
 		limit.observe(s)
+		prev = s
 		return s
-	}
+	}, func() Snapshot { return prev }
 }

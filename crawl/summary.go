@@ -42,6 +42,10 @@ type Summary struct {
 	// Hints are advice drawn from how the crawl went, e.g. workers left
 	// idle by the per-host limit.
 	Hints []string `json:"hints,omitempty"`
+	// Unreported counts the lease results (an outcome with its links, or
+	// a lease given back) the workers could not publish by the end of
+	// the shutdown (fetcher.WorkerStats.Unreported).
+	Unreported uint64 `json:"unreported,omitempty"`
 }
 
 // finish fills the summary at the end of a crawl.
@@ -52,6 +56,7 @@ func (s *Summary) finish(reason string, ws fetcher.WorkerStats, final msg.Status
 	s.Fetched = ws.Fetched - ws.Robots
 	s.Errors = ws.Errors
 	s.Sitemaps = ws.Sitemaps
+	s.Unreported = ws.Unreported
 	if s.Seconds > 0 {
 		s.PagesPerSecond = float64(s.Fetched) / s.Seconds
 	}
@@ -70,6 +75,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		s.Fetched, s.PagesPerSecond, s.Errors, sitemaps, s.DataDir)
 	if line := givenUpLine(s.Frontier); line != "" {
 		fmt.Fprintln(w, line)
+	}
+	if s.Unreported > 0 {
+		fmt.Fprintf(w, "%d lease results not reported to the frontier (outcomes and their links, or leases given back, not acknowledged by JetStream at shutdown): their leases expire after frontier.lease_timeout and the URLs are fetched again\n", s.Unreported)
 	}
 	for _, h := range s.Hints {
 		fmt.Fprintf(w, "hint: %s\n", h)

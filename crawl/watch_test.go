@@ -29,7 +29,7 @@ func TestWatchWrapsTheCause(t *testing.T) {
 		}
 		snap := func() Snapshot { return Snapshot{At: time.Now()} }
 		opts := Options{Poll: time.Hour}
-		reason, err := watch(context.Background(), config.Default().Crawl, opts, snap, &progress{}, front, work)
+		reason, err := watch(context.Background(), config.Default().Crawl, opts, snap, &progress{}, front, work, nil)
 		cancel()
 		front.Wait()
 		work.Wait()

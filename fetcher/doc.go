@@ -91,7 +91,10 @@
 // for crawler.shutdown_grace, or until WorkerOptions.Hurry is closed (a
 // second Ctrl-C); then they are cancelled and their leases given back
 // (msg.ReleaseCancelled), which the frontier requeues at once without
-// counting an attempt.
+// counting an attempt. Publishes JetStream has not acknowledged 3 s after
+// that (flushGrace) are given up and counted (WorkerStats.Unreported;
+// their leases expire), so Run returns within the grace and 3 s whatever
+// JetStream does.
 //
 // # Not a library
 //

@@ -42,6 +42,11 @@ type WorkerStats struct {
 	PublishRetries uint64 // publishes retried after a failure or timeout
 	EmptyPolls     uint64 // lease requests answered with nothing or not at all
 	Sitemaps       uint64 // sitemaps, sitemap indexes and feeds read for links
+	// Unreported counts the lease results (an outcome with its links, or
+	// a lease given back) JetStream had not acknowledged when Run gave up
+	// at shutdown: the frontier never heard of them, their leases expire
+	// and the URLs are fetched again.
+	Unreported uint64
 }
 
 // workerCounters are the live counters behind WorkerStats.
@@ -54,6 +59,7 @@ type workerCounters struct {
 	linksInOutcomes, linksSkipped, outcomeBatches atomic.Uint64
 	publishRetries, emptyPolls, sitemaps          atomic.Uint64
 	linksTooLong, linksOverCap, linksInvalid      atomic.Uint64
+	unreported                                    atomic.Uint64
 }
 
 // dropped counts one page's dropped links.
@@ -88,7 +94,7 @@ func (c *workerCounters) snapshot() WorkerStats {
 		LinksTooLong: c.linksTooLong.Load(), LinksOverCap: c.linksOverCap.Load(), LinksInvalid: c.linksInvalid.Load(),
 		Batches: c.batches.Load(), Outcomes: c.outcomes.Load(), OutcomeBatches: c.outcomeBatches.Load(),
 		PublishRetries: c.publishRetries.Load(), EmptyPolls: c.emptyPolls.Load(),
-		Sitemaps: c.sitemaps.Load(),
+		Sitemaps: c.sitemaps.Load(), Unreported: c.unreported.Load(),
 	}
 	s.LinksDropped = s.LinksTooLong + s.LinksOverCap + s.LinksInvalid
 	return s

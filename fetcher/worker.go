@@ -36,9 +36,14 @@ const (
 	// frontier that has nothing to give.
 	pollBackoffMin = 2 * time.Millisecond
 	pollBackoffMax = 250 * time.Millisecond
-	// drainGrace bounds how long Run waits, after ctx ends and the last
-	// fetch is done, for publishes that keep failing.
-	drainGrace = 30 * time.Second
+	// flushGrace is how long, once shutdown_grace is over, Run keeps
+	// trying to publish the results of the fetches that finished and the
+	// leases it gives back; then it stops, counting what is left as
+	// unreported (WorkerStats.Unreported: their leases expire and the
+	// URLs are fetched again). Run thus returns within shutdown_grace and
+	// flushGrace of ctx's end, whatever JetStream does. Before, a
+	// JetStream that stopped answering held it for fetch_timeout + 30 s.
+	flushGrace = 3 * time.Second
 	// archiveSyncEvery is how often crawler.archive_sync: interval fsyncs
 	// the WARC file and the fetch log.
 	archiveSyncEvery = time.Second
@@ -163,8 +168,9 @@ func (w *Worker) Stats() WorkerStats { return w.stats.snapshot() }
 // crawler.shutdown_grace (or until Hurry is closed); the fetches still
 // running then are cancelled and their leases given back (the frontier
 // requeues them without counting an attempt). It waits until everything
-// published is acknowledged (giving up drainGrace after the last fetch),
-// closes its outputs and returns. A page's WARC records and fetch-log line
+// published is acknowledged, for up to flushGrace past the grace (what is
+// not acknowledged by then is counted in WorkerStats.Unreported), closes
+// its outputs and returns. A page's WARC records and fetch-log line
 // are written before its outcome is published; when either cannot be
 // written, the lease is given back and Run stops as if ctx had ended,
 // cancelling the fetches in flight, and returns an error wrapping
@@ -181,7 +187,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Fetches outlive ctx by up to shutdown_grace.
 	fetchCtx, cancelFetches := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelFetches()
-	stopOwned := w.startOwned(leaseCtx, cancelFetches)
+	// Publishing continues after ctx ends, for flushGrace past the grace.
+	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPub()
+	stopOwned := w.startOwned(leaseCtx, cancelFetches, cancelPub)
 
 	leasers, unsubscribe, err := w.subscribeLeasers()
 	defer unsubscribe()
@@ -191,27 +200,23 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 
-	// Publishing continues after ctx ends, for drainGrace past the last
-	// fetch.
-	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelPub()
 	p := w.newFetchPool(fetchCtx, pubCtx)
 
 	w.log.Info("crawler worker started", "id", w.opts.ID, "workers", w.opts.Config.Workers, "shards", w.opts.Shards, "agent", w.agent)
 	w.takeLeases(leaseCtx, leasers, p)
 	w.log.Info("crawler worker stopping: finishing fetches in flight", "in_flight", w.stats.inFlight.Load())
-	p.wait(w.opts.Config.FetchTimeout+drainGrace, cancelPub)
+	p.wg.Wait()
 	stopOwned()
-	return w.finish(p.unpublished.Load())
+	return w.finish(w.stats.unreported.Load())
 }
 
 // startOwned starts the goroutines Run owns besides the fetches:
 // endFetches, and syncOutputs with crawler.archive_sync: interval. stop
 // tells them Run is done and waits for them.
-func (w *Worker) startOwned(leaseCtx context.Context, cancelFetches context.CancelFunc) (stop func()) {
+func (w *Worker) startOwned(leaseCtx context.Context, cancelFetches, cancelPub context.CancelFunc) (stop func()) {
 	runDone := make(chan struct{})
 	var owned sync.WaitGroup
-	owned.Go(func() { w.endFetches(leaseCtx, runDone, cancelFetches) })
+	owned.Go(func() { w.endFetches(leaseCtx, runDone, cancelFetches, cancelPub) })
 	if w.opts.Config.ArchiveSync == config.ArchiveSyncInterval {
 		owned.Go(func() { w.syncOutputs(runDone) })
 	}
@@ -276,7 +281,7 @@ func (w *Worker) takeLeases(ctx context.Context, leasers []*leaser, p *fetchPool
 // finish closes the outputs and returns Run's error: the close error,
 // joined with the archive failure that stopped the worker and with how
 // many lease results were not published.
-func (w *Worker) finish(unpublished int64) error {
+func (w *Worker) finish(unpublished uint64) error {
 	err := w.closeOutputs()
 	if f := w.failure(); f != nil {
 		err = errors.Join(fmt.Errorf("%w (the crawler stopped; the leases it could not archive went back to the frontier, to be fetched when it runs again)", f), err)
@@ -295,12 +300,11 @@ func (w *Worker) finish(unpublished int64) error {
 type fetchPool struct {
 	w *Worker
 	// fetchCtx outlives Run's ctx by up to shutdown_grace, pubCtx by
-	// drainGrace past the last fetch.
+	// flushGrace more.
 	fetchCtx, pubCtx context.Context
 	slots            chan struct{} // fetch slots, taken before start
 	pubSlots         chan struct{}
 	wg               sync.WaitGroup
-	unpublished      atomic.Int64 // lease results JetStream did not acknowledge
 }
 
 func (w *Worker) newFetchPool(fetchCtx, pubCtx context.Context) *fetchPool {
@@ -321,24 +325,10 @@ func (p *fetchPool) start(is issuer, l msg.Lease) {
 		s := &leaseSlot{p: p, fetching: true}
 		defer s.free()
 		if err := p.w.handle(p.fetchCtx, p.pubCtx, is, l, s.handoff); err != nil {
-			p.unpublished.Add(1)
+			p.w.stats.unreported.Add(1)
 			p.w.log.Error("lease result not published", "url", l.URL, "err", err)
 		}
 	}()
-}
-
-// wait returns when every lease started is handled. If that takes longer
-// than timeout, the fetches are over by then: it calls cancelPub to stop
-// retrying publishes, and waits for the rest.
-func (p *fetchPool) wait(timeout time.Duration, cancelPub context.CancelFunc) {
-	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		cancelPub()
-		<-done
-	}
 }
 
 // leaseSlot is the slot one lease holds: a fetch slot, then, from
@@ -811,19 +801,20 @@ func (w *Worker) failure() error {
 
 // endFetches cancels the fetches in flight when they may run no longer:
 // at once after an archive failure; otherwise, once leasing has stopped,
-// when shutdown_grace has passed or Hurry is closed. It returns when Run
-// is done.
-func (w *Worker) endFetches(leaseCtx context.Context, runDone <-chan struct{}, cancel context.CancelFunc) {
+// when shutdown_grace has passed or Hurry is closed. flushGrace after
+// the grace (or the archive failure) it cancels the publishes still
+// retrying. It returns when Run is done.
+func (w *Worker) endFetches(leaseCtx context.Context, runDone <-chan struct{}, cancel, cancelPub context.CancelFunc) {
 	select {
 	case <-leaseCtx.Done():
 	case <-runDone:
 		return
 	}
+	grace := time.NewTimer(w.opts.Config.ShutdownGrace)
+	defer grace.Stop()
 	if w.failure() == nil {
-		t := time.NewTimer(w.opts.Config.ShutdownGrace)
-		defer t.Stop()
 		select {
-		case <-t.C:
+		case <-grace.C:
 			if n := w.stats.inFlight.Load(); n > 0 {
 				w.log.Warn("shutdown grace over: cancelling the fetches in flight; their URLs go back to the queue", "in_flight", n, "grace", w.opts.Config.ShutdownGrace)
 			}
@@ -835,6 +826,14 @@ func (w *Worker) endFetches(leaseCtx context.Context, runDone <-chan struct{}, c
 	}
 	w.cancelling.Store(true)
 	cancel()
+	flush := time.NewTimer(flushGrace)
+	defer flush.Stop()
+	select {
+	case <-flush.C:
+		w.log.Warn("shutdown: giving up the publishes JetStream has not acknowledged; their leases expire and the URLs are fetched again", "flush_grace", flushGrace)
+		cancelPub()
+	case <-runDone:
+	}
 }
 
 // syncOutputs fsyncs the WARC file and the fetch log every

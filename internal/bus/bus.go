@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -110,7 +111,8 @@ const StreamReadyTimeout = 2 * time.Minute
 // still electing its leader, a server still starting: timeouts, no
 // responders, 5xx answers) is retried until ctx ends, or for
 // StreamReadyTimeout when ctx has no deadline; a request JetStream refuses
-// (a 4xx answer: a conflicting stream, say) fails at once.
+// (a 4xx answer: a conflicting stream, say) fails at once, and so does
+// one it could not store for lack of space (wrapping ErrStoreFull).
 func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg config.NATS) (jetstream.Stream, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -142,6 +144,9 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg config.NATS) 
 		}
 		var api *jetstream.APIError
 		permanent := errors.As(err, &api) && api.Code >= 400 && api.Code < 500 && api.Code != 408
+		if strings.Contains(err.Error(), noSpace) { // a full store stays full: no retry
+			return nil, fmt.Errorf("%w: stream %s: %w", ErrStoreFull, sc.Name, err)
+		}
 		if permanent || ctx.Err() != nil {
 			return nil, fmt.Errorf("bus: stream %s: %w", sc.Name, err)
 		}
@@ -188,6 +193,14 @@ var ErrExposedWithoutUsers = errors.New("bus: an embedded nats-server on a chose
 type Embedded struct {
 	srv   *server.Server
 	users Users
+	dir   string
+	// stopWatch ends watchStore, which watch waits for.
+	stopWatch context.CancelFunc
+	watch     sync.WaitGroup
+	// failed is closed once the store has failed; failErr says how.
+	failed   chan struct{}
+	failOnce sync.Once
+	failErr  error
 }
 
 // StartEmbedded starts a nats-server in this process and waits until it
@@ -223,19 +236,26 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 			so.Users = append(so.Users, &server.User{Username: string(r), Password: p, Permissions: Permissions(r, opts.NATS)})
 		}
 	}
+	so.NoLog = false // the server's error lines are read for write failures (serverLog)
 	srv, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
 	}
-	if opts.Log != nil {
-		srv.SetLoggerV2(&serverLog{opts.Log}, false, false, false)
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	e := &Embedded{srv: srv, users: opts.Users, dir: opts.Dir, failed: make(chan struct{})}
+	srv.SetLoggerV2(&serverLog{l: log, failed: e.fail}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
 		return nil, errors.New("bus: embedded nats-server did not become ready within 30s")
 	}
-	return &Embedded{srv: srv, users: opts.Users}, nil
+	ctx, stop := context.WithCancel(context.Background())
+	e.stopWatch = stop
+	e.watch.Go(func() { e.watchStore(ctx) })
+	return e, nil
 }
 
 // ClientURL is the nats:// URL other processes connect to, without
@@ -275,8 +295,20 @@ func (e *Embedded) ConnectAs(ctx context.Context, role Role, name string, log *s
 	return connect(ctx, e.ClientURL(), name, log, nats.InProcessServer(e.srv), nats.UserInfo(string(role), p), nats.CustomInboxPrefix(inboxPrefix(role)))
 }
 
+// StallJetStream shuts JetStream down in the running server, as the
+// server itself does when its store fails: publishes go unanswered. For
+// tests of what the crawl does then.
+func (e *Embedded) StallJetStream() error {
+	if err := e.srv.ShutdownJetStream(); err != nil {
+		return fmt.Errorf("bus: stopping JetStream: %w", err)
+	}
+	return nil
+}
+
 // Close shuts the server down and waits for it.
 func (e *Embedded) Close() {
+	e.stopWatch()
+	e.watch.Wait()
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }
@@ -300,8 +332,15 @@ func splitListen(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// serverLog adapts nats-server's logger to slog.
-type serverLog struct{ l *slog.Logger }
+// serverLog adapts nats-server's logger to slog. An error line that
+// reports a full disk is a store failure (failed): the file store logs
+// its write errors ("Critical write error: ...: no space left on
+// device") and a consumer's or the meta state's failed write shows
+// nowhere else.
+type serverLog struct {
+	l      *slog.Logger
+	failed func(detail string)
+}
 
 func (s *serverLog) Noticef(f string, a ...any) {
 	s.l.Debug(fmt.Sprintf(f, a...), "component", "nats-server")
@@ -313,7 +352,11 @@ func (s *serverLog) Fatalf(f string, a ...any) {
 	s.l.Error(fmt.Sprintf(f, a...), "component", "nats-server")
 }
 func (s *serverLog) Errorf(f string, a ...any) {
-	s.l.Error(fmt.Sprintf(f, a...), "component", "nats-server")
+	line := fmt.Sprintf(f, a...)
+	s.l.Error(line, "component", "nats-server")
+	if strings.Contains(line, noSpace) {
+		s.failed(line)
+	}
 }
 func (s *serverLog) Debugf(f string, a ...any) {
 	s.l.Debug(fmt.Sprintf(f, a...), "component", "nats-server")

@@ -26,12 +26,16 @@
 // # Caveats
 //
 // An Embedded server owns its goroutines and JetStream directory; Close
-// shuts it down and waits. Connect reconnects forever: callers see outages
-// through the logger, not through errors. StartEmbedded refuses a chosen
-// listen address without users (ErrExposedWithoutUsers). A role's client
-// must connect with ConnectAs (or Embedded.ConnectAs): with another inbox
-// prefix, the server refuses its subscriptions for replies. Subject
-// permissions cannot bind an outcome to the lease its sender holds: the
-// frontier checks the lease (shard, ID, URL) itself. Errors and logs
-// redact passwords in URLs.
+// shuts it down and waits. One of its goroutines watches the store every
+// 200 ms: nats-server answers no publish it could not store (a full disk
+// leaves the publisher with timeouts only), so a failed write, read from
+// the server's health report and error lines, closes Embedded.Failed
+// instead (Err: ErrStoreFull or ErrStoreFailed). Connect reconnects
+// forever: callers see outages through the logger, not through errors.
+// StartEmbedded refuses a chosen listen address without users
+// (ErrExposedWithoutUsers). A role's client must connect with ConnectAs
+// (or Embedded.ConnectAs): with another inbox prefix, the server refuses
+// its subscriptions for replies. Subject permissions cannot bind an
+// outcome to the lease its sender holds: the frontier checks the lease
+// (shard, ID, URL) itself. Errors and logs redact passwords in URLs.
 package bus
