@@ -4,7 +4,8 @@
 // it, every test flag it passes is declared with package flag in that
 // package, every --flag of a `crawler` or `frontier` command line (or of a
 // flag named on its own, as in a table of flags) is defined in cmd/crawler
-// or cmd/frontier, and every relative link points at a file that exists.
+// or cmd/frontier, every repository file or package path they name exists,
+// and every relative link reaches a file and, with a #, its heading.
 //
 // The package has no code of its own: it is this test. When a test,
 // a flag or a package moves, the doc that names it fails here, in CI.
@@ -82,6 +83,10 @@ func TestCheckerCatchesWrongNames(t *testing.T) {
 		{"no such flag in a table", "| `--max-inflight N` | x |", "--max-inflight"},
 		{"fuzz pattern matching two", "`go test -fuzz=FuzzResolver ./parser`", "FuzzResolverSeen"},
 		{"dead link", "see [limits](docs/nosuch.md)", "docs/nosuch.md"},
+		{"good paths", "`frontier/service`, (frontier/service/kill_test.go), `./internal/testkit/...`, https://example.com/a/b.go, `crawler.fetch_log`", ""},
+		{"moved file", "the layout is in frontier/nosuch.go, beside", "frontier/nosuch.go"},
+		{"moved file in a block", "```\nsee deploy/prometheus/nosuch.yml\n```\n", "deploy/prometheus/nosuch.yml"},
+		{"moved package", "package `fetcher/nosuch` holds", "fetcher/nosuch"},
 		{"dead anchor", "see [tools](docs/tools.md#rebuilding-the-filter)", "#rebuilding-the-filter"},
 		{"dead anchor in the same doc", "# A b\n[x](#a-c)", "#a-c"},
 		{"good anchor in the same doc", "# A (b/c) d\n[x](#a-bc-d)", ""},
@@ -158,6 +163,11 @@ var (
 	codeSpan  = regexp.MustCompile("`([^`]+)`")
 	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	envAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	// filePath finds a repository file named in prose or code:
+	// frontier/service/kill_test.go, deploy/prometheus/alerts.yml.
+	filePath = regexp.MustCompile(`(?:^|[\s("` + "`" + `])((?:[a-z0-9_.-]+/)+[A-Za-z0-9_.-]+\.(?:go|yaml|yml|sh|json|conf|md))\b`)
+	// dirSpan is a code span that is only a path: `frontier/service`.
+	dirSpan = regexp.MustCompile(`^(?:\./)?([a-z0-9_-]+(?:/[a-z0-9_.-]+)+?)(?:/\.\.\.)?/?$`)
 )
 
 func newChecker(root string) *checker {
@@ -278,6 +288,16 @@ func (c *checker) checkDoc(name, text string) []string {
 		span := strings.ReplaceAll(joined[m[2]:m[3]], "\n", " ")
 		c.checkSnippet(line, span, false, report)
 	}
+	// Paths into the repository, in the whole text (code blocks too), so
+	// that a file or package that moves fails its docs.
+	for _, m := range filePath.FindAllStringSubmatchIndex(text, -1) {
+		c.checkPath(name, strings.Count(text[:m[2]], "\n")+1, text[m[2]:m[3]], report)
+	}
+	for _, m := range codeSpan.FindAllStringSubmatchIndex(joined, -1) {
+		if d := dirSpan.FindStringSubmatch(joined[m[2]:m[3]]); d != nil {
+			c.checkPath(name, strings.Count(joined[:m[0]], "\n")+1, d[1], report)
+		}
+	}
 	for _, m := range mdLink.FindAllStringSubmatchIndex(joined, -1) {
 		link := joined[m[2]:m[3]]
 		if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
@@ -310,6 +330,24 @@ func (c *checker) checkDoc(name, text string) []string {
 		}
 	}
 	return probs
+}
+
+// checkPath reports path when it starts with one of the repository's
+// top-level directories (or a directory of the docs' own) and names
+// nothing, relative to the root or to the doc.
+func (c *checker) checkPath(doc string, line int, path string, report reportFunc) {
+	first, _, _ := strings.Cut(path, "/")
+	if fi, err := os.Stat(filepath.Join(c.root, first)); err != nil || !fi.IsDir() || strings.HasPrefix(first, ".") {
+		if fi, err := os.Stat(filepath.Join(c.root, filepath.Dir(doc), first)); err != nil || !fi.IsDir() {
+			return // not a path into the repository (a URL's path, a config key)
+		}
+	}
+	for _, p := range []string{filepath.Join(c.root, path), filepath.Join(c.root, filepath.Dir(doc), path)} {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+	}
+	report(line, "%s: no such file or directory", path)
 }
 
 // headingAnchors returns the anchors GitHub gives a document's headings:
