@@ -96,7 +96,7 @@ func fetchLogURLs(t *testing.T, path string) map[string]int {
 	return got
 }
 
-// TestRunStopsWhenTheArchiveIsFull (failure 2 of issue 12): the WARC
+// TestRunStopsWhenTheArchiveIsFull: the WARC
 // directory is a tmpfs too small for the crawl. The crawl stops with an
 // error naming the archive (not "done, 0 errors"); after the tmpfs is
 // grown, the same command resumes and completes the archive: every page
@@ -229,7 +229,7 @@ func TestKillChild(t *testing.T) {
 	time.Sleep(time.Hour) // the parent kills this process before
 }
 
-// TestKilledCrawlLogsEveryDonePage (failure 4 of issue 12): a one-command
+// TestKilledCrawlLogsEveryDonePage: a one-command
 // crawl in a child process is SIGKILLed mid-crawl, several times, each
 // time resumed. Every page its frontier records as done is in the fetch
 // log (and in the WARC), and every log line is whole.

@@ -14,7 +14,8 @@
 //     near-target signals).
 //   - Persistence in a bbolt file the caller owns: AppendJournal, Checkpoint,
 //     CheckpointChunks and BeginCheckpoint (a checkpoint in parts, with
-//     adds between them), Load, Exists, BoltOptions. The on-disk layout (format version
+//     adds between them), Load, StoredMode (what kind of filter a file
+//     holds), BoltOptions. The on-disk layout (format version
 //     FormatVersion) is documented in persist.go.
 //   - Chain, from NewChain or LoadChain: the scalable filter, a chain of
 //     sub-filters that grows with the keys (see Growth below), with the

@@ -130,7 +130,7 @@ func TestFalsePositiveRate(t *testing.T) {
 // (where the last page weighs most). At these sizes pagedFP is within
 // 0.2% of the textbook rate, so the rate check holds the positions to
 // uniform, not the theory's small correction; that is fpcheck's (see
-// docs/benchmarks.md, session 20).
+// docs/benchmarks.md, "The fixed filter").
 func TestPagedLayout(t *testing.T) {
 	const probes = 400_000
 	for _, n := range []uint64{1000, 3000, 5000, 9000, 40_000} {

@@ -280,7 +280,8 @@ func TestDNSCache(t *testing.T) {
 	}
 }
 
-// TestHostile serves the misbehaviours of issue 5. Each must end with a
+// TestHostile serves hostile servers' misbehaviours (endless or slow
+// headers, gzip bombs, binary bodies, ...). Each must end with a
 // clear outcome within the fetch timeout and bounded memory; the same
 // client then fetches a good page.
 func TestHostile(t *testing.T) {

@@ -81,7 +81,7 @@ func countRecords(t testing.TB, path string) int {
 	}
 }
 
-// TestWorkerFinalizesOpenWARCs (failure 9 of issue 12): the .warc.gz.open
+// TestWorkerFinalizesOpenWARCs: the .warc.gz.open
 // files a killed crawler left in the WARC directory, one whole and one
 // with its last record cut, are finalized when the next worker starts:
 // renamed to .warc.gz, the cut record truncated away, every whole record

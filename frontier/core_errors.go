@@ -17,7 +17,7 @@ var (
 	// ErrClosed reports a call on a closed State.
 	ErrClosed = errors.New("frontier: state is closed")
 	// ErrFailed reports a call on a State whose earlier Apply, Lease or
-	// ExpireLeases failed: its memory may disagree with its file, so it
+	// ExpireLeasesBefore failed: its memory may disagree with its file, so it
 	// must be closed and reopened.
 	ErrFailed = errors.New("frontier: state failed; reopen it")
 	// ErrInUse reports a state file another process has open

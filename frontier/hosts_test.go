@@ -36,7 +36,7 @@ func TestRobotsTTLRefetch(t *testing.T) {
 	// Leave /1 out; robots.txt ages past its TTL meanwhile.
 	h.clock.Advance(25 * time.Hour)
 	if n, err := h.s.expireLeases(); err != nil || n != 1 {
-		t.Fatalf("ExpireLeases = %d, %v", n, err)
+		t.Fatalf("ExpireLeasesBefore = %d, %v", n, err)
 	}
 	r = h.leaseOne()
 	if !r.Robots {

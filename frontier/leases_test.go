@@ -37,7 +37,7 @@ func TestLeaseExpiryRequeues(t *testing.T) {
 	if res.Stale != 1 || res.Outcomes != 0 {
 		t.Fatalf("outcome of the expired lease: %+v", res)
 	}
-	// An outcome past its deadline, before ExpireLeases ran, counts: the
+	// An outcome past its deadline, before ExpireLeasesBefore ran, counts: the
 	// fetch is done, and the lease is no longer out to expire.
 	h.clock.Advance(3 * time.Minute)
 	if res := h.apply(nil, outcome(l2, 200)); res.Outcomes != 1 || res.Stale != 0 {

@@ -82,7 +82,7 @@ var (
 	scaleStepDir   = flag.String("scale.stepprofiles", "", "write a CPU profile of every growth step into this directory (step-01.pprof, ...), to compare a slow step with the first of the same run")
 	scaleRounds    = flag.Int("scale.rounds", 6, "BenchmarkScaleSideBySide: steps of each shard, in turn")
 	scaleSerial    = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
-	scaleSealRun   = flag.Int("scale.sealrun", -1, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail, as before session 18; -1 keeps the code's")
+	scaleSealRun   = flag.Int("scale.sealrun", -1, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail; -1 keeps the code's")
 	scaleLayout    = flag.String("scale.layout", "", "the filter's layout (paged, standard or blocked); empty keeps the default (paged)")
 	scaleStallBase = flag.Duration("scale.stallbase", 5*time.Second, "BenchmarkCheckpointStall: how long Apply runs before the checkpoint, for the rate without one")
 	scaleNoRep     = flag.Bool("scale.norepeat", false, "draw every duplicate link again until its URL is not linked earlier in its batch (no filter lines warm from a repeat: a workload whose filter test costs the same at every step)")

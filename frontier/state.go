@@ -85,7 +85,7 @@ type State struct {
 	leases    map[uint64]*leaseRecord
 	deadlines leaseHeap
 	nextLease uint64
-	// tx is the write transaction Lease and ExpireLeases leave open (see
+	// tx is the write transaction Lease and ExpireLeasesBefore leave open (see
 	// updateLocked); nil when everything is committed.
 	tx     *bolt.Tx
 	txOpen time.Time // when tx began (FlushOlder)
@@ -653,7 +653,7 @@ func (s *State) checkLocked() error {
 // (beginning one if none is open) and commits it, fsync included, before it
 // returns: Apply, Compact and Checkpoint use it, and the service acks
 // messages only after it. updateLazyLocked runs fn in the same open
-// transaction and leaves it open: Lease and ExpireLeases use it, so
+// transaction and leaves it open: Lease and ExpireLeasesBefore use it, so
 // granting leases costs no fsync. Their writes become durable with the
 // next commit, whoever makes it, or with FlushOlder, which the service
 // calls every commit_interval (so within two of them). A crash before

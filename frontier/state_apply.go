@@ -287,7 +287,7 @@ func (s *State) countDroppedLocked(o *msg.Outcome, res *ApplyResult) {
 func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, res *ApplyResult) (*host, error) {
 	l := s.leases[o.LeaseID]
 	if l == nil || int(o.Shard) != s.cfg.Frontier.Shard || o.URL != l.URL {
-		// Unknown, finished, expired (ExpireLeases requeued it), or not
+		// Unknown, finished, expired (ExpireLeasesBefore requeued it), or not
 		// the URL leased under that ID: ignore. An outcome that comes
 		// after its lease's deadline but before the lease was expired
 		// counts: the fetch is done, and expiring the lease now would

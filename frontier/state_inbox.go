@@ -244,7 +244,7 @@ func (s *State) compactWith(yield func() error) (int, error) {
 // 100,000 hosts and writing one third; in sequence they added up. On two
 // cores the planning already fills both, so the write's CPU is not hidden;
 // its I/O is, which at 1M hosts (1.1-1.3 s of write and fsync per 2M
-// URLs) made a compaction ~1 s shorter (docs/benchmarks.md, session 14).
+// URLs) made a compaction ~1 s shorter (docs/benchmarks.md, "Frontier storage at scale").
 //
 // A plan reads no host: it reads a planInput, a copy taken with the lock
 // held, so that Apply and Lease may change hosts meanwhile (between

@@ -172,7 +172,7 @@ func TestReopenAfterCloseRestoresEverything(t *testing.T) {
 	// The reopened state keeps working: leases found on open expire.
 	h.clock.Advance(3 * time.Minute)
 	if n, err := h.s.expireLeases(); err != nil || n != len(before.Leases) {
-		t.Fatalf("ExpireLeases after reopen = %d, %v; want %d", n, err, len(before.Leases))
+		t.Fatalf("ExpireLeasesBefore after reopen = %d, %v; want %d", n, err, len(before.Leases))
 	}
 }
 

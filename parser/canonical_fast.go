@@ -52,7 +52,7 @@ func (c *hostMemo) lookup(raw string) (string, bool) {
 // canonicalFull; when ok it returns exactly what canonicalFull would
 // (FuzzCanonical holds the two paths together).
 //
-// Kept whole on purpose (issue 13): the scheme, the port and the writing
+// Kept whole on purpose: the scheme, the port and the writing
 // of a key that needs work are in cutScheme, cutPort and buildKey; what is
 // left is one switch-driven scan over the host and one over the path and
 // query, the per-byte loop every link goes through. Moving the loops out

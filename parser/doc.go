@@ -42,7 +42,7 @@
 // # Use from other programs
 //
 // parser is a library: its API takes only its own and standard types, and
-// it imports nothing else of trawl. README.md ("Use the libraries") shows
+// it imports nothing else of trawl. docs/libraries.md shows
 // it with package dedup; Example_embedding compiles and runs that code.
 //
 // # Caveats

@@ -10,9 +10,9 @@ import (
 	"github.com/trawlhq/trawl/parser"
 )
 
-// Example_embedding is the embedding example of README.md ("Use the
-// libraries"): parser and dedup in another Go program. TestREADMEEmbedding
-// holds the README's copy equal to this body.
+// Example_embedding is the embedding example of docs/libraries.md:
+// parser and dedup in another Go program. TestLibrariesDocEmbedding holds
+// the doc's copy equal to this body.
 func Example_embedding() {
 	seen, _ := dedup.New(1_000_000, 0.01) // a Bloom filter for 1e6 URLs at 1%
 	defer seen.Close()
@@ -29,10 +29,10 @@ func Example_embedding() {
 	// new: http://example.com/b
 }
 
-// TestREADMEEmbedding checks that README.md shows Example_embedding's code
-// as it is compiled and run here.
-func TestREADMEEmbedding(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// TestLibrariesDocEmbedding checks that docs/libraries.md shows
+// Example_embedding's code as it is compiled and run here.
+func TestLibrariesDocEmbedding(t *testing.T) {
+	readme, err := os.ReadFile("../docs/libraries.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestREADMEEmbedding(t *testing.T) {
 	body = body[:strings.Index(body, "\t// Output:")]
 	_, block, ok := strings.Cut(string(readme), "<!-- embedding example: parser/embed_example_test.go -->\n```go\n")
 	if !ok {
-		t.Fatal("README.md has no embedding example")
+		t.Fatal("docs/libraries.md has no embedding example")
 	}
 	block, _, _ = strings.Cut(block, "```")
 	var want []string
@@ -59,7 +59,7 @@ func TestREADMEEmbedding(t *testing.T) {
 			got = append(got, line)
 		}
 	}
-	// The README wraps the body in package main; the body's own closing
+	// The doc wraps the body in package main; the body's own closing
 	// braces were dropped above with main's, so compare without them.
 	var wantNoBrace []string
 	for _, l := range want {
@@ -68,6 +68,6 @@ func TestREADMEEmbedding(t *testing.T) {
 		}
 	}
 	if strings.Join(got, "\n") != strings.Join(wantNoBrace, "\n") {
-		t.Errorf("README.md's embedding example differs from Example_embedding:\nREADME:\n%s\n\nexample:\n%s", strings.Join(got, "\n"), strings.Join(wantNoBrace, "\n"))
+		t.Errorf("docs/libraries.md's embedding example differs from Example_embedding:\ndoc:\n%s\n\nexample:\n%s", strings.Join(got, "\n"), strings.Join(wantNoBrace, "\n"))
 	}
 }

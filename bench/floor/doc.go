@@ -1,5 +1,5 @@
 // Package floor measures how far trawl's one-command crawl is from what
-// this machine can do at all (issue 17): over one real site served by
+// this machine can do at all: over one real site served by
 // nginx on loopback, in the same run, it times
 //
 //   - the bare loop: GET each URL once with 16 goroutines sharing one

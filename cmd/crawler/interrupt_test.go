@@ -166,7 +166,7 @@ func checkRequeued(t *testing.T, dataDir, url string) {
 	}
 }
 
-// TestInterruptGraceEndsSlowFetch (failure 8 of issue 12): one Ctrl-C
+// TestInterruptGraceEndsSlowFetch: one Ctrl-C
 // with a fetch in flight that would run for fetch_timeout: the crawler
 // exits once shutdown_grace (1 s here) has passed, the fetch cancelled and
 // its URL back in the queue without an attempt.
@@ -179,7 +179,7 @@ func TestInterruptGraceEndsSlowFetch(t *testing.T) {
 	checkRequeued(t, dataDir, seed)
 }
 
-// TestInterruptTwiceCancelsAtOnce (failure 8 of issue 12): with a grace
+// TestInterruptTwiceCancelsAtOnce: with a grace
 // period longer than the test, a second Ctrl-C cancels the fetch in
 // flight at once; its URL goes back to the queue without an attempt.
 func TestInterruptTwiceCancelsAtOnce(t *testing.T) {

@@ -2,7 +2,7 @@ package service
 
 import "errors"
 
-// Sentinel errors of the service (the State's live in errors.go).
+// Sentinel errors of the service (the State's live in package frontier).
 var (
 	// ErrConfig reports Options that cannot work: a
 	// configuration that does not pass config.Config.Validate, a

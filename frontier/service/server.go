@@ -227,7 +227,7 @@ func ConsumerName(shard int) string { return "frontier-" + strconv.Itoa(shard) }
 // the shard's durable consumer, subscribes the work, status and control
 // responders, and applies messages as they arrive. On ctx done it stops
 // answering, applies and acks the messages it already holds, and writes a
-// checkpoint; it returns nil then. A failed Apply, Lease or ExpireLeases is
+// checkpoint; it returns nil then. A failed Apply, Lease or ExpireLeasesBefore is
 // fatal: Run returns the error without checkpointing, because the State's
 // memory may now differ from its file; the caller must close the State and
 // the process should exit (unacked messages are redelivered to the next
