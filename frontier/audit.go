@@ -38,8 +38,8 @@ func auditThreshold(fraction float64) (cut uint64, all bool) {
 func (sc *scope) sampled(h uint64) bool { return sc.auditAll || h < sc.auditCut }
 
 // auditStatus computes the audit's verdict from the counters.
-func auditStatus(c *counters, fraction, impliedFP float64) msg.AuditStatus {
-	a := msg.AuditStatus{
+func auditStatus(c *counters, fraction, impliedFP float64) AuditStatus {
+	a := AuditStatus{
 		Fraction:   fraction,
 		SampledNew: c[cSampledNew],
 		FPSkips:    c[cFPSkips],

@@ -7,7 +7,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -71,7 +70,7 @@ func TestAuditExactWithUndersizedFilter(t *testing.T) {
 			var wantFP, wantDups, total int
 			var batch []string
 			flush := func() {
-				h.apply([]*msg.LinkBatch{links("http://src.example/", 0, batch...)})
+				h.apply([]*LinkBatch{links("http://src.example/", 0, batch...)})
 				batch = batch[:0]
 			}
 			for i := range 24_000 {
@@ -307,7 +306,7 @@ func TestPrepareBesideApplyAndCompact(t *testing.T) {
 		c.Audit.Fraction = 1
 	})
 	const rounds, perRound = 40, 50
-	batch := func(r int) *msg.LinkBatch {
+	batch := func(r int) *LinkBatch {
 		// Half of each round repeats the round before.
 		urls := make([]string, perRound)
 		for i := range urls {

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/trawlhq/trawl/dedup"
-	"sort"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
 	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
@@ -100,7 +98,7 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 // rejectedRule names the stateless scope or trap rule that would drop
 // rawURL as a navigation link, or "".
 func (s *State) rejectedRule(rawURL string) string {
-	p := s.scope.prepare(&msg.LinkBatch{Source: "explain", Links: []msg.Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
+	p := s.scope.prepare(&LinkBatch{Source: "explain", Links: []Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
 	rejected := ""
 	for r, n := range p.Rejected {
 		if n > 0 {
@@ -219,35 +217,4 @@ func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 		}
 	}
 	return nil
-}
-
-// topHostsLocked lists the n hosts with the most queued URLs.
-func (s *State) topHostsLocked(n int) []msg.HostStatus {
-	var top []*host
-	for _, h := range s.hosts {
-		if h.rec.Queued == 0 && h.inflight == 0 {
-			continue
-		}
-		if len(top) < n || h.rec.Queued > top[len(top)-1].rec.Queued {
-			top = append(top, h)
-			sort.Slice(top, func(i, j int) bool {
-				if top[i].rec.Queued != top[j].rec.Queued {
-					return top[i].rec.Queued > top[j].rec.Queued
-				}
-				return top[i].name < top[j].name
-			})
-			if len(top) > n {
-				top = top[:n]
-			}
-		}
-	}
-	out := make([]msg.HostStatus, len(top))
-	for i, h := range top {
-		out[i] = msg.HostStatus{
-			Host: h.name, Queued: int64(h.rec.Queued), Inflight: int(h.inflight), Done: int64(h.rec.Done),
-			NextFetch: h.rec.NextFetch.Time(), Robots: robotsStatusName(h.rec.RobotsStatus),
-			Backoff: h.rec.BackoffLevel,
-		}
-	}
-	return out
 }

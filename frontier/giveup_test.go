@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
 )
 
@@ -133,11 +132,11 @@ func TestRedirectChainCappedThroughLeases(t *testing.T) {
 			t.Fatalf("lease %d (%s) carries %d hops, want %d", i, l.URL, l.Hops, i)
 		}
 		leases++
-		lb := &msg.LinkBatch{Source: l.URL, Depth: l.Depth, Links: []msg.Link{
+		lb := &LinkBatch{Source: l.URL, Depth: l.Depth, Links: []Link{
 			{URL: fmt.Sprintf("http://example.com/inc/%d", i+1), Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1},
 		}}
 		o := outcome(l, 302)
-		h.apply([]*msg.LinkBatch{lb}, o)
+		h.apply([]*LinkBatch{lb}, o)
 		h.clock.Advance(time.Hour)
 	}
 	max := h.cfg.Scope.MaxRedirects
@@ -149,14 +148,14 @@ func TestRedirectChainCappedThroughLeases(t *testing.T) {
 		t.Errorf("counter rejected_redirect_chain = %d, want 1", got)
 	}
 	// A navigation link resets the count, whatever it claims.
-	h.apply([]*msg.LinkBatch{{Source: "http://example.com/inc/20", Depth: 20, Links: []msg.Link{
+	h.apply([]*LinkBatch{{Source: "http://example.com/inc/20", Depth: 20, Links: []Link{
 		{URL: "http://example.com/page", Kind: uint8(parser.KindNavigation), Hops: 50},
 	}}})
 	if ls := h.lease(10); len(ls) != 1 || ls[0].Hops != 0 {
 		t.Fatalf("a navigation link's lease: %+v, want one with 0 hops", ls)
 	}
 	// explain shows a queued URL's hops.
-	h.apply([]*msg.LinkBatch{{Source: "http://example.com/page", Depth: 21, Links: []msg.Link{
+	h.apply([]*LinkBatch{{Source: "http://example.com/page", Depth: 21, Links: []Link{
 		{URL: "http://example.com/moved", Kind: uint8(parser.KindRedirect), Hops: 3},
 	}}})
 	if e, err := h.s.Explain("http://example.com/moved"); err != nil || e.State != "queued" || e.Hops != 3 {

@@ -7,10 +7,9 @@ import (
 	"unsafe"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
-func robotsOutcome(l msg.Lease, status int, body string) *msg.Outcome {
+func robotsOutcome(l Lease, status int, body string) *Outcome {
 	o := outcome(l, status)
 	o.Body = []byte(body)
 	return o
@@ -84,7 +83,7 @@ func TestRobots4xxAllowsAll(t *testing.T) {
 		h.apply(nil, outcome(l, 200))
 	}
 	// A link admitted later is not checked against a 404 robots.txt.
-	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0, "http://example.com/more")})
+	res := h.apply([]*LinkBatch{links("http://example.com/", 0, "http://example.com/more")})
 	if res.Admitted != 1 {
 		t.Fatalf("admitted %d, want 1", res.Admitted)
 	}
@@ -126,7 +125,7 @@ func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
 func TestRobotsUnavailableGivesUp(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.Politeness.MaxRetries = 2 })
 	h.seed("http://down.example/a", "http://down.example/b", "http://up.example/")
-	robotsOf := func(host string) msg.Lease {
+	robotsOf := func(host string) Lease {
 		t.Helper()
 		for i := 0; i < 4; i++ {
 			for _, l := range h.lease(10) {
@@ -138,7 +137,7 @@ func TestRobotsUnavailableGivesUp(t *testing.T) {
 			h.clock.Advance(h.waitFor())
 		}
 		t.Fatalf("no robots lease for %s", host)
-		return msg.Lease{}
+		return Lease{}
 	}
 	for attempt := 1; attempt <= 3; attempt++ {
 		if st := h.s.Status(); st.Done != 0 || st.Rejected["robots_unavailable"] != 0 {
@@ -161,7 +160,7 @@ func TestRobotsUnavailableGivesUp(t *testing.T) {
 	}
 	// New work for the host: robots.txt is tried again, and a success lets
 	// the URL through.
-	h.apply([]*msg.LinkBatch{links("http://up.example/", 0, "http://down.example/c")})
+	h.apply([]*LinkBatch{links("http://up.example/", 0, "http://down.example/c")})
 	h.apply(nil, robotsOutcome(robotsOf("down.example"), 200, "User-agent: *\nAllow: /\n"))
 	h.clock.Advance(h.waitFor())
 	if l := h.leaseOne(); l.URL != "http://down.example/c" {
@@ -173,7 +172,7 @@ func TestRobotsDeniesAtAdmission(t *testing.T) {
 	h := newHarness(t, nil)
 	h.seed("http://example.com/")
 	h.apply(nil, robotsOutcome(h.leaseOne(), 200, "User-agent: trawl\nDisallow: /no\n\nUser-agent: *\nDisallow: /\n"))
-	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0, "http://example.com/no/1", "http://example.com/yes")})
+	res := h.apply([]*LinkBatch{links("http://example.com/", 0, "http://example.com/no/1", "http://example.com/yes")})
 	if res.RobotsDenied != 1 || res.Admitted != 1 {
 		t.Fatalf("denied %d admitted %d, want 1 1 (group trawl applies)", res.RobotsDenied, res.Admitted)
 	}

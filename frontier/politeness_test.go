@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // noRobots is a harness option for politeness tests robots.txt would
@@ -18,7 +17,7 @@ func noRobots(c *config.Config) {
 }
 
 // leaseOne leases and wants exactly one lease.
-func (h *harness) leaseOne() msg.Lease {
+func (h *harness) leaseOne() Lease {
 	h.t.Helper()
 	ls := h.lease(10)
 	if len(ls) != 1 {
@@ -59,7 +58,7 @@ func TestPoliteDelay(t *testing.T) {
 			h.clock.Advance(time.Hour)
 			l := h.leaseOne()
 			o = outcome(l, 200)
-			o.Timings.Total = tc.total
+			o.ResponseTime = tc.total
 			h.apply(nil, o)
 			if got := h.waitFor(); got != tc.want {
 				t.Fatalf("next fetch in %v, want %v", got, tc.want)
@@ -161,7 +160,7 @@ func TestErrorStreakPausesHost(t *testing.T) {
 		h.clock.Advance(time.Second)
 	}
 	l := h.leaseOne()
-	h.apply(nil, &msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 0, Error: "connection refused"})
+	h.apply(nil, &Outcome{LeaseID: l.ID, URL: l.URL, Status: 0})
 	if got := h.waitFor(); got != 10*time.Minute {
 		t.Fatalf("after 3 errors: next fetch in %v, want the 10m pause", got)
 	}
@@ -199,15 +198,15 @@ func TestOneInflightPerHostAndOrder(t *testing.T) {
 		t.Fatalf("leased %+v while every host has one in flight", more)
 	}
 	// Finish a.example fast, c.example slow: a is ready first.
-	byHost := map[string]msg.Lease{}
+	byHost := map[string]Lease{}
 	for _, l := range ls {
 		byHost[hostOf(l.URL)] = l
 	}
 	oc := outcome(byHost["c.example"], 200)
-	oc.Timings.Total = 10 * time.Second // 20 s delay
+	oc.ResponseTime = 10 * time.Second // 20 s delay
 	oa := outcome(byHost["a.example"], 200)
 	ob := outcome(byHost["b.example"], 200)
-	ob.Timings.Total = 2 * time.Second // 4 s delay
+	ob.ResponseTime = 2 * time.Second // 4 s delay
 	h.apply(nil, oc, ob, oa)
 	h.clock.Advance(time.Hour)
 	var order []string
@@ -266,15 +265,15 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 	if ls := h.lease(10); len(ls) != 0 {
 		t.Fatalf("leased %+v with the host's one slot taken", ls)
 	}
-	for _, n := range []msg.Fetched{{LeaseID: 999}, {LeaseID: l1.ID, Shard: 3}} {
+	for _, n := range []FetchNotice{{LeaseID: 999}, {LeaseID: l1.ID, Shard: 3}} {
 		if h.s.Fetched(n) {
 			t.Fatalf("notice %+v freed a slot", n)
 		}
 	}
-	if !h.s.Fetched(msg.Fetched{LeaseID: l1.ID, Total: 3 * time.Second}) {
+	if !h.s.Fetched(FetchNotice{LeaseID: l1.ID, ResponseTime: 3 * time.Second}) {
 		t.Fatal("the notice of a lease out freed nothing")
 	}
-	if h.s.Fetched(msg.Fetched{LeaseID: l1.ID}) {
+	if h.s.Fetched(FetchNotice{LeaseID: l1.ID}) {
 		t.Fatal("a second notice of the same lease freed a slot again")
 	}
 	if got := h.waitFor(); got != 6*time.Second { // delay_factor 2 x 3 s
@@ -296,7 +295,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 	}
 	// A noticed lease that expires (the crawler died before its outcome)
 	// goes back to the queue without freeing a slot twice.
-	if !h.s.Fetched(msg.Fetched{LeaseID: l2.ID}) {
+	if !h.s.Fetched(FetchNotice{LeaseID: l2.ID}) {
 		t.Fatal("notice of l2 freed nothing")
 	}
 	h.clock.Advance(time.Second)
@@ -322,7 +321,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 	if backoff < 5*time.Second {
 		t.Fatalf("back-off after 429: %v", backoff)
 	}
-	h2.s.Fetched(msg.Fetched{LeaseID: b.ID})
+	h2.s.Fetched(FetchNotice{LeaseID: b.ID})
 	if got := h2.waitFor(); got != backoff {
 		t.Fatalf("a notice moved the back-off from %v to %v", backoff, got)
 	}
@@ -331,7 +330,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 	h3 := newHarness(t, nil)
 	h3.seed("http://example.com/1")
 	r := h3.leaseOne()
-	if !r.Robots || h3.s.Fetched(msg.Fetched{LeaseID: r.ID}) {
+	if !r.Robots || h3.s.Fetched(FetchNotice{LeaseID: r.ID}) {
 		t.Fatalf("robots lease %+v: its notice freed a slot", r)
 	}
 }
@@ -357,7 +356,7 @@ func TestLeaseFillsFreeSlots(t *testing.T) {
 	if more := h.lease(10); len(more) != 0 {
 		t.Fatalf("leased %+v with every slot taken", more)
 	}
-	if !h.s.Fetched(msg.Fetched{LeaseID: ls[0].ID}) || !h.s.Fetched(msg.Fetched{LeaseID: ls[1].ID}) {
+	if !h.s.Fetched(FetchNotice{LeaseID: ls[0].ID}) || !h.s.Fetched(FetchNotice{LeaseID: ls[1].ID}) {
 		t.Fatal("notices freed nothing")
 	}
 	if more := h.lease(10); len(more) != 1 || more[0].URL != "http://a.example/4" {

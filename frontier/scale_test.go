@@ -21,7 +21,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -335,7 +334,7 @@ func newScaleGen(hosts int) *localGen {
 
 // scaleBatches is one Apply's batches of the scale workload: 100 pages of
 // 100 links, 80% of them duplicates and 80% on the page's own host.
-func (g *localGen) scaleBatches() []*msg.LinkBatch { return g.batches(100, 100, 0.8, 0.8) }
+func (g *localGen) scaleBatches() []*LinkBatch { return g.batches(100, 100, 0.8, 0.8) }
 
 // stepResult is what growStep did: links received, URLs admitted, and
 // the time its Applies and its Compact took.
@@ -566,9 +565,9 @@ func leaseCycle(b *testing.B, s *State, n int) float64 {
 		if len(ls) == 0 {
 			b.Fatalf("nothing to lease after %d", done)
 		}
-		os := make([]*msg.Outcome, len(ls))
+		os := make([]Outcome, len(ls))
 		for i, l := range ls {
-			os[i] = &msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 200, FetchedAt: time.Now()}
+			os[i] = Outcome{LeaseID: l.ID, URL: l.URL, Status: 200}
 		}
 		if _, err := s.Apply(nil, os); err != nil {
 			b.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -457,7 +456,7 @@ func TestDamagedQueueRecords(t *testing.T) {
 				t.Fatalf("Verify: %v, want ErrCorrupt", err)
 			}
 			for range 400 {
-				var ls []msg.Lease
+				var ls []Lease
 				if ls, err = h.s.Lease(10); err != nil {
 					break
 				}

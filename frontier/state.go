@@ -16,7 +16,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
@@ -108,7 +107,7 @@ type State struct {
 	scratch      applyScratch
 	loosened     uint64 // see Loosened
 	doneN        int64
-	lastCP       msg.CheckpointStatus
+	lastCP       CheckpointStatus
 	journaled    int64     // keys journaled since the last checkpoint
 	cpBase       time.Time // the last checkpoint, or Open: the journal's age starts here
 }
@@ -910,7 +909,7 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 		}
 		held = time.Since(partStart)
 	}
-	s.lastCP = msg.CheckpointStatus{
+	s.lastCP = CheckpointStatus{
 		Count: s.lastCP.Count + 1, Last: s.now(), Seconds: time.Since(start).Seconds(),
 		Bytes: st.Bytes, Chunks: st.Chunks,
 	}
@@ -1067,53 +1066,6 @@ func (s *State) NextDeadline() time.Time {
 		return time.Time{}
 	}
 	return s.deadlines[0].Deadline
-}
-
-// Status returns the shard's counters. Pending is left 0 for the service
-// to fill.
-func (s *State) Status() msg.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fs := s.filter.Stats()
-	st := msg.Status{
-		Version: msg.StatusVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards,
-		Time:   s.now(),
-		Queued: s.queued, Leased: int64(len(s.leases)), Done: s.doneN, Hosts: int64(len(s.hosts)),
-		LinksReceived: s.count[cLinksReceived], Admitted: s.count[cAdmitted],
-		Duplicates: s.count[cDuplicates], RobotsDenied: s.count[cRobotsDenied],
-		Rejected: map[string]uint64{}, Outcomes: map[string]uint64{},
-		Filter:     filterStatus(s.mode, fs),
-		Audit:      auditStatus(&s.count, s.cfg.Audit.Fraction, fs.ImpliedFP),
-		Checkpoint: s.lastCP,
-	}
-	st.Checkpoint.Journal = s.journaled
-	for r := Reason(0); r < NumReasons; r++ {
-		if v := s.count[reasonCounter(r)]; v > 0 {
-			st.Rejected[r.String()] = v
-		}
-	}
-	for c := 0; c < numClasses; c++ {
-		if v := s.count[cClassBase+c]; v > 0 {
-			st.Outcomes[classNames[c]] = v
-		}
-	}
-	if v := s.count[cRobotsGiveUp]; v > 0 {
-		st.Rejected["robots_unavailable"] = v
-	}
-	st.Finished = map[string]uint64{}
-	for r := doneReason(1); r <= maxDoneReason; r++ {
-		if v := s.count[cDoneByReason+int(r)]; v > 0 {
-			st.Finished[strings.ReplaceAll(r.String(), "-", "_")] = v
-		}
-	}
-	st.HostsGivenUp = s.count[cHostsGivenUp]
-	for _, h := range s.hosts {
-		if h.rec.Queued > 0 && h.rec.BackoffLevel > 0 {
-			st.HostsBackingOff++
-		}
-	}
-	st.TopHosts = s.topHostsLocked(10)
-	return st
 }
 
 // counters returns every persistent counter by name, plus the gauge

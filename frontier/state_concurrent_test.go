@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // TestConcurrentUse runs producers, a leaser returning outcomes, expiry,
@@ -60,7 +59,7 @@ func TestConcurrentUse(t *testing.T) {
 				errs <- err
 				return
 			}
-			var outs []*msg.Outcome
+			var outs []Outcome
 			for _, l := range ls {
 				n++
 				if n%5 == 0 {
@@ -70,7 +69,7 @@ func TestConcurrentUse(t *testing.T) {
 				if l.Robots && n%3 == 0 {
 					st = 404
 				}
-				outs = append(outs, outcome(l, st))
+				outs = append(outs, *outcome(l, st))
 			}
 			if _, err := s.Apply(nil, outs); err != nil {
 				errs <- err

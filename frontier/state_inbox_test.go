@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -185,7 +184,7 @@ func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := links("http://h0.example/a/00", 1, want[8:]...)
-	h.apply([]*msg.LinkBatch{lb})
+	h.apply([]*LinkBatch{lb})
 	before := h.s.Status()
 	h.crash()
 	if err := h.s.Verify(); err != nil {
@@ -211,8 +210,8 @@ func TestInboxRecordPerHostAndApply(t *testing.T) {
 	h := newHarness(t, noRobots)
 	want := hostURLs(30, 3)
 	h.seed(want[:3]...)
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[3:18]...)})
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[18:]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[3:18]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[18:]...)})
 	if n := h.inboxRecords(); n != 9 {
 		t.Fatalf("%d inbox records, want 9: one per host and Apply", n)
 	}
@@ -257,7 +256,7 @@ func TestInboxRecordBytes(t *testing.T) {
 	h := newHarness(t, noRobots)
 	want := hostURLs(40, 1)
 	h.seed(want[0])
-	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+	h.apply([]*LinkBatch{links(want[0], 0, want[1:]...)})
 	if n := h.inboxRecords(); n != 7 {
 		t.Fatalf("%d inbox records, want 7: the seed's, then 39 URLs of 22 bytes, 7 a record", n)
 	}
@@ -274,7 +273,7 @@ func TestInboxReadsOneURLRecords(t *testing.T) {
 	h := newHarness(t, noRobots)
 	want := hostURLs(12, 2)
 	h.seed(want[:2]...)
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[2:8]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[2:8]...)})
 	// A crash, and every inbox record rewritten as records of one URL, in
 	// the same order.
 	h.crashEditing(func(path string) {
@@ -293,7 +292,7 @@ func TestInboxReadsOneURLRecords(t *testing.T) {
 	if st := h.s.Status(); st.Queued != 8 || h.s.counters()["inbox"] != 8 {
 		t.Fatalf("%d queued, inbox gauge %d; want 8", st.Queued, h.s.counters()["inbox"])
 	}
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[8:]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[8:]...)})
 	ls := h.lease(2) // the one-URL records go first
 	for _, l := range ls {
 		h.apply(nil, outcome(l, 200))
@@ -351,7 +350,7 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 	h := newHarness(t, noRobots)
 	want := hostURLs(12, 1)
 	h.seed(want[0])
-	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:4]...)})
+	h.apply([]*LinkBatch{links(want[0], 0, want[1:4]...)})
 	if _, err := h.s.Compact(); err != nil { // one segment: /00-/03
 		t.Fatal(err)
 	}
@@ -364,7 +363,7 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 		h.clock.Advance(time.Minute)
 	}
 	lease() // /00, from the segment, now cached
-	h.apply([]*msg.LinkBatch{links(want[0], 0, want[4:]...)})
+	h.apply([]*LinkBatch{links(want[0], 0, want[4:]...)})
 	if _, err := h.s.Compact(); err != nil { // appended to the same segment
 		t.Fatal(err)
 	}
@@ -389,7 +388,7 @@ func TestHeadCacheOff(t *testing.T) {
 			h.s.heads.max = 0
 			want := hostURLs(300, 1) // compacted: sealed segments and a tail
 			h.seed(want[0])
-			h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+			h.apply([]*LinkBatch{links(want[0], 0, want[1:]...)})
 			if compact {
 				if n, err := h.s.Compact(); err != nil || n != len(want) {
 					t.Fatalf("Compact moved %d URLs, %v; want %d", n, err, len(want))
@@ -895,7 +894,7 @@ func TestApplyRepeatsWithinBatches(t *testing.T) {
 	batch = append(batch, urls[2], urls[n/4])              // further down
 	batch = append(batch, urls[n/2:]...)                   // the rest
 	later := []string{urls[0], urls[len(urls)-1], urls[4]} // a later batch
-	res := h.apply([]*msg.LinkBatch{links("", 0, batch...), links("", 0, later...)})
+	res := h.apply([]*LinkBatch{links("", 0, batch...), links("", 0, later...)})
 	if res.Admitted != len(urls) || res.Duplicates != len(batch)+len(later)-len(urls) {
 		t.Fatalf("admitted %d, duplicates %d; want %d and %d", res.Admitted, res.Duplicates, len(urls), len(batch)+len(later)-len(urls))
 	}

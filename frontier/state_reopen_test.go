@@ -12,7 +12,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -77,7 +76,7 @@ func takeSnapshot(t *testing.T, s *State) snapshot {
 		t.Fatal(err)
 	}
 	st := s.Status()
-	st.Time, st.Checkpoint = time.Time{}, msg.CheckpointStatus{}
+	st.Time, st.Checkpoint = time.Time{}, CheckpointStatus{}
 	sn.Status = fmt.Sprintf("%+v", st)
 	return sn
 }
@@ -123,7 +122,7 @@ func buildState(t *testing.T, h *harness) (admitted []string) {
 	for i := range 300 {
 		more = append(more, fmt.Sprintf("http://a.example/p%d", i), fmt.Sprintf("http://b.example/p%d", i%150))
 	}
-	h.apply([]*msg.LinkBatch{links("http://a.example/0", 0, more...)})
+	h.apply([]*LinkBatch{links("http://a.example/0", 0, more...)})
 	for i := range 300 {
 		admitted = append(admitted, fmt.Sprintf("http://a.example/p%d", i))
 		if i < 150 {
@@ -192,7 +191,7 @@ func TestReopenWithoutClose(t *testing.T) {
 	for i := range 200 {
 		late = append(late, fmt.Sprintf("http://d.example/late%d", i))
 	}
-	h.apply([]*msg.LinkBatch{links("http://d.example/0", 0, late...)})
+	h.apply([]*LinkBatch{links("http://d.example/0", 0, late...)})
 	admitted = append(admitted, late...)
 	before := takeSnapshot(t, h.s)
 	s2 := crashCopy(t, h)
@@ -409,7 +408,7 @@ func TestApplyTwiceIsIdempotent(t *testing.T) {
 	if len(page) != 1 {
 		t.Fatalf("leases %+v, want one page lease", page)
 	}
-	batch := []*msg.LinkBatch{links("http://a.test/1", 1, "http://a.test/3", "http://a.test/4")}
+	batch := []*LinkBatch{links("http://a.test/1", 1, "http://a.test/3", "http://a.test/4")}
 	done := outcome(page[0], 200)
 	first := h.apply(batch, done)
 	if err := h.s.Verify(); err != nil {
