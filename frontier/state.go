@@ -43,6 +43,7 @@ type Options struct {
 // politeness and robots state and leases, all in one bbolt file, plus the
 // in-memory indexes rebuilt from it on Open. It is safe for concurrent use.
 type State struct {
+	// Set by Open, then read-only: read without mu.
 	cfg   config.Config
 	path  string
 	log   *slog.Logger
@@ -64,19 +65,27 @@ type State struct {
 	// openTx is the file's last transaction when Open returned: Close
 	// writes nothing to a file nothing was written to since.
 	openTx int
-
-	db     *bolt.DB
-	filter seenFilter
-	// growthStopLogged: the chain's stopped growth has been logged once.
-	growthStopLogged bool
+	db     *bolt.DB // bbolt's own locking; Prepare reads it without mu
 
 	mu struct {
 		sync.Mutex
 		closed bool
 		failed error // the first error of a write that left memory ahead of the file
 	}
-	// Guarded by mu (kept outside the struct for brevity in the many
-	// methods that use them).
+	// Every field of guarded is guarded by mu, as mu.closed and mu.failed
+	// are (the methods named ...Locked run with mu held).
+	guarded
+}
+
+// guarded is the State's memory that mu guards: the filter and the
+// in-memory indexes rebuilt from the file on Open. It is embedded in
+// State, so the many ...Locked methods write s.hosts for s.guarded.hosts;
+// touch none of it without State.mu.
+type guarded struct {
+	filter seenFilter
+	// growthStopLogged: the chain's stopped growth has been logged once.
+	growthStopLogged bool
+
 	hosts     map[string]*host // keys are the hosts' names (hostalloc.go)
 	alloc     hostAlloc
 	seedNames map[string]bool // seed host names without port
@@ -143,10 +152,11 @@ func Open(opts Options) (*State, error) {
 	s := &State{
 		cfg: cfg, path: opts.Path, log: opts.Logger, now: opts.Now, scope: sc,
 		agent: robots.ProductToken(cfg.Crawler.UserAgent), mode: mode, sizing: sizing, chain: chain,
-		maxInflight: max(1, fc.MaxInflightPerHost),
-		hosts:       make(map[string]*host), seedNames: make(map[string]bool),
-		leases: make(map[uint64]*leaseRecord), readOnly: opts.ReadOnly,
-		heads: headCache{max: int(fc.HeadCache)},
+		maxInflight: max(1, fc.MaxInflightPerHost), readOnly: opts.ReadOnly,
+		guarded: guarded{
+			hosts: make(map[string]*host), seedNames: make(map[string]bool),
+			leases: make(map[uint64]*leaseRecord), heads: headCache{max: int(fc.HeadCache)},
+		},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -864,27 +874,8 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 	busy := true           // the state was used while the last gap let go of it
 	for more, first := true, true; more; first = false {
 		if yield && !first {
-			// Let the others have the state for as long as the last part
-			// held it, while they use it (the checkpoint takes at most
-			// half of the state's time, and has no hurry: the journal
-			// holds the keys meanwhile); then commit what they left
-			// open: bbolt has one writer, and a part is a write
-			// transaction of its own.
-			s.mu.Unlock()
-			if testHookCheckpointYield != nil {
-				testHookCheckpointYield()
-			}
-			if busy {
-				time.Sleep(held)
-			} else {
-				runtime.Gosched()
-			}
-			s.mu.Lock()
-			if err := s.checkLocked(); err != nil {
-				return st, err
-			}
-			busy = s.tx != nil || s.committedTx() != partTx
-			if err := s.commitLocked(); err != nil {
+			var err error
+			if busy, err = s.yieldLocked(held, busy, partTx); err != nil {
 				return st, err
 			}
 		}
@@ -918,6 +909,48 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 	s.journaled -= journaled
 	s.cpBase = began
 	return st, nil
+}
+
+// pauseLocked is the one place a method that holds mu lets go of it in
+// the middle of its work: Compact between its transactions, a checkpoint
+// between its parts (yieldLocked). It unlocks, runs wait (nil: none)
+// without the lock, locks again and reports whether the state is still
+// usable (checkLocked). Its caller must assume every guarded field
+// changed meanwhile.
+func (s *State) pauseLocked(wait func()) error {
+	s.mu.Unlock()
+	if wait != nil {
+		wait()
+	}
+	s.mu.Lock()
+	return s.checkLocked()
+}
+
+// yieldLocked lets the others have the state between two checkpoint
+// parts (pauseLocked): for as long as the last part held it (held) when
+// they used it in the last gap (busy), else only long enough to yield
+// the processor; then it commits what they left open (bbolt has one
+// writer, and a part is a write transaction of its own). The checkpoint
+// so takes at most half of the state's time, and has no hurry: the
+// journal holds the keys meanwhile. It reports whether the others used
+// the state in this gap: a transaction left open, or one committed after
+// lastTx, the last part's.
+func (s *State) yieldLocked(held time.Duration, busy bool, lastTx int) (bool, error) {
+	err := s.pauseLocked(func() {
+		if testHookCheckpointYield != nil {
+			testHookCheckpointYield()
+		}
+		if busy {
+			time.Sleep(held)
+		} else {
+			runtime.Gosched()
+		}
+	})
+	if err != nil {
+		return busy, err
+	}
+	busy = s.tx != nil || s.committedTx() != lastTx
+	return busy, s.commitLocked()
 }
 
 // Adaptive checkpoints. The journal makes every admitted key durable, so a

@@ -189,11 +189,7 @@ func (s *State) Compact() (int, error) {
 	if err := s.checkLocked(); err != nil {
 		return 0, err
 	}
-	n, err := s.compactWith(func() error {
-		s.mu.Unlock()
-		s.mu.Lock()
-		return s.checkLocked()
-	})
+	n, err := s.compactWith(func() error { return s.pauseLocked(nil) })
 	if err != nil {
 		return n, fmt.Errorf("frontier: %w", err)
 	}
