@@ -125,7 +125,7 @@ func (s *State) writeTruthLocked() error {
 	}
 	slices.Sort(keys)
 	for len(keys) > 0 {
-		n := min(len(keys), compactChunk)
+		n := min(len(keys), s.knobs.compactChunk)
 		err := s.updateLocked(func(tx *bolt.Tx) error {
 			truth := tx.Bucket(bucketTruth)
 			for _, k := range keys[:n] {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestAuditStatusMath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                     string
 		sampledNew, fp, filtNew  uint64
@@ -52,6 +53,7 @@ func TestAuditStatusMath(t *testing.T) {
 // exactly the new keys the filter called seen, computed here with a Go map
 // and a second filter of the same sizing fed the same keys.
 func TestAuditExactWithUndersizedFilter(t *testing.T) {
+	t.Parallel()
 	for _, rescue := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rescue=%v", rescue), func(t *testing.T) {
 			h := newHarness(t, func(c *config.Config) {
@@ -141,6 +143,7 @@ func TestAuditExactWithUndersizedFilter(t *testing.T) {
 }
 
 func TestAuditSampleFraction(t *testing.T) {
+	t.Parallel()
 	cut, all := auditThreshold(1.0 / 64)
 	if all {
 		t.Fatal("1/64 samples all")
@@ -186,6 +189,7 @@ func TestAuditSampleFraction(t *testing.T) {
 // counts as in the sample throughout: seen again, it is a duplicate, not
 // a false-positive skip, and explain says it is in the sample.
 func TestAuditKeysPendingUntilCompact(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Audit.Fraction = 1
@@ -244,6 +248,7 @@ func TestAuditKeysPendingUntilCompact(t *testing.T) {
 // need not: a link whose key is written is marked, a pending or unknown
 // one is not, and Apply's verdicts are the same either way.
 func TestPrepareLooksUpWrittenTruth(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Audit.Fraction = 1
@@ -301,6 +306,7 @@ func TestPrepareLooksUpWrittenTruth(t *testing.T) {
 // prepares the next batch while one applies): every key is counted once,
 // as new or as a duplicate, whatever Prepare saw.
 func TestPrepareBesideApplyAndCompact(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Audit.Fraction = 1

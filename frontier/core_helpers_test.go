@@ -46,6 +46,7 @@ func testConfig() config.Config {
 type harness struct {
 	t     *testing.T
 	cfg   config.Config
+	tune  func(*knobs) // Options.tune of every Open
 	path  string
 	clock *clock
 	s     *State
@@ -53,11 +54,17 @@ type harness struct {
 
 func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
 	t.Helper()
+	return newTunedHarness(t, mutate, nil)
+}
+
+// newTunedHarness is newHarness with the State's knobs changed by tune.
+func newTunedHarness(t *testing.T, mutate func(*config.Config), tune func(*knobs)) *harness {
+	t.Helper()
 	cfg := testConfig()
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	h := &harness{t: t, cfg: cfg, path: filepath.Join(t.TempDir(), "f.db"), clock: newClock()}
+	h := &harness{t: t, cfg: cfg, tune: tune, path: filepath.Join(t.TempDir(), "f.db"), clock: newClock()}
 	h.open()
 	t.Cleanup(func() {
 		if h.s != nil {
@@ -69,7 +76,7 @@ func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	s, err := Open(Options{Config: h.cfg, Path: h.path, Now: h.clock.Now})
+	s, err := Open(Options{Config: h.cfg, Path: h.path, Now: h.clock.Now, tune: h.tune})
 	if err != nil {
 		h.t.Fatalf("Open: %v", err)
 	}

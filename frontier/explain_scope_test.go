@@ -11,6 +11,7 @@ import (
 // the crawl and why (before, an out-of-scope URL read "state unknown" and
 // nothing more).
 func TestExplainScopeVerdict(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Scope.SeedHostsOnly = true
 		c.Scope.Exclude = []string{`\.pdf$`, `/private/`}

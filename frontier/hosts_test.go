@@ -16,6 +16,7 @@ func robotsOutcome(l Lease, status int, body string) *Outcome {
 }
 
 func TestRobotsTTLRefetch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("https://example.com/1", "https://example.com/2", "https://example.com/3")
 	r := h.leaseOne()
@@ -71,6 +72,7 @@ func TestRobotsTTLRefetch(t *testing.T) {
 }
 
 func TestRobots4xxAllowsAll(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("http://example.com/private", "http://example.com/x")
 	h.apply(nil, robotsOutcome(h.leaseOne(), 404, "User-agent: *\nDisallow: /\n"))
@@ -90,6 +92,7 @@ func TestRobots4xxAllowsAll(t *testing.T) {
 }
 
 func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Politeness.MaxRetries = 4 })
 	h.seed("http://example.com/a", "http://example.com/b")
 	for i, status := range []int{503, 500, 0, 429} {
@@ -123,6 +126,7 @@ func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
 // so a crawl of an unreachable site ends; a URL admitted later starts a new
 // round of attempts.
 func TestRobotsUnavailableGivesUp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Politeness.MaxRetries = 2 })
 	h.seed("http://down.example/a", "http://down.example/b", "http://up.example/")
 	robotsOf := func(host string) Lease {
@@ -169,6 +173,7 @@ func TestRobotsUnavailableGivesUp(t *testing.T) {
 }
 
 func TestRobotsDeniesAtAdmission(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("http://example.com/")
 	h.apply(nil, robotsOutcome(h.leaseOne(), 200, "User-agent: trawl\nDisallow: /no\n\nUser-agent: *\nDisallow: /\n"))
@@ -182,6 +187,7 @@ func TestRobotsDeniesAtAdmission(t *testing.T) {
 }
 
 func TestRobotsObeyOff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Robots.Obey = false })
 	h.seed("http://example.com/")
 	if l := h.leaseOne(); l.Robots {
@@ -193,6 +199,7 @@ func TestRobotsObeyOff(t *testing.T) {
 // one host for every host it knows, a million on a broad crawl, so 8 more
 // bytes a host is 8 MB. Growing it should be a choice, made here.
 func TestHostSize(t *testing.T) {
+	t.Parallel()
 	if got := unsafe.Sizeof(hostRecord{}); got > 120 {
 		t.Errorf("hostRecord is %d bytes, more than 120", got)
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestLeaseExpiryRequeues(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed("http://example.com/1", "http://example.com/2")
 	l := h.leaseOne()
@@ -63,6 +64,7 @@ func TestLeaseExpiryRequeues(t *testing.T) {
 }
 
 func TestRetriesUpToMax(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Politeness.MaxRetries = 2
@@ -105,6 +107,7 @@ func TestRetriesUpToMax(t *testing.T) {
 // the URL as failed at once, with no retry; a transient one is retried.
 // The dropped-link counts an outcome carries are received and rejected.
 func TestPermanentFailureIsNotRetried(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Politeness.ErrorStreak = 0
@@ -130,6 +133,7 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 }
 
 func TestExplainStates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed("http://example.com/a", "http://example.com/b")
 	l := h.leaseOne()
@@ -178,6 +182,7 @@ func crashCopy(t *testing.T, h *harness) *State {
 // lease and its dequeue together, so the URL is offered again under a new
 // ID, and the crawler's outcome for the forgotten lease is stale.
 func TestLeasesCommitLazily(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed("http://example.com/1", "http://example.com/2")
 	l := h.leaseOne()
@@ -225,6 +230,7 @@ func TestLeasesCommitLazily(t *testing.T) {
 // back in the queue at once, however often, without spending a retry or
 // counting a status class; a released robots.txt lease lapses.
 func TestReleaseRequeuesWithoutAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Politeness.MaxRetries = 1

@@ -36,6 +36,7 @@ func (h *harness) waitFor() time.Duration {
 }
 
 func TestPoliteDelay(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		crawlDelay string // robots.txt Crawl-delay line, "" for none
@@ -76,6 +77,7 @@ func TestPoliteDelay(t *testing.T) {
 }
 
 func TestBackoff429(t *testing.T) {
+	t.Parallel()
 	// Retries and the host give-up high enough to watch the back-off grow
 	// (TestRateLimitedURLFinishes and TestHostAnswering429IsGivenUp hold
 	// the defaults).
@@ -141,6 +143,7 @@ func TestBackoff429(t *testing.T) {
 }
 
 func TestErrorStreakPausesHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Politeness.ErrorStreak = 3
@@ -175,6 +178,7 @@ func TestErrorStreakPausesHost(t *testing.T) {
 }
 
 func TestOneInflightPerHostAndOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	var urls []string
 	for _, host := range []string{"a.example", "b.example", "c.example"} {
@@ -229,6 +233,7 @@ func TestOneInflightPerHostAndOrder(t *testing.T) {
 }
 
 func TestMaxInflightTwo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { noRobots(c); c.Frontier.MaxInflightPerHost = 2 })
 	h.seed("http://example.com/1", "http://example.com/2", "http://example.com/3")
 	if ls := h.lease(10); len(ls) != 1 {
@@ -259,6 +264,7 @@ func hostOf(u string) string {
 // shards' leases; the outcome and expiry that follow do not free the
 // slot twice.
 func TestFetchedFreesTheSlot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed("http://example.com/1", "http://example.com/2", "http://example.com/3", "http://example.com/4")
 	l1 := h.leaseOne()
@@ -339,6 +345,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 // (min_delay 0), one Lease call fills every free slot of a host, in queue
 // order; with min_delay it grants one per host per call.
 func TestLeaseFillsFreeSlots(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Frontier.MaxInflightPerHost = 3

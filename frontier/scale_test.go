@@ -100,7 +100,7 @@ func BenchmarkScale(b *testing.B) {
 	}
 	cfg := scaleConfig()
 	open := func() *State {
-		s, err := Open(Options{Config: cfg, Path: path})
+		s, err := Open(Options{Config: cfg, Path: path, tune: scaleTune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -268,14 +268,6 @@ func writeHeapProfile(b *testing.B, path string) {
 
 // scaleConfig is the configuration the scale benchmarks open the shard with.
 func scaleConfig() config.Config {
-	// The knobs that are package variables, not configuration: set here
-	// so that every benchmark that opens a shard with this honours them.
-	if *scaleFill > 0 {
-		segmentFill = *scaleFill
-	}
-	if *scaleSealRun >= 0 {
-		sealRunBytes = *scaleSealRun
-	}
 	cfg := config.Default()
 	cfg.Frontier.Filter.Mode = "fixed"
 	cfg.Frontier.Filter.Capacity = *scaleCap
@@ -293,6 +285,17 @@ func scaleConfig() config.Config {
 		cfg.Frontier.Filter.Layout = *scaleLayout
 	}
 	return cfg
+}
+
+// scaleTune is the Options.tune the scale benchmarks open the shard with:
+// the knobs that are not configuration.
+func scaleTune(k *knobs) {
+	if *scaleFill > 0 {
+		k.segmentFill = *scaleFill
+	}
+	if *scaleSealRun >= 0 {
+		k.sealRunBytes = *scaleSealRun
+	}
 }
 
 // stager returns what hands out the next Apply's batches for s (crawl-like
@@ -453,7 +456,7 @@ func BenchmarkScaleSideBySide(b *testing.B) {
 	grow := func(name string, to int) *shard {
 		path := filepath.Join(dir, fmt.Sprintf("scale-%s-%d.db", name, os.Getpid()))
 		b.Cleanup(func() { os.Remove(path) })
-		s, err := Open(Options{Config: scaleConfig(), Path: path})
+		s, err := Open(Options{Config: scaleConfig(), Path: path, tune: scaleTune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -510,7 +513,7 @@ func BenchmarkReopen(b *testing.B) {
 	var total time.Duration
 	for i := 0; i < *scaleReopens; i++ {
 		start := time.Now()
-		s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen})
+		s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen, tune: scaleTune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -535,7 +538,7 @@ func BenchmarkCycle(b *testing.B) {
 	if *scaleReopen == "" {
 		b.Skip("-scale.reopen FILE not given")
 	}
-	s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen})
+	s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen, tune: scaleTune})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -835,7 +838,7 @@ func BenchmarkCheckpointStall(b *testing.B) {
 	}
 	path := filepath.Join(dir, fmt.Sprintf("stall-%d.db", os.Getpid()))
 	defer os.Remove(path)
-	s, err := Open(Options{Config: scaleConfig(), Path: path})
+	s, err := Open(Options{Config: scaleConfig(), Path: path, tune: scaleTune})
 	if err != nil {
 		b.Fatal(err)
 	}

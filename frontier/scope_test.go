@@ -12,6 +12,7 @@ import (
 // TestAdmissionRules sends one page whose links each break one stateless
 // rule and checks every rejection is counted under its reason.
 func TestAdmissionRules(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Scope.SeedHostsOnly = false
 		c.Scope.AllowedDomains = []string{"example.com", "inc.com"}
@@ -104,6 +105,7 @@ func TestAdmissionRules(t *testing.T) {
 }
 
 func TestSeedHostsOnly(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Scope.SeedHostsOnly = true
 		c.Scope.AllowedDomains = []string{"friend.org"}
@@ -133,6 +135,7 @@ func TestSeedHostsOnly(t *testing.T) {
 }
 
 func TestMaxPagesPerHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Scope.MaxPagesPerHost = 3 })
 	h.seed("http://example.com/")
 	var urls []string
@@ -150,6 +153,7 @@ func TestMaxPagesPerHost(t *testing.T) {
 }
 
 func TestWrongShard(t *testing.T) {
+	t.Parallel()
 	var mine, theirs string
 	for i := 0; mine == "" || theirs == ""; i++ {
 		host := fmt.Sprintf("h%d.example", i)
@@ -167,6 +171,7 @@ func TestWrongShard(t *testing.T) {
 }
 
 func TestRepeatedSegments(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key  string
 		max  int
@@ -187,6 +192,7 @@ func TestRepeatedSegments(t *testing.T) {
 }
 
 func TestCanonicalRulesApplied(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Scope.Canonical = "tracking" })
 	res := h.seed("http://example.com/p?utm_source=x", "http://example.com/p")
 	if res.Admitted != 1 || res.Duplicates != 1 {

@@ -37,6 +37,9 @@ type Options struct {
 	// check): Status, Explain and Verify work; Apply, Lease and the other
 	// writes fail, and Close writes nothing.
 	ReadOnly bool
+	// tune, when set, changes the knobs Open starts from (defaultKnobs):
+	// this package's tests and benchmarks.
+	tune func(*knobs)
 }
 
 // State is one frontier shard: its Bloom filter, audit sample, host queues,
@@ -66,6 +69,7 @@ type State struct {
 	// writes nothing to a file nothing was written to since.
 	openTx int
 	db     *bolt.DB // bbolt's own locking; Prepare reads it without mu
+	knobs  knobs    // tests may set checkpointYield between calls
 
 	mu struct {
 		sync.Mutex
@@ -152,11 +156,14 @@ func Open(opts Options) (*State, error) {
 	s := &State{
 		cfg: cfg, path: opts.Path, log: opts.Logger, now: opts.Now, scope: sc,
 		agent: robots.ProductToken(cfg.Crawler.UserAgent), mode: mode, sizing: sizing, chain: chain,
-		maxInflight: max(1, fc.MaxInflightPerHost), readOnly: opts.ReadOnly,
+		maxInflight: max(1, fc.MaxInflightPerHost), readOnly: opts.ReadOnly, knobs: defaultKnobs(),
 		guarded: guarded{
 			hosts: make(map[string]*host), seedNames: make(map[string]bool),
 			leases: make(map[uint64]*leaseRecord), heads: headCache{max: int(fc.HeadCache)},
 		},
+	}
+	if opts.tune != nil {
+		opts.tune(&s.knobs)
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -831,10 +838,6 @@ func (s *State) committedTx() (id int) {
 	return id
 }
 
-// testHookCheckpointYield, when set, runs between the parts of a
-// checkpoint that yields, while the state is free.
-var testHookCheckpointYield func()
-
 // checkpointLocked checkpoints the filter. With yield, it lets go of the
 // state between its parts, so that Apply, Lease and the rest wait for one
 // part at most instead of the whole checkpoint (4.2 s for a fully dirty
@@ -937,8 +940,8 @@ func (s *State) pauseLocked(wait func()) error {
 // lastTx, the last part's.
 func (s *State) yieldLocked(held time.Duration, busy bool, lastTx int) (bool, error) {
 	err := s.pauseLocked(func() {
-		if testHookCheckpointYield != nil {
-			testHookCheckpointYield()
+		if s.knobs.checkpointYield != nil {
+			s.knobs.checkpointYield()
 		}
 		if busy {
 			time.Sleep(held)

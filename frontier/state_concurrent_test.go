@@ -13,6 +13,7 @@ import (
 // checkpoints and readers at once (meant for -race), then checks the
 // invariant, before and after a reopen.
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Scope.SeedHostsOnly = false
 		c.Politeness.MinDelay = time.Millisecond

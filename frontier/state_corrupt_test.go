@@ -22,10 +22,10 @@ import (
 // the configuration it was written with.
 func goodStateFile(t testing.TB, capacity uint64, n int) ([]byte, Options) {
 	t.Helper()
-	tailsOnly(t) // every host's last URLs in `tails`: a file with every queue bucket
 	cfg := testConfig()
 	cfg.Frontier.Filter.Capacity = capacity
-	opts := Options{Config: cfg, Path: filepath.Join(t.TempDir(), "good.db")}
+	// tailsOnly: every host's last URLs in `tails`, a file with every queue bucket
+	opts := Options{Config: cfg, Path: filepath.Join(t.TempDir(), "good.db"), tune: tailsOnly}
 	s, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)

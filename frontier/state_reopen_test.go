@@ -149,6 +149,7 @@ func checkFilterHolds(t *testing.T, s *State, keys []string) {
 }
 
 func TestReopenAfterCloseRestoresEverything(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, reopenConfig)
 	admitted := buildState(t, h)
 	// Close compacts the inbox: compact first so that the snapshots compare.
@@ -181,6 +182,7 @@ func TestReopenAfterCloseRestoresEverything(t *testing.T) {
 // rebuilt from its first checkpoint plus the journal, must hold every
 // admitted key.
 func TestReopenWithoutClose(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, reopenConfig)
 	admitted := buildState(t, h)
 	if _, err := h.s.Checkpoint(); err != nil {
@@ -225,6 +227,7 @@ func diffSnapshots(t *testing.T, a, b snapshot) {
 }
 
 func TestOpenRefusesMismatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.db")
 	cfg := testConfig()
@@ -293,6 +296,7 @@ func TestOpenRefusesMismatch(t *testing.T) {
 }
 
 func TestOpenRefusesCorrupt(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	for _, tc := range []struct {
 		name string
@@ -339,6 +343,7 @@ func TestOpenRefusesCorrupt(t *testing.T) {
 }
 
 func TestOpenDefaultPath(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
 	cfg.Frontier.Shards, cfg.Frontier.Shard = 3, 2
@@ -357,6 +362,7 @@ func TestOpenDefaultPath(t *testing.T) {
 }
 
 func TestClosedAndFailedStates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.s.Close()
 	if _, err := h.s.Lease(1); !errors.Is(err, ErrClosed) {
@@ -396,6 +402,7 @@ func mustPlan(t *testing.T, cfg config.Config) dedup.Sizing {
 // the file reopened in between) changes nothing but the duplicate and
 // stale counts.
 func TestApplyTwiceIsIdempotent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("http://a.test/1", "http://a.test/2")
 	robots := h.lease(10)
