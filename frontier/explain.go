@@ -74,7 +74,8 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	}
 	e := Explanation{URL: rawURL, Canonical: key, Host: parser.Host(key), Shard: shard, State: "unknown"}
 	e.Owned = e.Shard == s.cfg.Frontier.Shard
-	e.Rejected = s.rejectedRule(rawURL)
+	var pl PreparedLink
+	e.Rejected, pl = s.prepareOne(rawURL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
@@ -91,21 +92,24 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	if err != nil {
 		return e, fmt.Errorf("frontier: explain: %w", err)
 	}
-	e.Scope = s.scopeVerdictLocked(&e)
+	e.Scope = s.scopeVerdictLocked(&e, &pl)
 	return e, nil
 }
 
-// rejectedRule names the stateless scope or trap rule that would drop
-// rawURL as a navigation link, or "".
-func (s *State) rejectedRule(rawURL string) string {
+// prepareOne runs Prepare's stateless rules on rawURL as a navigation
+// link of a page at depth 0: it names the rule that drops it, or ("")
+// returns the link as Apply would get it.
+func (s *State) prepareOne(rawURL string) (rejected string, pl PreparedLink) {
 	p := s.scope.prepare(&LinkBatch{Source: "explain", Links: []Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
-	rejected := ""
 	for r, n := range p.Rejected {
 		if n > 0 {
 			rejected = Reason(r).String()
 		}
 	}
-	return rejected
+	if len(p.Links) == 1 {
+		pl = p.Links[0]
+	}
+	return rejected, pl
 }
 
 // explainFilterLocked fills in what the Bloom filter and the audit say.

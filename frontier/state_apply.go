@@ -204,11 +204,11 @@ func (s *State) admitLocked(cands []candidate, links []Prepared, res *ApplyResul
 			if lookup {
 				h = s.findHostLocked(pl.Host)
 			}
+			if r, ok := s.scopeRuleLocked(pl, p.Seeds, h, maxPages); ok {
+				res.Rejected[r]++
+				continue
+			}
 			switch {
-			case !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
-				res.Rejected[ReasonOffSeedHosts]++
-			case h != nil && maxPages > 0 && h.rec.Admitted >= maxPages:
-				res.Rejected[ReasonMaxPagesPerHost]++
 			case h != nil && s.cfg.Robots.Obey && h.rules != nil && h.rec.RobotsStatus == robotsOK &&
 				!h.rules.Test(s.agent, robots.PathOf(pl.Key)).Allowed:
 				res.RobotsDenied++
@@ -218,6 +218,22 @@ func (s *State) admitLocked(cands []candidate, links []Prepared, res *ApplyResul
 		}
 	}
 	return cands, touched
+}
+
+// scopeRuleLocked applies the stateful scope rules, in order, to a
+// prepared link of a batch of seeds or not, whose host is h (nil: unknown,
+// or not looked up): seed hosts only (scope.seed_hosts_only: the host
+// is a seed host, a subdomain of one, or under scope.allowed_domains),
+// then max pages per host (maxPages: scope.max_pages_per_host, 0 none).
+// It returns the rule that drops the link. Apply and Explain both ask it.
+func (s *State) scopeRuleLocked(pl *PreparedLink, seeds bool, h *host, maxPages uint64) (Reason, bool) {
+	switch {
+	case !seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
+		return ReasonOffSeedHosts, true
+	case h != nil && maxPages > 0 && h.rec.Admitted >= maxPages:
+		return ReasonMaxPagesPerHost, true
+	}
+	return 0, false
 }
 
 // auditLocked records what the exact sample says of a link the filter
