@@ -72,7 +72,8 @@ func TestRouteAgreesWithFrontier(t *testing.T) {
 			defer cancel()
 			for _, shard := range r.shards {
 				for _, b := range r.batches[shard] {
-					p := states[shard].Prepare(b)
+					cb := service.CoreLinkBatch(b)
+					p := states[shard].Prepare(&cb)
 					if n := p.Rejected[frontier.ReasonWrongShard]; n != 0 || len(p.Links) != len(b.Links) {
 						t.Errorf("shard %d took %d of %d links routed to it, %d as wrong_shard", shard, len(p.Links), len(b.Links), n)
 					}

@@ -38,8 +38,8 @@ func auditThreshold(fraction float64) (cut uint64, all bool) {
 func (sc *scope) sampled(h uint64) bool { return sc.auditAll || h < sc.auditCut }
 
 // auditStatus computes the audit's verdict from the counters.
-func auditStatus(c *counters, fraction, impliedFP float64) msg.AuditStatus {
-	a := msg.AuditStatus{
+func auditStatus(c *counters, fraction, impliedFP float64) AuditStatus {
+	a := AuditStatus{
 		Fraction:   fraction,
 		SampledNew: c[cSampledNew],
 		FPSkips:    c[cFPSkips],
@@ -125,7 +125,7 @@ func (s *State) writeTruthLocked() error {
 	}
 	slices.Sort(keys)
 	for len(keys) > 0 {
-		n := min(len(keys), compactChunk)
+		n := min(len(keys), s.knobs.compactChunk)
 		err := s.updateLocked(func(tx *bolt.Tx) error {
 			truth := tx.Bucket(bucketTruth)
 			for _, k := range keys[:n] {

@@ -7,11 +7,11 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
 func TestAuditStatusMath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                     string
 		sampledNew, fp, filtNew  uint64
@@ -53,6 +53,7 @@ func TestAuditStatusMath(t *testing.T) {
 // exactly the new keys the filter called seen, computed here with a Go map
 // and a second filter of the same sizing fed the same keys.
 func TestAuditExactWithUndersizedFilter(t *testing.T) {
+	t.Parallel()
 	for _, rescue := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rescue=%v", rescue), func(t *testing.T) {
 			h := newHarness(t, func(c *config.Config) {
@@ -71,7 +72,7 @@ func TestAuditExactWithUndersizedFilter(t *testing.T) {
 			var wantFP, wantDups, total int
 			var batch []string
 			flush := func() {
-				h.apply([]*msg.LinkBatch{links("http://src.example/", 0, batch...)})
+				h.apply([]*LinkBatch{links("http://src.example/", 0, batch...)})
 				batch = batch[:0]
 			}
 			for i := range 24_000 {
@@ -142,6 +143,7 @@ func TestAuditExactWithUndersizedFilter(t *testing.T) {
 }
 
 func TestAuditSampleFraction(t *testing.T) {
+	t.Parallel()
 	cut, all := auditThreshold(1.0 / 64)
 	if all {
 		t.Fatal("1/64 samples all")
@@ -187,6 +189,7 @@ func TestAuditSampleFraction(t *testing.T) {
 // counts as in the sample throughout: seen again, it is a duplicate, not
 // a false-positive skip, and explain says it is in the sample.
 func TestAuditKeysPendingUntilCompact(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Audit.Fraction = 1
@@ -245,6 +248,7 @@ func TestAuditKeysPendingUntilCompact(t *testing.T) {
 // need not: a link whose key is written is marked, a pending or unknown
 // one is not, and Apply's verdicts are the same either way.
 func TestPrepareLooksUpWrittenTruth(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Audit.Fraction = 1
@@ -302,12 +306,13 @@ func TestPrepareLooksUpWrittenTruth(t *testing.T) {
 // prepares the next batch while one applies): every key is counted once,
 // as new or as a duplicate, whatever Prepare saw.
 func TestPrepareBesideApplyAndCompact(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Audit.Fraction = 1
 	})
 	const rounds, perRound = 40, 50
-	batch := func(r int) *msg.LinkBatch {
+	batch := func(r int) *LinkBatch {
 		// Half of each round repeats the round before.
 		urls := make([]string, perRound)
 		for i := range urls {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // maxCheckProblems bounds the problems a CheckReport lists.
@@ -31,7 +30,7 @@ type CheckReport struct {
 	Problems  []string
 	Truncated bool
 	// Status is the state's counters, when it could be opened.
-	Status *msg.Status
+	Status *Status
 	// Buckets is what each top-level bucket takes in the file, in name
 	// order (when bbolt's consistency check passed).
 	Buckets []BucketUsage

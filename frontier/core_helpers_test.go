@@ -46,6 +46,7 @@ func testConfig() config.Config {
 type harness struct {
 	t     *testing.T
 	cfg   config.Config
+	tune  func(*knobs) // Options.tune of every Open
 	path  string
 	clock *clock
 	s     *State
@@ -53,11 +54,17 @@ type harness struct {
 
 func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
 	t.Helper()
+	return newTunedHarness(t, mutate, nil)
+}
+
+// newTunedHarness is newHarness with the State's knobs changed by tune.
+func newTunedHarness(t *testing.T, mutate func(*config.Config), tune func(*knobs)) *harness {
+	t.Helper()
 	cfg := testConfig()
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	h := &harness{t: t, cfg: cfg, path: filepath.Join(t.TempDir(), "f.db"), clock: newClock()}
+	h := &harness{t: t, cfg: cfg, tune: tune, path: filepath.Join(t.TempDir(), "f.db"), clock: newClock()}
 	h.open()
 	t.Cleanup(func() {
 		if h.s != nil {
@@ -69,7 +76,7 @@ func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	s, err := Open(Options{Config: h.cfg, Path: h.path, Now: h.clock.Now})
+	s, err := Open(Options{Config: h.cfg, Path: h.path, Now: h.clock.Now, tune: h.tune})
 	if err != nil {
 		h.t.Fatalf("Open: %v", err)
 	}
@@ -85,13 +92,17 @@ func (h *harness) reopen() {
 }
 
 // apply prepares and applies batches and outcomes.
-func (h *harness) apply(batches []*msg.LinkBatch, outcomes ...*msg.Outcome) ApplyResult {
+func (h *harness) apply(batches []*LinkBatch, outcomes ...*Outcome) ApplyResult {
 	h.t.Helper()
 	var ps []Prepared
 	for _, b := range batches {
 		ps = append(ps, h.s.Prepare(b))
 	}
-	res, err := h.s.Apply(ps, outcomes)
+	os := make([]Outcome, len(outcomes))
+	for i, o := range outcomes {
+		os[i] = *o
+	}
+	res, err := h.s.Apply(ps, os)
 	if err != nil {
 		h.t.Fatalf("Apply: %v", err)
 	}
@@ -100,10 +111,10 @@ func (h *harness) apply(batches []*msg.LinkBatch, outcomes ...*msg.Outcome) Appl
 
 func (h *harness) seed(urls ...string) ApplyResult {
 	h.t.Helper()
-	return h.apply([]*msg.LinkBatch{links("", 0, urls...)})
+	return h.apply([]*LinkBatch{links("", 0, urls...)})
 }
 
-func (h *harness) lease(max int) []msg.Lease {
+func (h *harness) lease(max int) []Lease {
 	h.t.Helper()
 	ls, err := h.s.Lease(max)
 	if err != nil {
@@ -113,14 +124,28 @@ func (h *harness) lease(max int) []msg.Lease {
 }
 
 // outcome is a finished fetch of lease l.
-func outcome(l msg.Lease, status int) *msg.Outcome {
-	return &msg.Outcome{LeaseID: l.ID, URL: l.URL, Robots: l.Robots, Status: status}
+func outcome(l Lease, status int) *Outcome {
+	return &Outcome{LeaseID: l.ID, URL: l.URL, Status: status}
 }
 
-func links(source string, depth uint32, urls ...string) *msg.LinkBatch {
-	lb := &msg.LinkBatch{Source: source, Depth: depth}
+func links(source string, depth uint32, urls ...string) *LinkBatch {
+	lb := &LinkBatch{Source: source, Depth: depth}
 	for _, u := range urls {
-		lb.Links = append(lb.Links, msg.Link{URL: u, Kind: 1})
+		lb.Links = append(lb.Links, Link{URL: u, Kind: 1})
 	}
 	return lb
+}
+
+// coreBatches is wire link batches (benchdata makes them for the service
+// too) as the core's.
+func coreBatches(lbs []*msg.LinkBatch) []*LinkBatch {
+	out := make([]*LinkBatch, len(lbs))
+	for i, lb := range lbs {
+		c := &LinkBatch{Source: lb.Source, Depth: lb.Depth, Links: make([]Link, len(lb.Links))}
+		for j, l := range lb.Links {
+			c.Links[j] = Link(l)
+		}
+		out[i] = c
+	}
+	return out
 }

@@ -17,6 +17,10 @@
 //     and report Status and Explain. NextReady and NextDeadline
 //     say when the next host becomes leasable and the next lease expires;
 //     Verify checks the invariant below against the file.
+//   - LinkBatch / Link, Outcome, Lease, FetchNotice, Status: the plain
+//     values the State takes and returns (values.go, status.go). The core
+//     does not know its transport: frontier/service converts them to and
+//     from the wire's messages (internal/msg).
 //   - Prepared / PreparedLink: a link batch after the stateless rules.
 //   - ApplyResult: what one Apply admitted, skipped and rejected.
 //   - Explanation: everything the shard knows about one URL.
@@ -49,9 +53,8 @@
 // # Not a library
 //
 // frontier is the implementation of cmd/frontier, not a library for other
-// Go programs: Options takes internal/config.Config,
-// Prepare and Apply take internal/msg messages, and those types are
-// trawl's own configuration and wire format, free to change with it.
+// Go programs: Options takes internal/config.Config, trawl's own
+// configuration, free to change with it.
 // Another program talks to a frontier through NATS (the subjects and
 // messages documented in internal/msg and docs/architecture.md) or uses
 // the libraries it is built on: dedup, parser and the robots matcher.

@@ -12,6 +12,7 @@ import (
 // ("frontier: apply: begin: ...", not "frontier: apply: frontier:
 // begin: ..."), and still wraps its cause.
 func TestErrorsPrefixOnce(t *testing.T) {
+	t.Parallel()
 	once := func(what string, err error, target error) {
 		t.Helper()
 		if !errors.Is(err, target) {

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/trawlhq/trawl/dedup"
-	"sort"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
 	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
@@ -76,7 +74,8 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	}
 	e := Explanation{URL: rawURL, Canonical: key, Host: parser.Host(key), Shard: shard, State: "unknown"}
 	e.Owned = e.Shard == s.cfg.Frontier.Shard
-	e.Rejected = s.rejectedRule(rawURL)
+	var pl PreparedLink
+	e.Rejected, pl = s.prepareOne(rawURL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
@@ -93,21 +92,24 @@ func (s *State) Explain(rawURL string) (Explanation, error) {
 	if err != nil {
 		return e, fmt.Errorf("frontier: explain: %w", err)
 	}
-	e.Scope = s.scopeVerdictLocked(&e)
+	e.Scope = s.scopeVerdictLocked(&e, &pl)
 	return e, nil
 }
 
-// rejectedRule names the stateless scope or trap rule that would drop
-// rawURL as a navigation link, or "".
-func (s *State) rejectedRule(rawURL string) string {
-	p := s.scope.prepare(&msg.LinkBatch{Source: "explain", Links: []msg.Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
-	rejected := ""
+// prepareOne runs Prepare's stateless rules on rawURL as a navigation
+// link of a page at depth 0: it names the rule that drops it, or ("")
+// returns the link as Apply would get it.
+func (s *State) prepareOne(rawURL string) (rejected string, pl PreparedLink) {
+	p := s.scope.prepare(&LinkBatch{Source: "explain", Links: []Link{{URL: rawURL, Kind: uint8(parser.KindNavigation)}}})
 	for r, n := range p.Rejected {
 		if n > 0 {
 			rejected = Reason(r).String()
 		}
 	}
-	return rejected
+	if len(p.Links) == 1 {
+		pl = p.Links[0]
+	}
+	return rejected, pl
 }
 
 // explainFilterLocked fills in what the Bloom filter and the audit say.
@@ -219,35 +221,4 @@ func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 		}
 	}
 	return nil
-}
-
-// topHostsLocked lists the n hosts with the most queued URLs.
-func (s *State) topHostsLocked(n int) []msg.HostStatus {
-	var top []*host
-	for _, h := range s.hosts {
-		if h.rec.Queued == 0 && h.inflight == 0 {
-			continue
-		}
-		if len(top) < n || h.rec.Queued > top[len(top)-1].rec.Queued {
-			top = append(top, h)
-			sort.Slice(top, func(i, j int) bool {
-				if top[i].rec.Queued != top[j].rec.Queued {
-					return top[i].rec.Queued > top[j].rec.Queued
-				}
-				return top[i].name < top[j].name
-			})
-			if len(top) > n {
-				top = top[:n]
-			}
-		}
-	}
-	out := make([]msg.HostStatus, len(top))
-	for i, h := range top {
-		out[i] = msg.HostStatus{
-			Host: h.name, Queued: int64(h.rec.Queued), Inflight: int(h.inflight), Done: int64(h.rec.Done),
-			NextFetch: h.rec.NextFetch.Time(), Robots: robotsStatusName(h.rec.RobotsStatus),
-			Backoff: h.rec.BackoffLevel,
-		}
-	}
-	return out
 }

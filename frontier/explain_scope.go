@@ -8,9 +8,10 @@ import (
 // scopeVerdictLocked says in words whether the URL of e is in the crawl's
 // scope, and if not which rule drops it and why: the stateless rules
 // (e.Rejected, from Prepare) with the configured values that decide them,
-// then the stateful ones Apply adds (seed hosts only, pages per host).
-// Callers hold s.mu.
-func (s *State) scopeVerdictLocked(e *Explanation) string {
+// then the stateful ones Apply adds (seed hosts only, pages per host),
+// decided by the function Apply asks (scopeRuleLocked) for pl, the URL
+// prepared. Callers hold s.mu.
+func (s *State) scopeVerdictLocked(e *Explanation, pl *PreparedLink) string {
 	sc := s.cfg.Scope
 	name := hostName(e.Host)
 	if e.Rejected != "" {
@@ -37,7 +38,10 @@ func (s *State) scopeVerdictLocked(e *Explanation) string {
 		}
 		return fmt.Sprintf("out of scope: %s (%s)", e.Rejected, why)
 	}
-	if sc.SeedHostsOnly && !s.isSeedish(name) && !underAny(name, s.scope.allowed) {
+	h := s.hosts[e.Host]
+	r, ok := s.scopeRuleLocked(pl, false, h, uint64(max(0, sc.MaxPagesPerHost)))
+	switch {
+	case ok && r == ReasonOffSeedHosts:
 		seeds := make([]string, 0, len(s.seedNames))
 		for n := range s.seedNames {
 			seeds = append(seeds, n)
@@ -47,8 +51,7 @@ func (s *State) scopeVerdictLocked(e *Explanation) string {
 		}
 		return fmt.Sprintf("out of scope: %s (scope.seed_hosts_only: host %s is not a seed host or under one, nor under scope.allowed_domains; seed hosts: %s)",
 			ReasonOffSeedHosts, name, strings.Join(seeds, ", "))
-	}
-	if h := s.hosts[e.Host]; h != nil && sc.MaxPagesPerHost > 0 && h.rec.Admitted >= uint64(sc.MaxPagesPerHost) && e.State == "unknown" {
+	case ok && r == ReasonMaxPagesPerHost && e.State == "unknown": // a known URL is not new
 		return fmt.Sprintf("out of scope for new URLs: %s (host %s has %d admitted, scope.max_pages_per_host %d)", ReasonMaxPagesPerHost, name, h.rec.Admitted, sc.MaxPagesPerHost)
 	}
 	return "in scope (as a link from a page at depth 0; max_depth, nofollow and embeds depend on the linking page)"

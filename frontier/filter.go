@@ -6,7 +6,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // seenFilter is what the State needs of its URL-seen filter: a fixed
@@ -107,15 +106,15 @@ func (s *State) loadFilter(tx *bolt.Tx) (seenFilter, error) {
 func (s *State) FilterMode() dedup.Mode { return s.mode }
 
 // filterStatus is the filter's part of Status.
-func filterStatus(mode dedup.Mode, fs dedup.Stats) msg.FilterStatus {
-	st := msg.FilterStatus{
+func filterStatus(mode dedup.Mode, fs dedup.Stats) FilterStatus {
+	st := FilterStatus{
 		Capacity: fs.Capacity, TargetFP: fs.TargetFP, Items: fs.Items, Fill: fs.Fill,
 		ImpliedFP: fs.ImpliedFP, Warning: fs.NearTarget || fs.OverCapacity,
 		Mode: mode.String(), Layout: fs.Layout.String(), Bytes: fs.Bits / 8,
 		GrowthStopped: fs.GrowthStopped, GrowthError: fs.GrowthError,
 	}
 	for _, sub := range fs.Subfilters {
-		st.Subfilters = append(st.Subfilters, msg.SubfilterStatus{
+		st.Subfilters = append(st.Subfilters, SubfilterStatus{
 			Capacity: sub.Capacity, TargetFP: sub.TargetFP, Items: sub.Items,
 			Fill: sub.Fill, ImpliedFP: sub.ImpliedFP, Bytes: sub.Bits / 8,
 		})

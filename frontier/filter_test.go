@@ -33,6 +33,7 @@ func seedN(t *testing.T, h *harness, from, n int) {
 // TestScalableFilterGrows: the default mode makes a chain that grows past
 // its first sub-filter; status, explain and a reopen show the chain.
 func TestScalableFilterGrows(t *testing.T) {
+	t.Parallel()
 	if m := config.Default().Frontier.Filter.Mode; m != "scalable" {
 		t.Fatalf("default mode %q, want scalable", m)
 	}
@@ -87,6 +88,7 @@ func TestScalableFilterGrows(t *testing.T) {
 // state file before scalable mode holds) keeps working as fixed under the
 // new scalable default.
 func TestFixedFileKeepsItsKind(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil) // testConfig: fixed
 	seedN(t, h, 0, 300)
 	h.cfg.Frontier.Filter.Mode = "scalable"
@@ -111,6 +113,7 @@ func TestFixedFileKeepsItsKind(t *testing.T) {
 // configured layout changes, for either filter kind; a new file takes the
 // configured one, paged by default.
 func TestFileKeepsItsLayout(t *testing.T) {
+	t.Parallel()
 	if l := config.Default().Frontier.Filter.Layout; l != "paged" {
 		t.Fatalf("default layout %q, want paged", l)
 	}
@@ -152,6 +155,7 @@ func TestFileKeepsItsLayout(t *testing.T) {
 // TestScalableMismatchRefused: a chain's plan is fixed for the life of the
 // crawl; another growth or rate is refused, the file untouched.
 func TestScalableMismatchRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, scalable(1000))
 	seedN(t, h, 0, 1500)
 	for _, mutate := range []func(*config.Config){
@@ -181,6 +185,7 @@ func TestScalableMismatchRefused(t *testing.T) {
 // TestScalableMaxMemory: past frontier.filter.max_memory the chain stops
 // growing and says so; the newest sub-filter overfills and warns.
 func TestScalableMaxMemory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		scalable(1000)(c)
 		c.Frontier.Filter.MaxMemory = 24 << 10 // room for 1000 and 2000 keys, not 4000
@@ -198,6 +203,7 @@ func TestScalableMaxMemory(t *testing.T) {
 // count status measures progress against, not a size: a capacity no fixed
 // filter could have on this machine (1e12 keys, ~1.1 TiB) still opens.
 func TestScalableCapacityIsOnlyATarget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		scalable(1000)(c)
 		c.Frontier.Filter.Capacity = 1_000_000_000_000

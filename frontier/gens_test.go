@@ -12,6 +12,7 @@ import (
 // its bytes are what the host record stores: the first gen, then the
 // differences.
 func TestSealedGens(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
 		var g sealedGens
@@ -47,6 +48,7 @@ func TestSealedGens(t *testing.T) {
 // (a compaction of 2M is about 20 transactions, each a gen): a host with
 // a gen from each of 500 compactions holds 500 bytes, not 4,000.
 func TestSealedGensBytesPerGen(t *testing.T) {
+	t.Parallel()
 	var g sealedGens
 	for i := range 500 {
 		g.add(1000 + 20*uint64(i))

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
 )
 
@@ -14,6 +13,7 @@ import (
 // 1 + politeness.max_retries attempts with its reason, each attempt
 // waiting out the Retry-After (or the back-off) first.
 func TestRateLimitedURLFinishes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status     int
 		retryAfter time.Duration
@@ -72,6 +72,7 @@ func TestRateLimitedURLFinishes(t *testing.T) {
 // try with no success between: its queued URLs are finished with reason
 // host_gave_up and counted, none dropped.
 func TestHostAnswering429IsGivenUp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed(numbered("http://example.com/", 20)...)
 	requests := 0
@@ -114,6 +115,7 @@ func TestHostAnswering429IsGivenUp(t *testing.T) {
 // scope.max_redirects is rejected and counted. Any other link starts a
 // new chain.
 func TestRedirectChainCappedThroughLeases(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed("http://example.com/inc/0")
 	leases := 0
@@ -133,11 +135,11 @@ func TestRedirectChainCappedThroughLeases(t *testing.T) {
 			t.Fatalf("lease %d (%s) carries %d hops, want %d", i, l.URL, l.Hops, i)
 		}
 		leases++
-		lb := &msg.LinkBatch{Source: l.URL, Depth: l.Depth, Links: []msg.Link{
+		lb := &LinkBatch{Source: l.URL, Depth: l.Depth, Links: []Link{
 			{URL: fmt.Sprintf("http://example.com/inc/%d", i+1), Kind: uint8(parser.KindRedirect), Hops: l.Hops + 1},
 		}}
 		o := outcome(l, 302)
-		h.apply([]*msg.LinkBatch{lb}, o)
+		h.apply([]*LinkBatch{lb}, o)
 		h.clock.Advance(time.Hour)
 	}
 	max := h.cfg.Scope.MaxRedirects
@@ -149,14 +151,14 @@ func TestRedirectChainCappedThroughLeases(t *testing.T) {
 		t.Errorf("counter rejected_redirect_chain = %d, want 1", got)
 	}
 	// A navigation link resets the count, whatever it claims.
-	h.apply([]*msg.LinkBatch{{Source: "http://example.com/inc/20", Depth: 20, Links: []msg.Link{
+	h.apply([]*LinkBatch{{Source: "http://example.com/inc/20", Depth: 20, Links: []Link{
 		{URL: "http://example.com/page", Kind: uint8(parser.KindNavigation), Hops: 50},
 	}}})
 	if ls := h.lease(10); len(ls) != 1 || ls[0].Hops != 0 {
 		t.Fatalf("a navigation link's lease: %+v, want one with 0 hops", ls)
 	}
 	// explain shows a queued URL's hops.
-	h.apply([]*msg.LinkBatch{{Source: "http://example.com/page", Depth: 21, Links: []msg.Link{
+	h.apply([]*LinkBatch{{Source: "http://example.com/page", Depth: 21, Links: []Link{
 		{URL: "http://example.com/moved", Kind: uint8(parser.KindRedirect), Hops: 3},
 	}}})
 	if e, err := h.s.Explain("http://example.com/moved"); err != nil || e.State != "queued" || e.Hops != 3 {
@@ -199,6 +201,7 @@ func throttleSite(t *testing.T, h *harness, throttled map[string]bool, retryAfte
 // a compaction and a reopen; the host is not given up for one path,
 // however often it answers 429.
 func TestThrottledRetryWaitsBehindQueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Politeness.HostGiveUp = 2 // one path's four 429s must not reach it
@@ -239,6 +242,7 @@ func TestThrottledRetryWaitsBehindQueue(t *testing.T) {
 // 1 + max_retries tries, and the host is not given up: the tries of a
 // known throttled URL are no new evidence about the host.
 func TestThrottledPathsDoNotGiveUpHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	urls := []string{"http://shop.test/search/0", "http://shop.test/search/1", "http://shop.test/search/2"}
 	throttled := map[string]bool{}
@@ -261,6 +265,7 @@ func TestThrottledPathsDoNotGiveUpHost(t *testing.T) {
 // distinct URLs throttled in a row raise the cap (backoff(level)), and
 // the host_give_up-th gives the host up.
 func TestThrottledHostPause(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed(numbered("http://example.com/", 12)...)
 	p := h.cfg.Politeness
@@ -313,6 +318,7 @@ func numbered(prefix string, n int) []string {
 // (which add nothing) do not give the host up with host_give_up 10; every
 // throttled URL finishes rate_limited after its own tries.
 func TestThrottleEvidenceResetsOnSuccess(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	urls := numbered("http://example.com/", 20)
 	h.seed(urls...)

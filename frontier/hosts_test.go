@@ -7,16 +7,16 @@ import (
 	"unsafe"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
-func robotsOutcome(l msg.Lease, status int, body string) *msg.Outcome {
+func robotsOutcome(l Lease, status int, body string) *Outcome {
 	o := outcome(l, status)
 	o.Body = []byte(body)
 	return o
 }
 
 func TestRobotsTTLRefetch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("https://example.com/1", "https://example.com/2", "https://example.com/3")
 	r := h.leaseOne()
@@ -72,6 +72,7 @@ func TestRobotsTTLRefetch(t *testing.T) {
 }
 
 func TestRobots4xxAllowsAll(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("http://example.com/private", "http://example.com/x")
 	h.apply(nil, robotsOutcome(h.leaseOne(), 404, "User-agent: *\nDisallow: /\n"))
@@ -84,13 +85,14 @@ func TestRobots4xxAllowsAll(t *testing.T) {
 		h.apply(nil, outcome(l, 200))
 	}
 	// A link admitted later is not checked against a 404 robots.txt.
-	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0, "http://example.com/more")})
+	res := h.apply([]*LinkBatch{links("http://example.com/", 0, "http://example.com/more")})
 	if res.Admitted != 1 {
 		t.Fatalf("admitted %d, want 1", res.Admitted)
 	}
 }
 
 func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Politeness.MaxRetries = 4 })
 	h.seed("http://example.com/a", "http://example.com/b")
 	for i, status := range []int{503, 500, 0, 429} {
@@ -124,9 +126,10 @@ func TestRobots5xxKeepsQueuedUntilRetrySucceeds(t *testing.T) {
 // so a crawl of an unreachable site ends; a URL admitted later starts a new
 // round of attempts.
 func TestRobotsUnavailableGivesUp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Politeness.MaxRetries = 2 })
 	h.seed("http://down.example/a", "http://down.example/b", "http://up.example/")
-	robotsOf := func(host string) msg.Lease {
+	robotsOf := func(host string) Lease {
 		t.Helper()
 		for i := 0; i < 4; i++ {
 			for _, l := range h.lease(10) {
@@ -138,7 +141,7 @@ func TestRobotsUnavailableGivesUp(t *testing.T) {
 			h.clock.Advance(h.waitFor())
 		}
 		t.Fatalf("no robots lease for %s", host)
-		return msg.Lease{}
+		return Lease{}
 	}
 	for attempt := 1; attempt <= 3; attempt++ {
 		if st := h.s.Status(); st.Done != 0 || st.Rejected["robots_unavailable"] != 0 {
@@ -161,7 +164,7 @@ func TestRobotsUnavailableGivesUp(t *testing.T) {
 	}
 	// New work for the host: robots.txt is tried again, and a success lets
 	// the URL through.
-	h.apply([]*msg.LinkBatch{links("http://up.example/", 0, "http://down.example/c")})
+	h.apply([]*LinkBatch{links("http://up.example/", 0, "http://down.example/c")})
 	h.apply(nil, robotsOutcome(robotsOf("down.example"), 200, "User-agent: *\nAllow: /\n"))
 	h.clock.Advance(h.waitFor())
 	if l := h.leaseOne(); l.URL != "http://down.example/c" {
@@ -170,10 +173,11 @@ func TestRobotsUnavailableGivesUp(t *testing.T) {
 }
 
 func TestRobotsDeniesAtAdmission(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("http://example.com/")
 	h.apply(nil, robotsOutcome(h.leaseOne(), 200, "User-agent: trawl\nDisallow: /no\n\nUser-agent: *\nDisallow: /\n"))
-	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0, "http://example.com/no/1", "http://example.com/yes")})
+	res := h.apply([]*LinkBatch{links("http://example.com/", 0, "http://example.com/no/1", "http://example.com/yes")})
 	if res.RobotsDenied != 1 || res.Admitted != 1 {
 		t.Fatalf("denied %d admitted %d, want 1 1 (group trawl applies)", res.RobotsDenied, res.Admitted)
 	}
@@ -183,6 +187,7 @@ func TestRobotsDeniesAtAdmission(t *testing.T) {
 }
 
 func TestRobotsObeyOff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Robots.Obey = false })
 	h.seed("http://example.com/")
 	if l := h.leaseOne(); l.Robots {
@@ -194,6 +199,7 @@ func TestRobotsObeyOff(t *testing.T) {
 // one host for every host it knows, a million on a broad crawl, so 8 more
 // bytes a host is 8 MB. Growing it should be a choice, made here.
 func TestHostSize(t *testing.T) {
+	t.Parallel()
 	if got := unsafe.Sizeof(hostRecord{}); got > 120 {
 		t.Errorf("hostRecord is %d bytes, more than 120", got)
 	}

@@ -93,7 +93,7 @@ var schemaNames = map[uint64]string{
 // capacity is then the count status measures progress against.
 //
 // URL record: version, URL, depth, attempts, enqueued at; version 2 adds
-// hops (the redirects in a row that led to the URL, msg.Link.Hops).
+// hops (the redirects in a row that led to the URL, Link.Hops).
 // Version 2 is written only when hops is not 0, so a file of a crawl
 // that met no redirect chain stays readable by the code before it.
 //
@@ -333,7 +333,7 @@ type urlRecord struct {
 	Depth      uint32
 	Attempts   uint32
 	EnqueuedAt time.Time
-	Hops       uint32 // redirects in a row that led to URL (msg.Link.Hops)
+	Hops       uint32 // redirects in a row that led to URL (Link.Hops)
 }
 
 func (r *urlRecord) encode() []byte {
@@ -561,7 +561,7 @@ type doneReason uint8
 
 const (
 	doneFetched doneReason = 1 // a response that ends the URL: 2xx, 3xx, 4xx but 429
-	doneFailed  doneReason = 2 // no response or a 5xx but 503, through 1 + max_retries attempts, or at once when permanent (msg.Outcome.Permanent)
+	doneFailed  doneReason = 2 // no response or a 5xx but 503, through 1 + max_retries attempts, or at once when permanent (Outcome.Permanent)
 	doneRobots  doneReason = 3 // disallowed by robots.txt when its lease came up
 	// doneRobotsUnavailable: the host's robots.txt stayed unavailable (5xx,
 	// unreachable) through 1 + politeness.max_retries attempts, so its

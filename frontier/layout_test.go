@@ -10,6 +10,7 @@ import (
 )
 
 func TestRecordRoundTrip(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC)
 	u := urlRecord{URL: "http://example.com/a?b", Depth: 7, Attempts: 2, EnqueuedAt: at}
 	if got, err := decodeURL(u.encode()); err != nil || got != u {
@@ -112,6 +113,7 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestRecordDecodeErrors(t *testing.T) {
+	t.Parallel()
 	good := (&urlRecord{URL: "http://x/", Depth: 1}).encode()
 	for _, tc := range []struct {
 		name string

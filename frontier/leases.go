@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
@@ -40,7 +39,7 @@ func (q *leaseHeap) Pop() any {
 // finished (reason robots) and counted on the way. The leases are
 // written to the open transaction and committed with the next commit or
 // Flush (see updateLocked), not before Lease returns.
-func (s *State) Lease(max int) ([]msg.Lease, error) {
+func (s *State) Lease(max int) ([]Lease, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkLocked(); err != nil {
@@ -57,7 +56,7 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 	if s.ready[0].eligibleAt() > nowStamp {
 		return nil, nil
 	}
-	var out []msg.Lease
+	var out []Lease
 	var touched []*host
 	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
 		qb := queueBucketsOf(tx)
@@ -76,7 +75,7 @@ func (s *State) Lease(max int) ([]msg.Lease, error) {
 			if l == nil {
 				continue
 			}
-			out = append(out, msg.Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline, Hops: l.Hops})
+			out = append(out, Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline, Hops: l.Hops})
 			// A host with slots left and no delay to keep (min_delay 0)
 			// may take another lease now: one lease per host per call
 			// fed a 16-slot host one request round trip at a time.
@@ -195,7 +194,7 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 }
 
 // Fetched takes a crawler's notice that its request for a lease's URL is
-// over, ahead of the outcome (see msg.Fetched): the lease stops counting
+// over, ahead of the outcome (FetchNotice): the lease stops counting
 // against max_inflight_per_host and the host's next fetch is set as for
 // a response (politeAfterFetched), so the host's next URL can be leased
 // while the outcome is still on its way through the stream. Nothing is
@@ -203,7 +202,7 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 // counts every lease as in flight again. It reports whether a slot was
 // freed; a notice for an unknown, finished, already noticed or robots.txt
 // lease, or another shard's, changes nothing.
-func (s *State) Fetched(n msg.Fetched) bool {
+func (s *State) Fetched(n FetchNotice) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.checkLocked() != nil || int(n.Shard) != s.cfg.Frontier.Shard {
@@ -216,7 +215,7 @@ func (s *State) Fetched(n msg.Fetched) bool {
 	h := s.hosts[l.Host]
 	l.fetched = true
 	h.inflight--
-	s.politeAfterFetched(h, s.now(), n.Total)
+	s.politeAfterFetched(h, s.now(), n.ResponseTime)
 	s.fixHostLocked(h)
 	return true
 }

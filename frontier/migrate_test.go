@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/fixture"
 	bolt "go.etcd.io/bbolt"
 )
@@ -98,7 +97,7 @@ func leaseEverything(t *testing.T, s *State, clk *clock, rounds int) map[string]
 		for _, l := range ls {
 			host := strings.Split(l.URL, "/")[2]
 			got[host] = append(got[host], l.URL)
-			if _, err := s.Apply(nil, []*msg.Outcome{outcome(l, 200)}); err != nil {
+			if _, err := s.Apply(nil, []Outcome{*outcome(l, 200)}); err != nil {
 				t.Fatal(err)
 			}
 		}

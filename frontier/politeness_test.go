@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // noRobots is a harness option for politeness tests robots.txt would
@@ -18,7 +17,7 @@ func noRobots(c *config.Config) {
 }
 
 // leaseOne leases and wants exactly one lease.
-func (h *harness) leaseOne() msg.Lease {
+func (h *harness) leaseOne() Lease {
 	h.t.Helper()
 	ls := h.lease(10)
 	if len(ls) != 1 {
@@ -37,6 +36,7 @@ func (h *harness) waitFor() time.Duration {
 }
 
 func TestPoliteDelay(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		crawlDelay string // robots.txt Crawl-delay line, "" for none
@@ -59,7 +59,7 @@ func TestPoliteDelay(t *testing.T) {
 			h.clock.Advance(time.Hour)
 			l := h.leaseOne()
 			o = outcome(l, 200)
-			o.Timings.Total = tc.total
+			o.ResponseTime = tc.total
 			h.apply(nil, o)
 			if got := h.waitFor(); got != tc.want {
 				t.Fatalf("next fetch in %v, want %v", got, tc.want)
@@ -77,6 +77,7 @@ func TestPoliteDelay(t *testing.T) {
 }
 
 func TestBackoff429(t *testing.T) {
+	t.Parallel()
 	// Retries and the host give-up high enough to watch the back-off grow
 	// (TestRateLimitedURLFinishes and TestHostAnswering429IsGivenUp hold
 	// the defaults).
@@ -142,6 +143,7 @@ func TestBackoff429(t *testing.T) {
 }
 
 func TestErrorStreakPausesHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Politeness.ErrorStreak = 3
@@ -161,7 +163,7 @@ func TestErrorStreakPausesHost(t *testing.T) {
 		h.clock.Advance(time.Second)
 	}
 	l := h.leaseOne()
-	h.apply(nil, &msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 0, Error: "connection refused"})
+	h.apply(nil, &Outcome{LeaseID: l.ID, URL: l.URL, Status: 0})
 	if got := h.waitFor(); got != 10*time.Minute {
 		t.Fatalf("after 3 errors: next fetch in %v, want the 10m pause", got)
 	}
@@ -176,6 +178,7 @@ func TestErrorStreakPausesHost(t *testing.T) {
 }
 
 func TestOneInflightPerHostAndOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	var urls []string
 	for _, host := range []string{"a.example", "b.example", "c.example"} {
@@ -199,15 +202,15 @@ func TestOneInflightPerHostAndOrder(t *testing.T) {
 		t.Fatalf("leased %+v while every host has one in flight", more)
 	}
 	// Finish a.example fast, c.example slow: a is ready first.
-	byHost := map[string]msg.Lease{}
+	byHost := map[string]Lease{}
 	for _, l := range ls {
 		byHost[hostOf(l.URL)] = l
 	}
 	oc := outcome(byHost["c.example"], 200)
-	oc.Timings.Total = 10 * time.Second // 20 s delay
+	oc.ResponseTime = 10 * time.Second // 20 s delay
 	oa := outcome(byHost["a.example"], 200)
 	ob := outcome(byHost["b.example"], 200)
-	ob.Timings.Total = 2 * time.Second // 4 s delay
+	ob.ResponseTime = 2 * time.Second // 4 s delay
 	h.apply(nil, oc, ob, oa)
 	h.clock.Advance(time.Hour)
 	var order []string
@@ -230,6 +233,7 @@ func TestOneInflightPerHostAndOrder(t *testing.T) {
 }
 
 func TestMaxInflightTwo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { noRobots(c); c.Frontier.MaxInflightPerHost = 2 })
 	h.seed("http://example.com/1", "http://example.com/2", "http://example.com/3")
 	if ls := h.lease(10); len(ls) != 1 {
@@ -260,21 +264,22 @@ func hostOf(u string) string {
 // shards' leases; the outcome and expiry that follow do not free the
 // slot twice.
 func TestFetchedFreesTheSlot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed("http://example.com/1", "http://example.com/2", "http://example.com/3", "http://example.com/4")
 	l1 := h.leaseOne()
 	if ls := h.lease(10); len(ls) != 0 {
 		t.Fatalf("leased %+v with the host's one slot taken", ls)
 	}
-	for _, n := range []msg.Fetched{{LeaseID: 999}, {LeaseID: l1.ID, Shard: 3}} {
+	for _, n := range []FetchNotice{{LeaseID: 999}, {LeaseID: l1.ID, Shard: 3}} {
 		if h.s.Fetched(n) {
 			t.Fatalf("notice %+v freed a slot", n)
 		}
 	}
-	if !h.s.Fetched(msg.Fetched{LeaseID: l1.ID, Total: 3 * time.Second}) {
+	if !h.s.Fetched(FetchNotice{LeaseID: l1.ID, ResponseTime: 3 * time.Second}) {
 		t.Fatal("the notice of a lease out freed nothing")
 	}
-	if h.s.Fetched(msg.Fetched{LeaseID: l1.ID}) {
+	if h.s.Fetched(FetchNotice{LeaseID: l1.ID}) {
 		t.Fatal("a second notice of the same lease freed a slot again")
 	}
 	if got := h.waitFor(); got != 6*time.Second { // delay_factor 2 x 3 s
@@ -296,7 +301,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 	}
 	// A noticed lease that expires (the crawler died before its outcome)
 	// goes back to the queue without freeing a slot twice.
-	if !h.s.Fetched(msg.Fetched{LeaseID: l2.ID}) {
+	if !h.s.Fetched(FetchNotice{LeaseID: l2.ID}) {
 		t.Fatal("notice of l2 freed nothing")
 	}
 	h.clock.Advance(time.Second)
@@ -322,7 +327,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 	if backoff < 5*time.Second {
 		t.Fatalf("back-off after 429: %v", backoff)
 	}
-	h2.s.Fetched(msg.Fetched{LeaseID: b.ID})
+	h2.s.Fetched(FetchNotice{LeaseID: b.ID})
 	if got := h2.waitFor(); got != backoff {
 		t.Fatalf("a notice moved the back-off from %v to %v", backoff, got)
 	}
@@ -331,7 +336,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 	h3 := newHarness(t, nil)
 	h3.seed("http://example.com/1")
 	r := h3.leaseOne()
-	if !r.Robots || h3.s.Fetched(msg.Fetched{LeaseID: r.ID}) {
+	if !r.Robots || h3.s.Fetched(FetchNotice{LeaseID: r.ID}) {
 		t.Fatalf("robots lease %+v: its notice freed a slot", r)
 	}
 }
@@ -340,6 +345,7 @@ func TestFetchedFreesTheSlot(t *testing.T) {
 // (min_delay 0), one Lease call fills every free slot of a host, in queue
 // order; with min_delay it grants one per host per call.
 func TestLeaseFillsFreeSlots(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Frontier.MaxInflightPerHost = 3
@@ -357,7 +363,7 @@ func TestLeaseFillsFreeSlots(t *testing.T) {
 	if more := h.lease(10); len(more) != 0 {
 		t.Fatalf("leased %+v with every slot taken", more)
 	}
-	if !h.s.Fetched(msg.Fetched{LeaseID: ls[0].ID}) || !h.s.Fetched(msg.Fetched{LeaseID: ls[1].ID}) {
+	if !h.s.Fetched(FetchNotice{LeaseID: ls[0].ID}) || !h.s.Fetched(FetchNotice{LeaseID: ls[1].ID}) {
 		t.Fatal("notices freed nothing")
 	}
 	if more := h.lease(10); len(more) != 1 || more[0].URL != "http://a.example/4" {

@@ -471,7 +471,7 @@ func (p *segmentPlanner) plan(host string, headSeq uint64, run bodyRun) (puts []
 // 29k) and its time (1.0 to 1.4 s per 2M). A host whose runs are small (a
 // million hosts, a few new URLs each) still appends them to its tail, which
 // costs its rewrite but keeps the segments full.
-var sealRunBytes = segmentBytes / 4
+const sealRunBytes = segmentBytes / 4 // the default of knobs.sealRunBytes
 
 // size is the bytes of run's bodies.
 func (run bodyRun) size() int {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -101,7 +100,7 @@ func BenchmarkScale(b *testing.B) {
 	}
 	cfg := scaleConfig()
 	open := func() *State {
-		s, err := Open(Options{Config: cfg, Path: path})
+		s, err := Open(Options{Config: cfg, Path: path, tune: scaleTune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -269,14 +268,6 @@ func writeHeapProfile(b *testing.B, path string) {
 
 // scaleConfig is the configuration the scale benchmarks open the shard with.
 func scaleConfig() config.Config {
-	// The knobs that are package variables, not configuration: set here
-	// so that every benchmark that opens a shard with this honours them.
-	if *scaleFill > 0 {
-		segmentFill = *scaleFill
-	}
-	if *scaleSealRun >= 0 {
-		sealRunBytes = *scaleSealRun
-	}
 	cfg := config.Default()
 	cfg.Frontier.Filter.Mode = "fixed"
 	cfg.Frontier.Filter.Capacity = *scaleCap
@@ -294,6 +285,17 @@ func scaleConfig() config.Config {
 		cfg.Frontier.Filter.Layout = *scaleLayout
 	}
 	return cfg
+}
+
+// scaleTune is the Options.tune the scale benchmarks open the shard with:
+// the knobs that are not configuration.
+func scaleTune(k *knobs) {
+	if *scaleFill > 0 {
+		k.segmentFill = *scaleFill
+	}
+	if *scaleSealRun >= 0 {
+		k.sealRunBytes = *scaleSealRun
+	}
 }
 
 // stager returns what hands out the next Apply's batches for s (crawl-like
@@ -335,7 +337,7 @@ func newScaleGen(hosts int) *localGen {
 
 // scaleBatches is one Apply's batches of the scale workload: 100 pages of
 // 100 links, 80% of them duplicates and 80% on the page's own host.
-func (g *localGen) scaleBatches() []*msg.LinkBatch { return g.batches(100, 100, 0.8, 0.8) }
+func (g *localGen) scaleBatches() []*LinkBatch { return g.batches(100, 100, 0.8, 0.8) }
 
 // stepResult is what growStep did: links received, URLs admitted, and
 // the time its Applies and its Compact took.
@@ -454,7 +456,7 @@ func BenchmarkScaleSideBySide(b *testing.B) {
 	grow := func(name string, to int) *shard {
 		path := filepath.Join(dir, fmt.Sprintf("scale-%s-%d.db", name, os.Getpid()))
 		b.Cleanup(func() { os.Remove(path) })
-		s, err := Open(Options{Config: scaleConfig(), Path: path})
+		s, err := Open(Options{Config: scaleConfig(), Path: path, tune: scaleTune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -511,7 +513,7 @@ func BenchmarkReopen(b *testing.B) {
 	var total time.Duration
 	for i := 0; i < *scaleReopens; i++ {
 		start := time.Now()
-		s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen})
+		s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen, tune: scaleTune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -536,7 +538,7 @@ func BenchmarkCycle(b *testing.B) {
 	if *scaleReopen == "" {
 		b.Skip("-scale.reopen FILE not given")
 	}
-	s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen})
+	s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen, tune: scaleTune})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -566,9 +568,9 @@ func leaseCycle(b *testing.B, s *State, n int) float64 {
 		if len(ls) == 0 {
 			b.Fatalf("nothing to lease after %d", done)
 		}
-		os := make([]*msg.Outcome, len(ls))
+		os := make([]Outcome, len(ls))
 		for i, l := range ls {
-			os[i] = &msg.Outcome{LeaseID: l.ID, URL: l.URL, Status: 200, FetchedAt: time.Now()}
+			os[i] = Outcome{LeaseID: l.ID, URL: l.URL, Status: 200}
 		}
 		if _, err := s.Apply(nil, os); err != nil {
 			b.Fatal(err)
@@ -836,7 +838,7 @@ func BenchmarkCheckpointStall(b *testing.B) {
 	}
 	path := filepath.Join(dir, fmt.Sprintf("stall-%d.db", os.Getpid()))
 	defer os.Remove(path)
-	s, err := Open(Options{Config: scaleConfig(), Path: path})
+	s, err := Open(Options{Config: scaleConfig(), Path: path, tune: scaleTune})
 	if err != nil {
 		b.Fatal(err)
 	}

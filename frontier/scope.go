@@ -9,7 +9,7 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/route"
 	"github.com/trawlhq/trawl/parser"
 	bolt "go.etcd.io/bbolt"
 )
@@ -18,7 +18,7 @@ import (
 // rules Prepare applies without the state's lock.
 type scope struct {
 	cfg      config.Scope
-	router   msg.Router // scope.canonical and frontier.shards
+	router   route.Router // scope.canonical and frontier.shards
 	include  []*regexp.Regexp
 	exclude  []*regexp.Regexp
 	allowed  []string // lowercase host suffixes
@@ -34,7 +34,7 @@ func newScope(cfg config.Config) (*scope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: scope.canonical: %w", ErrInvalid, err)
 	}
-	sc.router = msg.Router{Shards: cfg.Frontier.Shards, Rules: rules}
+	sc.router = route.Router{Shards: cfg.Frontier.Shards, Rules: rules}
 	for _, list := range []struct {
 		src []string
 		dst *[]*regexp.Regexp
@@ -120,7 +120,7 @@ type PreparedLink struct {
 // with the crawl run here, beside Apply, instead of in Apply's write
 // transaction). It takes no lock of the State: it is safe to call from
 // many goroutines at once, also while Apply runs.
-func (s *State) Prepare(lb *msg.LinkBatch) Prepared {
+func (s *State) Prepare(lb *LinkBatch) Prepared {
 	p := s.scope.prepare(lb)
 	s.lookUpTruth(&p)
 	return p
@@ -151,7 +151,7 @@ func (s *State) lookUpTruth(p *Prepared) {
 	})
 }
 
-func (sc *scope) prepare(lb *msg.LinkBatch) Prepared {
+func (sc *scope) prepare(lb *LinkBatch) Prepared {
 	p := Prepared{Seeds: lb.Source == "", Received: len(lb.Links)}
 	if !p.Seeds {
 		p.Depth = lb.Depth + 1
@@ -190,7 +190,7 @@ func (sc *scope) prepare(lb *msg.LinkBatch) Prepared {
 }
 
 // rejectLink applies the rules that need no canonical key.
-func (sc *scope) rejectLink(l *msg.Link, i int, depth uint32, seeds bool, maxLen int) (Reason, bool) {
+func (sc *scope) rejectLink(l *Link, i int, depth uint32, seeds bool, maxLen int) (Reason, bool) {
 	switch {
 	case !seeds && sc.cfg.MaxLinksPerPage > 0 && i >= sc.cfg.MaxLinksPerPage:
 		return ReasonLinksPerPage, true

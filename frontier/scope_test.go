@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/route"
 )
 
 // TestAdmissionRules sends one page whose links each break one stateless
 // rule and checks every rejection is counted under its reason.
 func TestAdmissionRules(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Scope.SeedHostsOnly = false
 		c.Scope.AllowedDomains = []string{"example.com", "inc.com"}
@@ -52,11 +53,11 @@ func TestAdmissionRules(t *testing.T) {
 		{"http://example.com/cap2", 1, false, "links_per_page"},
 	}
 	h.s.scope.cfg.MaxLinksPerPage = len(page) - 2
-	lb := &msg.LinkBatch{Source: "http://example.com/", Depth: 1}
+	lb := &LinkBatch{Source: "http://example.com/", Depth: 1}
 	want := map[string]uint64{}
 	wantAdmitted := 0
 	for _, l := range page {
-		lb.Links = append(lb.Links, msg.Link{URL: l.url, Kind: l.kind, NoFollow: l.nofollow})
+		lb.Links = append(lb.Links, Link{URL: l.url, Kind: l.kind, NoFollow: l.nofollow})
 		switch l.want {
 		case "":
 			wantAdmitted++
@@ -68,7 +69,7 @@ func TestAdmissionRules(t *testing.T) {
 	// A batch past max_depth loses every link.
 	deep := links("http://example.com/deep", 5, "http://example.com/d1", "http://example.com/d2")
 	want["max_depth"] += 2
-	res := h.apply([]*msg.LinkBatch{lb, deep})
+	res := h.apply([]*LinkBatch{lb, deep})
 	if res.Admitted != wantAdmitted || res.Duplicates != 1 {
 		t.Errorf("admitted %d duplicates %d, want %d 1", res.Admitted, res.Duplicates, wantAdmitted)
 	}
@@ -88,7 +89,7 @@ func TestAdmissionRules(t *testing.T) {
 		t.Errorf("status received %d admitted %d dups %d", st.LinksReceived, st.Admitted, st.Duplicates)
 	}
 	// Sending the same page again: every admitted link is now a duplicate.
-	res = h.apply([]*msg.LinkBatch{lb})
+	res = h.apply([]*LinkBatch{lb})
 	if res.Admitted != 0 || res.Duplicates != wantAdmitted+1 {
 		t.Errorf("second pass admitted %d duplicates %d, want 0 %d", res.Admitted, res.Duplicates, wantAdmitted+1)
 	}
@@ -104,12 +105,13 @@ func TestAdmissionRules(t *testing.T) {
 }
 
 func TestSeedHostsOnly(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Scope.SeedHostsOnly = true
 		c.Scope.AllowedDomains = []string{"friend.org"}
 	})
 	h.seed("http://example.com/", "http://other.example.net:8080/")
-	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0,
+	res := h.apply([]*LinkBatch{links("http://example.com/", 0,
 		"http://example.com/a",        // seed host
 		"http://blog.example.com/b",   // subdomain of a seed host
 		"http://other.example.net/c",  // seed name, port differs: same name
@@ -122,7 +124,7 @@ func TestSeedHostsOnly(t *testing.T) {
 	}
 	// Seeds are exempt, and their hosts survive a reopen.
 	h.reopen()
-	res = h.apply([]*msg.LinkBatch{links("http://x/", 0, "http://deep.blog.example.com/z", "http://stranger.com/f")})
+	res = h.apply([]*LinkBatch{links("http://x/", 0, "http://deep.blog.example.com/z", "http://stranger.com/f")})
 	if res.Admitted != 1 || res.Rejected[ReasonOffSeedHosts] != 1 {
 		t.Fatalf("after reopen admitted %d off-seed %d, want 1 1", res.Admitted, res.Rejected[ReasonOffSeedHosts])
 	}
@@ -133,27 +135,29 @@ func TestSeedHostsOnly(t *testing.T) {
 }
 
 func TestMaxPagesPerHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Scope.MaxPagesPerHost = 3 })
 	h.seed("http://example.com/")
 	var urls []string
 	for i := range 5 {
 		urls = append(urls, fmt.Sprintf("http://example.com/%d", i))
 	}
-	res := h.apply([]*msg.LinkBatch{links("http://example.com/", 0, urls...)})
+	res := h.apply([]*LinkBatch{links("http://example.com/", 0, urls...)})
 	if res.Admitted != 2 || res.Rejected[ReasonMaxPagesPerHost] != 3 {
 		t.Fatalf("admitted %d max-pages %d, want 2 3", res.Admitted, res.Rejected[ReasonMaxPagesPerHost])
 	}
-	res = h.apply([]*msg.LinkBatch{links("http://example.com/", 0, "http://example.com/new")})
+	res = h.apply([]*LinkBatch{links("http://example.com/", 0, "http://example.com/new")})
 	if res.Admitted != 0 || res.Rejected[ReasonMaxPagesPerHost] != 1 {
 		t.Fatalf("admitted %d max-pages %d, want 0 1", res.Admitted, res.Rejected[ReasonMaxPagesPerHost])
 	}
 }
 
 func TestWrongShard(t *testing.T) {
+	t.Parallel()
 	var mine, theirs string
 	for i := 0; mine == "" || theirs == ""; i++ {
 		host := fmt.Sprintf("h%d.example", i)
-		if (msg.Router{Shards: 2}).ShardOfKey("http://"+host+"/") == 1 {
+		if (route.Router{Shards: 2}).ShardOfKey("http://"+host+"/") == 1 {
 			mine = host
 		} else {
 			theirs = host
@@ -167,6 +171,7 @@ func TestWrongShard(t *testing.T) {
 }
 
 func TestRepeatedSegments(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key  string
 		max  int
@@ -187,6 +192,7 @@ func TestRepeatedSegments(t *testing.T) {
 }
 
 func TestCanonicalRulesApplied(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.Scope.Canonical = "tracking" })
 	res := h.seed("http://example.com/p?utm_source=x", "http://example.com/p")
 	if res.Admitted != 1 || res.Duplicates != 1 {
@@ -213,7 +219,7 @@ func FuzzPrepare(f *testing.F) {
 		f.Add(s, uint8(1), false)
 	}
 	f.Fuzz(func(t *testing.T, u string, kind uint8, nofollow bool) {
-		lb := &msg.LinkBatch{Source: "http://example.com/", Links: []msg.Link{{URL: u, Kind: kind, NoFollow: nofollow}, {URL: u + "/x", Kind: 1}}}
+		lb := &LinkBatch{Source: "http://example.com/", Links: []Link{{URL: u, Kind: kind, NoFollow: nofollow}, {URL: u + "/x", Kind: 1}}}
 		for _, seeds := range []bool{false, true} {
 			if seeds {
 				lb.Source = ""
@@ -227,7 +233,7 @@ func FuzzPrepare(f *testing.F) {
 				t.Fatalf("%d links, %d kept or rejected", len(lb.Links), n)
 			}
 			for _, pl := range p.Links {
-				if pl.Host == "" || (msg.Router{Shards: 2}).ShardOfKey(pl.Key) != 0 {
+				if pl.Host == "" || (route.Router{Shards: 2}).ShardOfKey(pl.Key) != 0 {
 					t.Fatalf("kept %+v", pl)
 				}
 			}

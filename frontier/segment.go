@@ -57,9 +57,9 @@ const segmentBytes = 1536
 // 1M hosts in the scale benchmark, when the tails were among the sealed
 // segments). A compaction that touches most hosts writes every page
 // again, so that was twice the writes it needed. Split at 60%, both halves have room to
-// grow: 72% in use (436 MiB) there (TestSegmentPagesStayFilled; a
-// variable for the scale benchmark's -scale.fill).
-var segmentFill = 0.6
+// grow: 72% in use (436 MiB) there (TestSegmentPagesStayFilled). The
+// default of knobs.segmentFill (the scale benchmark's -scale.fill).
+const segmentFill = 0.6
 
 // sealedFill is the bbolt FillPercent of `sealed`. Every put goes after
 // the bucket's last key (a new gen), so a page is never grown again once

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -33,6 +32,7 @@ func testEntries(host string, n int) []urlRecord {
 }
 
 func TestSegmentRoundTrip(t *testing.T) {
+	t.Parallel()
 	entries := testEntries("www.example.com", 40)
 	entries[3].EnqueuedAt = time.Time{} // the zero time survives mid-segment
 	g := segment{first: 1 << 40, entries: entries}
@@ -63,6 +63,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 // `sealed` past that or at a gap in the seqs, and leaves other hosts'
 // segments and tails alone.
 func TestAppendSegments(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	recs := func(_ string, first uint64, entries []urlRecord) segment {
 		return segment{first: first, entries: entries}
@@ -203,6 +204,7 @@ func FuzzSegment(f *testing.F) {
 // the scale benchmark's URLs costs about a third of the front-coded body;
 // version 1 records (files written before) still decode.
 func TestSegmentCompresses(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
 	g := segment{first: 1000}
 	for i := range 48 {
@@ -237,6 +239,7 @@ func TestSegmentCompresses(t *testing.T) {
 // the leased ones (below headSeq), and writes the same record as encoding
 // the whole segment at once.
 func TestAppendSegmentsKeepsRecords(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	a := testEntries("a.example", 12)
 	a[4].EnqueuedAt = time.Time{} // the zero time between two others
@@ -299,6 +302,7 @@ func TestAppendSegmentsKeepsRecords(t *testing.T) {
 // headOfSegment finds the same head as decoding the segment (headIn) at
 // every head seq, and refuses what decodeSegment refuses.
 func TestHeadOfSegment(t *testing.T) {
+	t.Parallel()
 	g := segment{first: 10, entries: testEntries("a.example", 9)}
 	g.entries[3].EnqueuedAt = time.Time{}
 	v := g.encode()
@@ -323,6 +327,7 @@ func TestHeadOfSegment(t *testing.T) {
 // A version 1 (uncompressed) tail, read from the file's map, takes
 // appended URLs too, and is written back as version 2.
 func TestAppendSegmentsToVersion1(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	a := testEntries("a.example", 12)
 	old := segment{first: 0, entries: a[:6]}
@@ -381,6 +386,7 @@ func openTestDB(t *testing.T) *bolt.DB {
 // was. Damage to a segment of a file already open is ErrCorrupt for
 // Verify and for the lease that reads it, never a panic.
 func TestDamagedQueueRecords(t *testing.T) {
+	t.Parallel()
 	first := func(bucket []byte, damage func(v []byte) []byte) func(tx *bolt.Tx) error {
 		return func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucket)
@@ -417,8 +423,7 @@ func TestDamagedQueueRecords(t *testing.T) {
 		{"segments under a gen not listed", hostRec(func(r *hostRecord) { l := r.Sealed.list(); r.Sealed = sealedGensOf(l[:len(l)-1]...) }), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tailsOnly(t) // a tail to damage
-			h := newHarness(t, noRobots)
+			h := newTunedHarness(t, noRobots, tailsOnly) // a tail to damage
 			h.seed(hostURLs(300, 1)...)
 			if _, err := h.s.Compact(); err != nil {
 				t.Fatal(err)
@@ -457,7 +462,7 @@ func TestDamagedQueueRecords(t *testing.T) {
 				t.Fatalf("Verify: %v, want ErrCorrupt", err)
 			}
 			for range 400 {
-				var ls []msg.Lease
+				var ls []Lease
 				if ls, err = h.s.Lease(10); err != nil {
 					break
 				}
@@ -478,6 +483,7 @@ func TestDamagedQueueRecords(t *testing.T) {
 // host record lists each gen until its last segment is leased, and the
 // bucket is empty at the end.
 func TestSealedGensKeepOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	const rounds, per = 6, 150
 	var want, got []string
@@ -555,6 +561,7 @@ func TestSealedGensKeepOrder(t *testing.T) {
 // and a run in two bodies whose first URLs are leased. Planned with
 // whole (Compact's), every run is sealed, the tail it joins with it.
 func TestSegmentPlannerReusedAcrossHosts(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	type hostCase struct {
 		name   string

@@ -16,7 +16,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
@@ -38,12 +37,16 @@ type Options struct {
 	// check): Status, Explain and Verify work; Apply, Lease and the other
 	// writes fail, and Close writes nothing.
 	ReadOnly bool
+	// tune, when set, changes the knobs Open starts from (defaultKnobs):
+	// this package's tests and benchmarks.
+	tune func(*knobs)
 }
 
 // State is one frontier shard: its Bloom filter, audit sample, host queues,
 // politeness and robots state and leases, all in one bbolt file, plus the
 // in-memory indexes rebuilt from it on Open. It is safe for concurrent use.
 type State struct {
+	// Set by Open, then read-only: read without mu.
 	cfg   config.Config
 	path  string
 	log   *slog.Logger
@@ -65,19 +68,28 @@ type State struct {
 	// openTx is the file's last transaction when Open returned: Close
 	// writes nothing to a file nothing was written to since.
 	openTx int
-
-	db     *bolt.DB
-	filter seenFilter
-	// growthStopLogged: the chain's stopped growth has been logged once.
-	growthStopLogged bool
+	db     *bolt.DB // bbolt's own locking; Prepare reads it without mu
+	knobs  knobs    // tests may set checkpointYield between calls
 
 	mu struct {
 		sync.Mutex
 		closed bool
 		failed error // the first error of a write that left memory ahead of the file
 	}
-	// Guarded by mu (kept outside the struct for brevity in the many
-	// methods that use them).
+	// Every field of guarded is guarded by mu, as mu.closed and mu.failed
+	// are (the methods named ...Locked run with mu held).
+	guarded
+}
+
+// guarded is the State's memory that mu guards: the filter and the
+// in-memory indexes rebuilt from the file on Open. It is embedded in
+// State, so the many ...Locked methods write s.hosts for s.guarded.hosts;
+// touch none of it without State.mu.
+type guarded struct {
+	filter seenFilter
+	// growthStopLogged: the chain's stopped growth has been logged once.
+	growthStopLogged bool
+
 	hosts     map[string]*host // keys are the hosts' names (hostalloc.go)
 	alloc     hostAlloc
 	seedNames map[string]bool // seed host names without port
@@ -108,7 +120,7 @@ type State struct {
 	scratch      applyScratch
 	loosened     uint64 // see Loosened
 	doneN        int64
-	lastCP       msg.CheckpointStatus
+	lastCP       CheckpointStatus
 	journaled    int64     // keys journaled since the last checkpoint
 	cpBase       time.Time // the last checkpoint, or Open: the journal's age starts here
 }
@@ -144,10 +156,14 @@ func Open(opts Options) (*State, error) {
 	s := &State{
 		cfg: cfg, path: opts.Path, log: opts.Logger, now: opts.Now, scope: sc,
 		agent: robots.ProductToken(cfg.Crawler.UserAgent), mode: mode, sizing: sizing, chain: chain,
-		maxInflight: max(1, fc.MaxInflightPerHost),
-		hosts:       make(map[string]*host), seedNames: make(map[string]bool),
-		leases: make(map[uint64]*leaseRecord), readOnly: opts.ReadOnly,
-		heads: headCache{max: int(fc.HeadCache)},
+		maxInflight: max(1, fc.MaxInflightPerHost), readOnly: opts.ReadOnly, knobs: defaultKnobs(),
+		guarded: guarded{
+			hosts: make(map[string]*host), seedNames: make(map[string]bool),
+			leases: make(map[uint64]*leaseRecord), heads: headCache{max: int(fc.HeadCache)},
+		},
+	}
+	if opts.tune != nil {
+		opts.tune(&s.knobs)
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -822,10 +838,6 @@ func (s *State) committedTx() (id int) {
 	return id
 }
 
-// testHookCheckpointYield, when set, runs between the parts of a
-// checkpoint that yields, while the state is free.
-var testHookCheckpointYield func()
-
 // checkpointLocked checkpoints the filter. With yield, it lets go of the
 // state between its parts, so that Apply, Lease and the rest wait for one
 // part at most instead of the whole checkpoint (4.2 s for a fully dirty
@@ -865,27 +877,8 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 	busy := true           // the state was used while the last gap let go of it
 	for more, first := true, true; more; first = false {
 		if yield && !first {
-			// Let the others have the state for as long as the last part
-			// held it, while they use it (the checkpoint takes at most
-			// half of the state's time, and has no hurry: the journal
-			// holds the keys meanwhile); then commit what they left
-			// open: bbolt has one writer, and a part is a write
-			// transaction of its own.
-			s.mu.Unlock()
-			if testHookCheckpointYield != nil {
-				testHookCheckpointYield()
-			}
-			if busy {
-				time.Sleep(held)
-			} else {
-				runtime.Gosched()
-			}
-			s.mu.Lock()
-			if err := s.checkLocked(); err != nil {
-				return st, err
-			}
-			busy = s.tx != nil || s.committedTx() != partTx
-			if err := s.commitLocked(); err != nil {
+			var err error
+			if busy, err = s.yieldLocked(held, busy, partTx); err != nil {
 				return st, err
 			}
 		}
@@ -910,7 +903,7 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 		}
 		held = time.Since(partStart)
 	}
-	s.lastCP = msg.CheckpointStatus{
+	s.lastCP = CheckpointStatus{
 		Count: s.lastCP.Count + 1, Last: s.now(), Seconds: time.Since(start).Seconds(),
 		Bytes: st.Bytes, Chunks: st.Chunks,
 	}
@@ -919,6 +912,48 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 	s.journaled -= journaled
 	s.cpBase = began
 	return st, nil
+}
+
+// pauseLocked is the one place a method that holds mu lets go of it in
+// the middle of its work: Compact between its transactions, a checkpoint
+// between its parts (yieldLocked). It unlocks, runs wait (nil: none)
+// without the lock, locks again and reports whether the state is still
+// usable (checkLocked). Its caller must assume every guarded field
+// changed meanwhile.
+func (s *State) pauseLocked(wait func()) error {
+	s.mu.Unlock()
+	if wait != nil {
+		wait()
+	}
+	s.mu.Lock()
+	return s.checkLocked()
+}
+
+// yieldLocked lets the others have the state between two checkpoint
+// parts (pauseLocked): for as long as the last part held it (held) when
+// they used it in the last gap (busy), else only long enough to yield
+// the processor; then it commits what they left open (bbolt has one
+// writer, and a part is a write transaction of its own). The checkpoint
+// so takes at most half of the state's time, and has no hurry: the
+// journal holds the keys meanwhile. It reports whether the others used
+// the state in this gap: a transaction left open, or one committed after
+// lastTx, the last part's.
+func (s *State) yieldLocked(held time.Duration, busy bool, lastTx int) (bool, error) {
+	err := s.pauseLocked(func() {
+		if s.knobs.checkpointYield != nil {
+			s.knobs.checkpointYield()
+		}
+		if busy {
+			time.Sleep(held)
+		} else {
+			runtime.Gosched()
+		}
+	})
+	if err != nil {
+		return busy, err
+	}
+	busy = s.tx != nil || s.committedTx() != lastTx
+	return busy, s.commitLocked()
 }
 
 // Adaptive checkpoints. The journal makes every admitted key durable, so a
@@ -1067,53 +1102,6 @@ func (s *State) NextDeadline() time.Time {
 		return time.Time{}
 	}
 	return s.deadlines[0].Deadline
-}
-
-// Status returns the shard's counters. Pending is left 0 for the service
-// to fill.
-func (s *State) Status() msg.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fs := s.filter.Stats()
-	st := msg.Status{
-		Version: msg.StatusVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards,
-		Time:   s.now(),
-		Queued: s.queued, Leased: int64(len(s.leases)), Done: s.doneN, Hosts: int64(len(s.hosts)),
-		LinksReceived: s.count[cLinksReceived], Admitted: s.count[cAdmitted],
-		Duplicates: s.count[cDuplicates], RobotsDenied: s.count[cRobotsDenied],
-		Rejected: map[string]uint64{}, Outcomes: map[string]uint64{},
-		Filter:     filterStatus(s.mode, fs),
-		Audit:      auditStatus(&s.count, s.cfg.Audit.Fraction, fs.ImpliedFP),
-		Checkpoint: s.lastCP,
-	}
-	st.Checkpoint.Journal = s.journaled
-	for r := Reason(0); r < NumReasons; r++ {
-		if v := s.count[reasonCounter(r)]; v > 0 {
-			st.Rejected[r.String()] = v
-		}
-	}
-	for c := 0; c < numClasses; c++ {
-		if v := s.count[cClassBase+c]; v > 0 {
-			st.Outcomes[classNames[c]] = v
-		}
-	}
-	if v := s.count[cRobotsGiveUp]; v > 0 {
-		st.Rejected["robots_unavailable"] = v
-	}
-	st.Finished = map[string]uint64{}
-	for r := doneReason(1); r <= maxDoneReason; r++ {
-		if v := s.count[cDoneByReason+int(r)]; v > 0 {
-			st.Finished[strings.ReplaceAll(r.String(), "-", "_")] = v
-		}
-	}
-	st.HostsGivenUp = s.count[cHostsGivenUp]
-	for _, h := range s.hosts {
-		if h.rec.Queued > 0 && h.rec.BackoffLevel > 0 {
-			st.HostsBackingOff++
-		}
-	}
-	st.TopHosts = s.topHostsLocked(10)
-	return st
 }
 
 // counters returns every persistent counter by name, plus the gauge

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/dedup"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
 )
@@ -67,7 +66,7 @@ const keepLinks = 1 << 16
 // what the file does not. The State then refuses further writes
 // (ErrFailed); the caller must stop, Close and reopen it, and let
 // unacknowledged messages be redelivered.
-func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, error) {
+func (s *State) Apply(links []Prepared, outcomes []Outcome) (ApplyResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var res ApplyResult
@@ -82,7 +81,8 @@ func (s *State) Apply(links []Prepared, outcomes []*msg.Outcome) (ApplyResult, e
 		if touched, err = s.applyLinksLocked(tx, links, now, &res); err != nil {
 			return err
 		}
-		for _, o := range outcomes {
+		for i := range outcomes {
+			o := &outcomes[i]
 			s.countDroppedLocked(o, &res)
 			h, err := s.applyOutcomeLocked(tx, o, now, &res)
 			if err != nil {
@@ -204,11 +204,11 @@ func (s *State) admitLocked(cands []candidate, links []Prepared, res *ApplyResul
 			if lookup {
 				h = s.findHostLocked(pl.Host)
 			}
+			if r, ok := s.scopeRuleLocked(pl, p.Seeds, h, maxPages); ok {
+				res.Rejected[r]++
+				continue
+			}
 			switch {
-			case !p.Seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
-				res.Rejected[ReasonOffSeedHosts]++
-			case h != nil && maxPages > 0 && h.rec.Admitted >= maxPages:
-				res.Rejected[ReasonMaxPagesPerHost]++
 			case h != nil && s.cfg.Robots.Obey && h.rules != nil && h.rec.RobotsStatus == robotsOK &&
 				!h.rules.Test(s.agent, robots.PathOf(pl.Key)).Allowed:
 				res.RobotsDenied++
@@ -218,6 +218,22 @@ func (s *State) admitLocked(cands []candidate, links []Prepared, res *ApplyResul
 		}
 	}
 	return cands, touched
+}
+
+// scopeRuleLocked applies the stateful scope rules, in order, to a
+// prepared link of a batch of seeds or not, whose host is h (nil: unknown,
+// or not looked up): seed hosts only (scope.seed_hosts_only: the host
+// is a seed host, a subdomain of one, or under scope.allowed_domains),
+// then max pages per host (maxPages: scope.max_pages_per_host, 0 none).
+// It returns the rule that drops the link. Apply and Explain both ask it.
+func (s *State) scopeRuleLocked(pl *PreparedLink, seeds bool, h *host, maxPages uint64) (Reason, bool) {
+	switch {
+	case !seeds && s.cfg.Scope.SeedHostsOnly && !pl.Allowed && !s.isSeedish(hostName(pl.Host)):
+		return ReasonOffSeedHosts, true
+	case h != nil && maxPages > 0 && h.rec.Admitted >= maxPages:
+		return ReasonMaxPagesPerHost, true
+	}
+	return 0, false
 }
 
 // auditLocked records what the exact sample says of a link the filter
@@ -268,10 +284,10 @@ func (s *State) countLinksLocked(res *ApplyResult) {
 }
 
 // countDroppedLocked counts the links the crawler dropped from o's page
-// (msg.Outcome.LinksTooLong, LinksOverCap, LinksInvalid) as received and
+// (Outcome.LinksTooLong, LinksOverCap, LinksInvalid) as received and
 // rejected by the rule that would have rejected them here, whether or not
 // o's lease is still known, as the links o carries are.
-func (s *State) countDroppedLocked(o *msg.Outcome, res *ApplyResult) {
+func (s *State) countDroppedLocked(o *Outcome, res *ApplyResult) {
 	for _, d := range [...]struct {
 		r Reason
 		n uint32
@@ -284,7 +300,7 @@ func (s *State) countDroppedLocked(o *msg.Outcome, res *ApplyResult) {
 }
 
 // applyOutcomeLocked applies one outcome and returns the host it touched.
-func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, res *ApplyResult) (*host, error) {
+func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *ApplyResult) (*host, error) {
 	l := s.leases[o.LeaseID]
 	if l == nil || int(o.Shard) != s.cfg.Frontier.Shard || o.URL != l.URL {
 		// Unknown, finished, expired (ExpireLeasesBefore requeued it), or not
@@ -302,7 +318,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		return nil, err
 	}
 	h.dirty = true
-	if o.Release != msg.ReleaseNone {
+	if o.Released {
 		return h, s.releaseLocked(tx, h, l, o, now)
 	}
 	s.count[cClassBase+statusClass(o.Status)]++
@@ -320,7 +336,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		// the attempt counts, so that neither a URL nor a host that keeps
 		// asking holds the crawl open forever; the host is given up only
 		// on evidence about the host (givesUp).
-		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.politeAfterResponse(h, now, o.ResponseTime)
 		attempts := l.Attempts + 1
 		retry := int(attempts) <= p.MaxRetries
 		s.throttled(h, now, o.RetryAfter, attempts, retry && h.rec.Queued == 0 && h.inflight == 0)
@@ -347,7 +363,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		s.count[cFailed]++
 		return h, s.finishLocked(db, h, l.URL, st, doneFailed, now)
 	case st == 0 || st >= 500:
-		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.politeAfterResponse(h, now, o.ResponseTime)
 		s.hostFailed(h, now)
 		attempts := l.Attempts + 1
 		if int(attempts) > p.MaxRetries {
@@ -358,7 +374,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 		return h, s.requeueLocked(ret, h, l, attempts)
 	default:
 		if !l.fetched { // else its Fetched notice did
-			s.politeAfterResponse(h, now, o.Timings.Total)
+			s.politeAfterResponse(h, now, o.ResponseTime)
 		}
 		s.hostSucceeded(h)
 		return h, s.finishLocked(db, h, l.URL, st, doneFetched, now)
@@ -372,8 +388,8 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *msg.Outcome, now time.Time, r
 // host gets a new one. Neither is the URL's fault, so neither spends its
 // retries; a crawler that cannot archive stops, so this cannot loop. The
 // host keeps its politeness delay: the request may have reached it.
-func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *msg.Outcome, now time.Time) error {
-	s.politeAfterResponse(h, now, o.Timings.Total)
+func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *Outcome, now time.Time) error {
+	s.politeAfterResponse(h, now, o.ResponseTime)
 	if l.Robots {
 		return nil
 	}
@@ -385,7 +401,7 @@ func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *msg.Outco
 // backs off and the next lease retries robots.txt). 429 counts as
 // unavailable, as Google's crawler treats it: "slow down" is no licence to
 // crawl everything.
-func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time.Time) error {
+func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *Outcome, now time.Time) error {
 	rb := tx.Bucket(bucketRobots)
 	if h.rec.RobotsStatus == robotsOK {
 		s.loosened++ // rules that denied links are replaced
@@ -404,7 +420,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		if err := rb.Put([]byte(h.name), body); err != nil {
 			return fmt.Errorf("put robots: %w", err)
 		}
-		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.politeAfterResponse(h, now, o.ResponseTime)
 		s.hostSucceeded(h)
 	case st >= 400 && st < 500 && st != 429:
 		h.rec.RobotsStatus = robotsAllowAll
@@ -412,7 +428,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 		if err := rb.Delete([]byte(h.name)); err != nil {
 			return fmt.Errorf("delete robots: %w", err)
 		}
-		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.politeAfterResponse(h, now, o.ResponseTime)
 		s.hostSucceeded(h)
 	case st == 0 && o.Permanent:
 		// The host cannot be reached (the crawler's guard refused its
@@ -424,7 +440,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *msg.Outcome, now time
 	default:
 		h.rec.RobotsStatus = robotsUnavailable
 		h.rules = nil
-		s.politeAfterResponse(h, now, o.Timings.Total)
+		s.politeAfterResponse(h, now, o.ResponseTime)
 		s.raiseBackoff(h, now, o.RetryAfter)
 		if int(h.rec.BackoffLevel) > s.cfg.Politeness.MaxRetries {
 			return s.giveUpHostLocked(tx, h, doneRobotsUnavailable, now)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -45,7 +44,7 @@ func BenchmarkApply(b *testing.B) {
 	}{{0.8, 20}, {0, 20}, {0.8, 100}} {
 		b.Run(fmt.Sprintf("dups=%.0f%%/links=%d", tc.dup*100, tc.pages*500), func(b *testing.B) {
 			g := &benchdata.LinkGen{}
-			benchApply(b, func() []*msg.LinkBatch { return g.Batches(tc.pages, 500, tc.dup) })
+			benchApply(b, func() []*LinkBatch { return coreBatches(g.Batches(tc.pages, 500, tc.dup)) })
 		})
 	}
 }
@@ -53,7 +52,7 @@ func BenchmarkApply(b *testing.B) {
 // benchApply times Apply over the batches next returns, one transaction
 // per iteration, plus the final Compact of the inbox, and reports links/s
 // and new URLs/s over both, and the compaction rate alone.
-func benchApply(b *testing.B, next func() []*msg.LinkBatch) {
+func benchApply(b *testing.B, next func() []*LinkBatch) {
 	s := benchState(b)
 	var links, admitted int
 	var elapsed time.Duration
@@ -111,12 +110,12 @@ func (g *localGen) intn(n int) int {
 
 // batches returns pages of perPage links, dupShare of them repeats, and
 // local of them on the page's own host.
-func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.LinkBatch {
+func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*LinkBatch {
 	if g.count == nil {
 		g.count = make([]int, 10_000)
 		g.rnd = 88172645463325252
 	}
-	out := make([]*msg.LinkBatch, pages)
+	out := make([]*LinkBatch, pages)
 	var buf []byte
 	var linked map[[2]int]bool // host, n: for noRepeat
 	if g.noRepeat {
@@ -125,7 +124,7 @@ func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.L
 	for p := range out {
 		own := g.intn(len(g.count))
 		buf = append(strconv.AppendInt(append(buf[:0], "https://www.host"...), int64(own), 10), ".example.com/"...)
-		lb := &msg.LinkBatch{Source: string(buf), Depth: 1, Links: make([]msg.Link, perPage)}
+		lb := &LinkBatch{Source: string(buf), Depth: 1, Links: make([]Link, perPage)}
 		for i := range lb.Links {
 			host := own
 			if float64(g.intn(1000)) >= local*1000 {
@@ -156,7 +155,7 @@ func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.L
 			buf = strconv.AppendInt(append(buf[:0], "https://www.host"...), int64(host), 10)
 			buf = strconv.AppendInt(append(buf, ".example.com/section/"...), int64(n%97), 10)
 			buf = append(strconv.AppendInt(append(buf, "/article-"...), int64(n), 10), ".html"...)
-			lb.Links[i] = msg.Link{URL: string(buf), Kind: 1}
+			lb.Links[i] = Link{URL: string(buf), Kind: 1}
 		}
 		out[p] = lb
 	}
@@ -167,13 +166,13 @@ func (g *localGen) batches(pages, perPage int, dupShare, local float64) []*msg.L
 // a page's links on its own host, 80% of all links duplicates.
 func BenchmarkApplyLocal(b *testing.B) {
 	g := &localGen{}
-	benchApply(b, func() []*msg.LinkBatch { return g.batches(20, 500, 0.8, 0.8) })
+	benchApply(b, func() []*LinkBatch { return g.batches(20, 500, 0.8, 0.8) })
 }
 
 // BenchmarkPrepare measures the stateless half, per core.
 func BenchmarkPrepare(b *testing.B) {
 	s := benchState(b)
-	lbs := (&benchdata.LinkGen{}).Batches(20, 500, 0.8)
+	lbs := coreBatches((&benchdata.LinkGen{}).Batches(20, 500, 0.8))
 	b.ResetTimer()
 	n := 0
 	for i := range b.N {

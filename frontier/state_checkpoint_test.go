@@ -16,6 +16,7 @@ import (
 // older than 10 checkpoint intervals. A 1e5 filter is 117 KiB: due at
 // 234 journaled keys.
 func TestCheckpointIfDue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	if _, did, err := h.s.CheckpointIfDue(); err != nil || did {
 		t.Fatalf("empty journal: did %v, err %v; want nothing to do", did, err)
@@ -60,6 +61,7 @@ func TestCheckpointIfDue(t *testing.T) {
 // crash after the checkpoint, or in the middle of the next one, loses no
 // key.
 func TestCheckpointInParts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Frontier.CheckpointPart = 1
 		c.Frontier.Filter.Mode = "fixed"
@@ -98,9 +100,10 @@ func TestCheckpointInParts(t *testing.T) {
 // loses none of them, though most of their bits fell in chunks the
 // checkpoint had written before they were added.
 func TestCheckpointLetsApplyIn(t *testing.T) {
+	t.Parallel()
 	h := roundHarness(t)
 	gaps, admitted := 0, 0
-	stop := duringGaps(t, func() {
+	stop := duringGaps(t, h, func() {
 		gaps++
 		if gaps <= 3 {
 			h.seedHosts(2000+admitted, 100, 100)
@@ -132,10 +135,11 @@ func TestCheckpointLetsApplyIn(t *testing.T) {
 // the parts written before it wrote the chunks of some of them before they
 // were admitted.
 func TestCheckpointCrashBetweenParts(t *testing.T) {
+	t.Parallel()
 	h := roundHarness(t)
 	gaps, admitted := 0, 0
 	var snap []byte
-	stop := duringGaps(t, func() {
+	stop := duringGaps(t, h, func() {
 		gaps++
 		if gaps > 4 {
 			return
@@ -173,6 +177,7 @@ func TestCheckpointCrashBetweenParts(t *testing.T) {
 // -race): whatever the interleaving, a crash after the checkpoint loses no
 // URL admitted before or during it.
 func TestCheckpointBesideApply(t *testing.T) {
+	t.Parallel()
 	h := roundHarness(t)
 	done := make(chan error, 1)
 	go func() {
@@ -211,9 +216,9 @@ func roundHarness(t *testing.T) *harness {
 
 // duringGaps runs fn in each gap between a checkpoint's parts, until
 // stop or the end of the test.
-func duringGaps(t *testing.T, fn func()) (stop func()) {
-	testHookCheckpointYield = fn
-	stop = func() { testHookCheckpointYield = nil }
+func duringGaps(t *testing.T, h *harness, fn func()) (stop func()) {
+	h.s.knobs.checkpointYield = fn
+	stop = func() { h.s.knobs.checkpointYield = nil }
 	t.Cleanup(stop)
 	return stop
 }

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // TestConcurrentUse runs producers, a leaser returning outcomes, expiry,
 // checkpoints and readers at once (meant for -race), then checks the
 // invariant, before and after a reopen.
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		c.Scope.SeedHostsOnly = false
 		c.Politeness.MinDelay = time.Millisecond
@@ -60,7 +60,7 @@ func TestConcurrentUse(t *testing.T) {
 				errs <- err
 				return
 			}
-			var outs []*msg.Outcome
+			var outs []Outcome
 			for _, l := range ls {
 				n++
 				if n%5 == 0 {
@@ -70,7 +70,7 @@ func TestConcurrentUse(t *testing.T) {
 				if l.Robots && n%3 == 0 {
 					st = 404
 				}
-				outs = append(outs, outcome(l, st))
+				outs = append(outs, *outcome(l, st))
 			}
 			if _, err := s.Apply(nil, outs); err != nil {
 				errs <- err

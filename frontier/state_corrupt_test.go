@@ -15,7 +15,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // goodStateFile returns the bytes of a closed state file holding n seeded
@@ -23,18 +22,18 @@ import (
 // the configuration it was written with.
 func goodStateFile(t testing.TB, capacity uint64, n int) ([]byte, Options) {
 	t.Helper()
-	tailsOnly(t) // every host's last URLs in `tails`: a file with every queue bucket
 	cfg := testConfig()
 	cfg.Frontier.Filter.Capacity = capacity
-	opts := Options{Config: cfg, Path: filepath.Join(t.TempDir(), "good.db")}
+	// tailsOnly: every host's last URLs in `tails`, a file with every queue bucket
+	opts := Options{Config: cfg, Path: filepath.Join(t.TempDir(), "good.db"), tune: tailsOnly}
 	s, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n > 0 {
-		lb := &msg.LinkBatch{}
+		lb := &LinkBatch{}
 		for i := range n {
-			lb.Links = append(lb.Links, msg.Link{URL: fmt.Sprintf("http://h%d.test/page/%d", i%50, i), Kind: 1})
+			lb.Links = append(lb.Links, Link{URL: fmt.Sprintf("http://h%d.test/page/%d", i%50, i), Kind: 1})
 		}
 		if _, err := s.Apply([]Prepared{s.Prepare(lb)}, nil); err != nil {
 			t.Fatal(err)
@@ -284,7 +283,7 @@ func killedFile(t *testing.T, opts Options) ([]byte, *State) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	lb := &msg.LinkBatch{Links: []msg.Link{{URL: "http://late.test/", Kind: 1}}}
+	lb := &LinkBatch{Links: []Link{{URL: "http://late.test/", Kind: 1}}}
 	if _, err := s.Apply([]Prepared{s.Prepare(lb)}, nil); err != nil {
 		t.Fatal(err)
 	}

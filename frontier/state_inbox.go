@@ -32,9 +32,9 @@ import (
 // order (8 bytes per host and Apply since the last compaction), rebuilt on
 // Open by scanning the inbox.
 
-// compactChunk is how many inbox URLs one Compact transaction moves (a
-// variable for tests).
-var compactChunk = 100_000
+// compactChunk is how many inbox URLs one Compact transaction moves: the
+// default of knobs.compactChunk.
+const compactChunk = 100_000
 
 // inboxFill is the bbolt FillPercent of `inbox` when Apply writes it.
 const inboxFill = 0.95
@@ -42,8 +42,8 @@ const inboxFill = 0.95
 // inboxRecordBytes bounds an inbox record's URLs (their bytes plus 10
 // each, before front coding): one Apply may admit any number of URLs of a
 // host (a sitemap), and a reader refuses a segment body over
-// maxSegmentBody. A variable for tests.
-var inboxRecordBytes = maxSegmentBody / 4
+// maxSegmentBody. The default of knobs.inboxRecordBytes.
+const inboxRecordBytes = maxSegmentBody / 4
 
 // inboxGroupVersion is the version of an inbox record that holds one
 // host's URLs admitted by one Apply. Versions 1 and 2 (written before it)
@@ -146,7 +146,7 @@ func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
 		run := s.pending[i]
 		for len(run.entries) > 0 {
 			n, size := 0, 0
-			for n < len(run.entries) && (n == 0 || size < inboxRecordBytes) {
+			for n < len(run.entries) && (n == 0 || size < s.knobs.inboxRecordBytes) {
 				size += 10 + len(run.entries[n].URL)
 				n++
 			}
@@ -189,11 +189,7 @@ func (s *State) Compact() (int, error) {
 	if err := s.checkLocked(); err != nil {
 		return 0, err
 	}
-	n, err := s.compactWith(func() error {
-		s.mu.Unlock()
-		s.mu.Lock()
-		return s.checkLocked()
-	})
+	n, err := s.compactWith(func() error { return s.pauseLocked(nil) })
 	if err != nil {
 		return n, fmt.Errorf("frontier: %w", err)
 	}
@@ -290,14 +286,14 @@ type chunk struct {
 }
 
 // pickLocked takes the hosts of a transaction from hosts[i:], whole hosts,
-// up to about compactChunk URLs, and returns them and the next host's
+// up to about most URLs (knobs.compactChunk), and returns them and the next host's
 // index.
-func pickLocked(hosts []*host, i int, cutoff uint64) (*chunk, int) {
+func pickLocked(hosts []*host, i int, cutoff uint64, most int) (*chunk, int) {
 	// A host's URLs in the inbox are its seqs from CompactedSeq on (some
 	// may be leased already): an estimate of the chunk's size before
 	// any record is read.
 	c := &chunk{}
-	for size := 0; i < len(hosts) && size < compactChunk; i++ {
+	for size := 0; i < len(hosts) && size < most; i++ {
 		h := hosts[i]
 		in, ok := inputOf(h, cutoff)
 		if !ok {
@@ -319,11 +315,11 @@ func (s *State) moveInboxLocked(hosts []*host, cutoff uint64, yield func() error
 	if err := s.commitLocked(); err != nil {
 		return 0, err
 	}
-	cur, i := pickLocked(hosts, 0, cutoff)
+	cur, i := pickLocked(hosts, 0, cutoff, s.knobs.compactChunk)
 	cur.plans, cur.err = s.planCompaction(cur.inputs)
 	total := 0
 	for len(cur.hosts) > 0 {
-		next, ni := pickLocked(hosts, i, cutoff)
+		next, ni := pickLocked(hosts, i, cutoff, s.knobs.compactChunk)
 		planned := make(chan struct{})
 		if len(next.inputs) > 0 {
 			go func() {
@@ -394,7 +390,7 @@ func (s *State) writeChunkLocked(c *chunk) (moved int, err error) {
 	}
 	err = s.updateLocked(func(tx *bolt.Tx) error {
 		sealed, tails := tx.Bucket(bucketSealed), tx.Bucket(bucketTails)
-		sealed.FillPercent, tails.FillPercent = sealedFill, segmentFill
+		sealed.FillPercent, tails.FillPercent = sealedFill, s.knobs.segmentFill
 		// The gen of the segments this transaction seals: above every
 		// gen in the bucket, so they are appended after all of them.
 		gen, err := sealed.NextSequence()
@@ -433,8 +429,8 @@ type hostPlan struct {
 }
 
 // parallelPlan is the fewest hosts a compaction transaction plans on two
-// goroutines (a variable for tests).
-var parallelPlan = 256
+// goroutines: the default of knobs.parallelPlan.
+const parallelPlan = 256
 
 // planCompaction works out what moving the inbox records of each input
 // into its host's segments writes, reading only, in read transactions:
@@ -455,7 +451,7 @@ func (s *State) planCompaction(inputs []planInput) ([]hostPlan, error) {
 				recs := readInboxRecords(tx.Bucket(bucketInbox), inputs[lo:hi])
 				// Their buffers serve every host.
 				var ir inboxRun
-				sp := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor(), whole: sealRunBytes}
+				sp := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor(), whole: s.knobs.sealRunBytes}
 				for j := lo; j < hi; j++ {
 					in := &inputs[j]
 					run, end, err := ir.read(in, recs[:len(in.ids)])
@@ -477,7 +473,7 @@ func (s *State) planCompaction(inputs []planInput) ([]hostPlan, error) {
 			})
 		})
 	}
-	if len(inputs) < parallelPlan {
+	if len(inputs) < s.knobs.parallelPlan {
 		return plans, plan(0, len(inputs))
 	}
 	half := len(inputs) / 2
@@ -627,10 +623,10 @@ func (s *State) dropInboxLocked(cutoff uint64, yield func() error) error {
 			}
 			var keys [][]byte
 			c := ib.Cursor()
-			for k, _ := c.First(); k != nil && beUint64(k) <= cutoff && len(keys) < compactChunk; k, _ = c.Next() {
+			for k, _ := c.First(); k != nil && beUint64(k) <= cutoff && len(keys) < s.knobs.compactChunk; k, _ = c.Next() {
 				keys = append(keys, bytes.Clone(k))
 			}
-			done = len(keys) < compactChunk
+			done = len(keys) < s.knobs.compactChunk
 			for _, k := range keys {
 				if err := ib.Delete(k); err != nil {
 					return err

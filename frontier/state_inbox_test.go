@@ -11,16 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
 // TestInboxFIFO leases a host's URLs across inbox, compaction, new
 // admissions and a requeue, and wants admission order throughout.
 func TestInboxFIFO(t *testing.T) {
-	defer func(n int) { compactChunk = n }(compactChunk)
-	compactChunk = 2 // several compaction transactions
-	h := newHarness(t, noRobots)
+	t.Parallel()
+	h := newTunedHarness(t, noRobots, func(k *knobs) { k.compactChunk = 2 }) // several compaction transactions
 	u := func(i int) string { return fmt.Sprintf("http://example.com/%d", i) }
 	h.seed(u(1), u(2), u(3), "http://other.example/x")
 	ls := h.lease(1) // from the inbox
@@ -88,9 +86,8 @@ func TestInboxFIFO(t *testing.T) {
 // CompactedSeq), so that every URL is leased once and in order, and the
 // next Compact deletes them.
 func TestCompactCrashBeforeInboxDelete(t *testing.T) {
-	defer func(n int) { compactChunk = n }(compactChunk)
-	compactChunk = 7 // several transactions, hosts kept whole
-	h := newHarness(t, noRobots)
+	t.Parallel()
+	h := newTunedHarness(t, noRobots, func(k *knobs) { k.compactChunk = 7 }) // several transactions, hosts kept whole
 	want := hostURLs(30, 3)
 	h.seed(want...)
 	// Compact's first half only, as a crash would leave it.
@@ -178,6 +175,7 @@ func (h *harness) leaseAllInOrder(want []string, hosts int) {
 // after a crash, Open rebuilds the host's counts (and hosts first seen in
 // the inbox) from the inbox records past its record's NextSeq.
 func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	want := hostURLs(20, 4)
 	h.seed(want[:8]...) // seeds: host records written
@@ -185,7 +183,7 @@ func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := links("http://h0.example/a/00", 1, want[8:]...)
-	h.apply([]*msg.LinkBatch{lb})
+	h.apply([]*LinkBatch{lb})
 	before := h.s.Status()
 	h.crash()
 	if err := h.s.Verify(); err != nil {
@@ -208,11 +206,12 @@ func TestCrashAfterApplyReplaysInboxIntoHosts(t *testing.T) {
 // HeadSeq says where its head is); a record leaves the inbox with its last
 // URL; Compact moves only the URLs not leased.
 func TestInboxRecordPerHostAndApply(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	want := hostURLs(30, 3)
 	h.seed(want[:3]...)
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[3:18]...)})
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[18:]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[3:18]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[18:]...)})
 	if n := h.inboxRecords(); n != 9 {
 		t.Fatalf("%d inbox records, want 9: one per host and Apply", n)
 	}
@@ -252,12 +251,11 @@ func TestInboxRecordPerHostAndApply(t *testing.T) {
 // An Apply admitting more URLs of a host than one record takes writes
 // several, which lease in order.
 func TestInboxRecordBytes(t *testing.T) {
-	defer func(n int) { inboxRecordBytes = n }(inboxRecordBytes)
-	inboxRecordBytes = 200 // about 5 URLs
-	h := newHarness(t, noRobots)
+	t.Parallel()
+	h := newTunedHarness(t, noRobots, func(k *knobs) { k.inboxRecordBytes = 200 }) // about 5 URLs
 	want := hostURLs(40, 1)
 	h.seed(want[0])
-	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+	h.apply([]*LinkBatch{links(want[0], 0, want[1:]...)})
 	if n := h.inboxRecords(); n != 7 {
 		t.Fatalf("%d inbox records, want 7: the seed's, then 39 URLs of 22 bytes, 7 a record", n)
 	}
@@ -271,10 +269,11 @@ func TestInboxRecordBytes(t *testing.T) {
 // written before an Apply wrote one record per host) opens, leases in
 // order and compacts, mixed with the records written now.
 func TestInboxReadsOneURLRecords(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	want := hostURLs(12, 2)
 	h.seed(want[:2]...)
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[2:8]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[2:8]...)})
 	// A crash, and every inbox record rewritten as records of one URL, in
 	// the same order.
 	h.crashEditing(func(path string) {
@@ -293,7 +292,7 @@ func TestInboxReadsOneURLRecords(t *testing.T) {
 	if st := h.s.Status(); st.Queued != 8 || h.s.counters()["inbox"] != 8 {
 		t.Fatalf("%d queued, inbox gauge %d; want 8", st.Queued, h.s.counters()["inbox"])
 	}
-	h.apply([]*msg.LinkBatch{links("http://h0.example/a/00", 0, want[8:]...)})
+	h.apply([]*LinkBatch{links("http://h0.example/a/00", 0, want[8:]...)})
 	ls := h.lease(2) // the one-URL records go first
 	for _, l := range ls {
 		h.apply(nil, outcome(l, 200))
@@ -348,10 +347,11 @@ func legacyInboxOf(tx *bolt.Tx) error {
 // cached copy in use: its URLs past the old end would be skipped, and the
 // segment deleted with them, when the cached end is reached.
 func TestHeadCacheAfterCompactAppends(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	want := hostURLs(12, 1)
 	h.seed(want[0])
-	h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:4]...)})
+	h.apply([]*LinkBatch{links(want[0], 0, want[1:4]...)})
 	if _, err := h.s.Compact(); err != nil { // one segment: /00-/03
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 		h.clock.Advance(time.Minute)
 	}
 	lease() // /00, from the segment, now cached
-	h.apply([]*msg.LinkBatch{links(want[0], 0, want[4:]...)})
+	h.apply([]*LinkBatch{links(want[0], 0, want[4:]...)})
 	if _, err := h.s.Compact(); err != nil { // appended to the same segment
 		t.Fatal(err)
 	}
@@ -383,13 +383,14 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 // the inbox and from sealed segments and the tail (whose heads are then
 // read without decoding the segment, headOfSegment).
 func TestHeadCacheOff(t *testing.T) {
+	t.Parallel()
 	for _, compact := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compacted=%v", compact), func(t *testing.T) {
 			h := newHarness(t, noRobots)
 			h.s.heads.max = 0
 			want := hostURLs(300, 1) // compacted: sealed segments and a tail
 			h.seed(want[0])
-			h.apply([]*msg.LinkBatch{links(want[0], 0, want[1:]...)})
+			h.apply([]*LinkBatch{links(want[0], 0, want[1:]...)})
 			if compact {
 				if n, err := h.s.Compact(); err != nil || n != len(want) {
 					t.Fatalf("Compact moved %d URLs, %v; want %d", n, err, len(want))
@@ -413,12 +414,8 @@ func TestHeadCacheOff(t *testing.T) {
 
 // tailsOnly has Compact keep every host's last URLs as its tail, as it
 // does with runs under sealRunBytes, for the tests of tails (and of
-// files that hold every queue bucket), until t ends.
-func tailsOnly(t testing.TB) {
-	old := sealRunBytes
-	sealRunBytes = 0
-	t.Cleanup(func() { sealRunBytes = old })
-}
+// files that hold every queue bucket): an Options.tune.
+func tailsOnly(k *knobs) { k.sealRunBytes = 0 }
 
 // hostURLs is n URLs spread round-robin over hosts h0.example ..
 // h<hosts-1>.example, in the order leaseAllInOrder wants them.
@@ -449,9 +446,8 @@ func (h *harness) inboxRecords() int {
 // interleaved at gaps from 1 to well past nearKeys, every host's URLs
 // still come out once each, in admission order.
 func TestCompactScatteredInbox(t *testing.T) {
-	defer func(n int) { compactChunk = n }(compactChunk)
-	compactChunk = 3 // several transactions
-	h := newHarness(t, noRobots)
+	t.Parallel()
+	h := newTunedHarness(t, noRobots, func(k *knobs) { k.compactChunk = 3 }) // several transactions
 	want := map[string][]string{}
 	for k := range 300 {
 		var urls []string
@@ -492,10 +488,9 @@ func TestCompactScatteredInbox(t *testing.T) {
 // from the inbox before the compaction, and the hosts lease their URLs in
 // admission order.
 func TestCompactPlannedInHalves(t *testing.T) {
-	defer func(n int) { parallelPlan = n }(parallelPlan)
+	t.Parallel()
 	run := func(split int) (map[string]string, map[string][]string) {
-		parallelPlan = split
-		h := newHarness(t, noRobots)
+		h := newTunedHarness(t, noRobots, func(k *knobs) { k.parallelPlan = split })
 		got := map[string][]string{}
 		for round := range 4 {
 			var urls []string
@@ -580,6 +575,7 @@ func leaseAll(h *harness, got map[string][]string, per, rounds int) {
 // when the tails were the last segments in `segments`), so each
 // compaction wrote twice the pages it needed to.
 func TestSegmentPagesStayFilled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	const hosts, rounds = 3000, 10
 	for round := range rounds {
@@ -628,12 +624,12 @@ func TestSegmentPagesStayFilled(t *testing.T) {
 // (schema 3), each went to a random page of `segments`, and those
 // compactions wrote 84, 118, 150 and 187 pages.
 func TestCompactWritesFollowNewURLs(t *testing.T) {
-	tailsOnly(t) // runs of 30 would be sealed whole (TestCompactSealsWholeRuns)
-	h := newHarness(t, func(c *config.Config) {
+	t.Parallel()
+	h := newTunedHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Frontier.Filter.Capacity = 2_000_000 // no false-positive skips among the 240,000
 		c.Audit.Fraction = 1e-12               // no key sampled: the writes counted are the queue's
-	})
+	}, tailsOnly) // runs of 30 would be sealed whole (TestCompactSealsWholeRuns)
 	const hosts, per, rounds = 400, 30, 20
 	var writes, sealed []int
 	segmentKeys := func() int {
@@ -704,6 +700,7 @@ func TestCompactWritesFollowNewURLs(t *testing.T) {
 // a compaction rewrites grow over the first few), and each host's queue
 // still holds its URLs once, in admission order.
 func TestCompactSealsWholeRuns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) {
 		noRobots(c)
 		c.Frontier.Filter.Capacity = 2_000_000
@@ -782,9 +779,8 @@ func TestCompactSealsWholeRuns(t *testing.T) {
 // its URL, Apply appends records past the cutoff, the other Compact moves
 // them all), every URL is still leased once, in admission order.
 func TestCompactPipelineBetweenChunks(t *testing.T) {
-	defer func(n int) { compactChunk = n }(compactChunk)
-	compactChunk = 3 // a host per transaction
-	h := newHarness(t, noRobots)
+	t.Parallel()
+	h := newTunedHarness(t, noRobots, func(k *knobs) { k.compactChunk = 3 }) // a host per transaction
 	const hosts = 24
 	want := map[string][]string{}
 	admit := func(round int) {
@@ -857,6 +853,7 @@ func TestCompactPipelineBetweenChunks(t *testing.T) {
 // TestApplyScratchBounded: Apply keeps its working slices for the next
 // call, but not a sitemap's worth of them, and what it keeps holds no URL.
 func TestApplyScratchBounded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, noRobots)
 	h.seed(hostURLs(100, 2)...)
 	sc := &h.s.scratch
@@ -886,6 +883,7 @@ func TestApplyScratchBounded(t *testing.T) {
 // batch, or in a later batch) is a duplicate, and every URL is queued
 // once, in the order it was first linked.
 func TestApplyRepeatsWithinBatches(t *testing.T) {
+	t.Parallel()
 	const n = 80
 	h := newHarness(t, noRobots)
 	urls := hostURLs(n, 1)
@@ -895,7 +893,7 @@ func TestApplyRepeatsWithinBatches(t *testing.T) {
 	batch = append(batch, urls[2], urls[n/4])              // further down
 	batch = append(batch, urls[n/2:]...)                   // the rest
 	later := []string{urls[0], urls[len(urls)-1], urls[4]} // a later batch
-	res := h.apply([]*msg.LinkBatch{links("", 0, batch...), links("", 0, later...)})
+	res := h.apply([]*LinkBatch{links("", 0, batch...), links("", 0, later...)})
 	if res.Admitted != len(urls) || res.Duplicates != len(batch)+len(later)-len(urls) {
 		t.Fatalf("admitted %d, duplicates %d; want %d and %d", res.Admitted, res.Duplicates, len(urls), len(batch)+len(later)-len(urls))
 	}

@@ -15,7 +15,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // builtFiles returns the bytes of a state file buildState drove through
@@ -31,7 +30,7 @@ func builtFiles(t *testing.T) (closed, killed []byte, opts Options) {
 		t.Fatal(err)
 	}
 	// More links, left in the inbox of the killed file.
-	h.apply([]*msg.LinkBatch{links("http://a.example/0", 1, "http://a.example/late1", "http://b.example/late2")})
+	h.apply([]*LinkBatch{links("http://a.example/0", 1, "http://a.example/late1", "http://b.example/late2")})
 	killed, err := os.ReadFile(h.path)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -77,7 +76,7 @@ func takeSnapshot(t *testing.T, s *State) snapshot {
 		t.Fatal(err)
 	}
 	st := s.Status()
-	st.Time, st.Checkpoint = time.Time{}, msg.CheckpointStatus{}
+	st.Time, st.Checkpoint = time.Time{}, CheckpointStatus{}
 	sn.Status = fmt.Sprintf("%+v", st)
 	return sn
 }
@@ -123,7 +122,7 @@ func buildState(t *testing.T, h *harness) (admitted []string) {
 	for i := range 300 {
 		more = append(more, fmt.Sprintf("http://a.example/p%d", i), fmt.Sprintf("http://b.example/p%d", i%150))
 	}
-	h.apply([]*msg.LinkBatch{links("http://a.example/0", 0, more...)})
+	h.apply([]*LinkBatch{links("http://a.example/0", 0, more...)})
 	for i := range 300 {
 		admitted = append(admitted, fmt.Sprintf("http://a.example/p%d", i))
 		if i < 150 {
@@ -150,6 +149,7 @@ func checkFilterHolds(t *testing.T, s *State, keys []string) {
 }
 
 func TestReopenAfterCloseRestoresEverything(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, reopenConfig)
 	admitted := buildState(t, h)
 	// Close compacts the inbox: compact first so that the snapshots compare.
@@ -182,6 +182,7 @@ func TestReopenAfterCloseRestoresEverything(t *testing.T) {
 // rebuilt from its first checkpoint plus the journal, must hold every
 // admitted key.
 func TestReopenWithoutClose(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, reopenConfig)
 	admitted := buildState(t, h)
 	if _, err := h.s.Checkpoint(); err != nil {
@@ -192,7 +193,7 @@ func TestReopenWithoutClose(t *testing.T) {
 	for i := range 200 {
 		late = append(late, fmt.Sprintf("http://d.example/late%d", i))
 	}
-	h.apply([]*msg.LinkBatch{links("http://d.example/0", 0, late...)})
+	h.apply([]*LinkBatch{links("http://d.example/0", 0, late...)})
 	admitted = append(admitted, late...)
 	before := takeSnapshot(t, h.s)
 	s2 := crashCopy(t, h)
@@ -226,6 +227,7 @@ func diffSnapshots(t *testing.T, a, b snapshot) {
 }
 
 func TestOpenRefusesMismatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.db")
 	cfg := testConfig()
@@ -294,6 +296,7 @@ func TestOpenRefusesMismatch(t *testing.T) {
 }
 
 func TestOpenRefusesCorrupt(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	for _, tc := range []struct {
 		name string
@@ -340,6 +343,7 @@ func TestOpenRefusesCorrupt(t *testing.T) {
 }
 
 func TestOpenDefaultPath(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
 	cfg.Frontier.Shards, cfg.Frontier.Shard = 3, 2
@@ -358,6 +362,7 @@ func TestOpenDefaultPath(t *testing.T) {
 }
 
 func TestClosedAndFailedStates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.s.Close()
 	if _, err := h.s.Lease(1); !errors.Is(err, ErrClosed) {
@@ -397,6 +402,7 @@ func mustPlan(t *testing.T, cfg config.Config) dedup.Sizing {
 // the file reopened in between) changes nothing but the duplicate and
 // stale counts.
 func TestApplyTwiceIsIdempotent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.seed("http://a.test/1", "http://a.test/2")
 	robots := h.lease(10)
@@ -409,7 +415,7 @@ func TestApplyTwiceIsIdempotent(t *testing.T) {
 	if len(page) != 1 {
 		t.Fatalf("leases %+v, want one page lease", page)
 	}
-	batch := []*msg.LinkBatch{links("http://a.test/1", 1, "http://a.test/3", "http://a.test/4")}
+	batch := []*LinkBatch{links("http://a.test/1", 1, "http://a.test/3", "http://a.test/4")}
 	done := outcome(page[0], 200)
 	first := h.apply(batch, done)
 	if err := h.s.Verify(); err != nil {

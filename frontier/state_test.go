@@ -6,6 +6,7 @@ import (
 )
 
 func TestSmokeSeedRobotsLeaseOutcome(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	res := h.seed("http://example.com/", "http://example.com/a")
 	if res.Admitted != 2 {

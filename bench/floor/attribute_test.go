@@ -39,7 +39,7 @@ func TestAttribute(t *testing.T) {
 		{"an HTTP socket read", stack("internal/runtime/syscall/linux.Syscall6", "syscall.read", "net.(*conn).Read", "net/http.(*persistConn).Read", "bufio.(*Reader).Peek", "net/http.(*persistConn).readLoop"), cFetch},
 		{"publishing through nats.go", stack("github.com/nats-io/nats%2ego.(*Conn).publish", fetcherPkg+"(*Worker).publishLinks@"+w+"/fetcher/worker.go"), cNATS},
 		{"encoding a link batch", stack(trawl+"internal/msg.(*encoder).str@"+w+"/internal/msg/encode.go", fetcherPkg+"(*publisher).send@"+w+"/fetcher/publish.go"), cPublish},
-		{"routing canonicalizes", stack(trawl+"parser.canonicalFast@"+w+"/parser/canonical_fast.go", trawl+"internal/msg.Router.Canonical", fetcherPkg+"route@"+w+"/fetcher/route.go"), cCanon},
+		{"routing canonicalizes", stack(trawl+"parser.canonicalFast@"+w+"/parser/canonical_fast.go", trawl+"internal/route.Router.Canonical", fetcherPkg+"route@"+w+"/fetcher/route.go"), cCanon},
 		{"an outcome applied", stack(statePkg+"applyOutcomeLocked@"+w+"/frontier/state_apply.go", statePkg+"Apply@"+w+"/frontier/state_apply.go", trawl+"frontier/service.(*Server).commit@"+w+"/frontier/service/ingest.go"), cLease},
 		{"links applied", stack("runtime.mapaccess2_faststr", statePkg+"applyLinksLocked@"+w+"/frontier/state_apply.go", statePkg+"Apply@"+w+"/frontier/state_apply.go"), cIngest},
 		{"bbolt under a commit", stack("syscall.pwrite", "go.etcd.io/bbolt.(*Tx).write", statePkg+"commitLocked@"+w+"/frontier/state.go", statePkg+"Apply@"+w+"/frontier/state_apply.go"), cBolt},

@@ -10,7 +10,6 @@ import (
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 func TestCheckCommand(t *testing.T) {
@@ -21,7 +20,7 @@ func TestCheckCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := &msg.LinkBatch{Links: []msg.Link{{URL: "http://a.test/", Kind: 1}, {URL: "http://b.test/", Kind: 1}}}
+	lb := &frontier.LinkBatch{Links: []frontier.Link{{URL: "http://a.test/", Kind: 1}, {URL: "http://b.test/", Kind: 1}}}
 	if _, err := st.Apply([]frontier.Prepared{st.Prepare(lb)}, nil); err != nil {
 		t.Fatal(err)
 	}

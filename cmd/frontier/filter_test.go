@@ -10,7 +10,6 @@ import (
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // TestFilterRebuildCommand: a scalable shard that grew is rebuilt offline
@@ -25,9 +24,9 @@ func TestFilterRebuildCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := &msg.LinkBatch{}
+	lb := &frontier.LinkBatch{}
 	for i := range 3000 {
-		lb.Links = append(lb.Links, msg.Link{URL: fmt.Sprintf("http://h%d.test/%d", i%40, i), Kind: 1})
+		lb.Links = append(lb.Links, frontier.Link{URL: fmt.Sprintf("http://h%d.test/%d", i%40, i), Kind: 1})
 	}
 	if _, err := st.Apply([]frontier.Prepared{st.Prepare(lb)}, nil); err != nil {
 		t.Fatal(err)

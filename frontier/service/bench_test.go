@@ -57,7 +57,8 @@ func benchService(b *testing.B, dup float64) {
 	g := &benchdata.LinkGen{}
 	if dup > 0 { // earlier keys for the duplicates to hit: 100,000 URLs
 		for _, lb := range g.Batches(100, 1000, 0) {
-			if _, err := st.Apply([]frontier.Prepared{st.Prepare(lb)}, nil); err != nil {
+			cb := CoreLinkBatch(lb)
+			if _, err := st.Apply([]frontier.Prepared{st.Prepare(&cb)}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

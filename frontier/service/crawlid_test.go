@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/frontier"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
@@ -120,7 +119,7 @@ func TestServiceLeavesAnotherCrawlsFileUnchanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lb := &msg.LinkBatch{Links: []msg.Link{{URL: "http://b.test/", Kind: 1}}}
+			lb := &frontier.LinkBatch{Links: []frontier.Link{{URL: "http://b.test/", Kind: 1}}}
 			if _, err := st.Apply([]frontier.Prepared{st.Prepare(lb)}, nil); err != nil {
 				t.Fatal(err)
 			}

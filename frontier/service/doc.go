@@ -64,7 +64,8 @@
 //
 // Like frontier, this is the implementation of cmd/frontier and of the
 // one-command crawl, not a library: its Options take internal/config and
-// its messages are internal/msg's.
+// its messages are internal/msg's. It converts between them and the
+// core's values (convert.go): a page's links without a copy.
 //
 // # Caveats
 //

@@ -202,7 +202,7 @@ type stagedBatch struct {
 	why      map[int]string // the Term reason of each ackTerm message
 	batches  int            // link batches, outcomes' own included
 	prepared []frontier.Prepared
-	outcomes []*msg.Outcome
+	outcomes []frontier.Outcome
 	// Message counts, for the metrics: not applied, of them dead letters
 	// recorded now (not before, by an earlier delivery), and the applied.
 	bad, dead, withLinks, single, outcomeBatches, inBatches int
@@ -222,7 +222,7 @@ func (b *stagedBatch) applying() []jetstream.Msg {
 // stage decodes, dead-letters and prepares one batch.
 func (s *Server) stage(ctx context.Context, batch []jetstream.Msg) *stagedBatch {
 	b := &stagedBatch{msgs: batch, acks: make([]ackAction, len(batch))}
-	var batches []*msg.LinkBatch
+	var batches []frontier.LinkBatch
 	for i, m := range batch {
 		if cause := s.exhausted(m); cause != nil {
 			s.drop(ctx, b, i, cause, reasonApplyFailed)
@@ -233,7 +233,7 @@ func (s *Server) stage(ctx context.Context, batch []jetstream.Msg) *stagedBatch 
 		case err != nil:
 			s.drop(ctx, b, i, err, reasonUndecodable)
 		case lb != nil:
-			batches = append(batches, lb)
+			batches = append(batches, CoreLinkBatch(lb))
 		default:
 			if batched {
 				b.outcomeBatches++
@@ -249,9 +249,9 @@ func (s *Server) stage(ctx context.Context, batch []jetstream.Msg) *stagedBatch 
 			// published as a link batch ahead of it.
 			for _, out := range outs {
 				if out.Links != nil {
-					batches = append(batches, out.Links)
+					batches = append(batches, CoreLinkBatch(out.Links))
 				}
-				b.outcomes = append(b.outcomes, out)
+				b.outcomes = append(b.outcomes, coreOutcome(out))
 			}
 		}
 	}
@@ -464,12 +464,12 @@ func headerValue(s string) string {
 
 // prepare runs State.Prepare over batches on up to Workers goroutines;
 // the result is in the order of batches.
-func (s *Server) prepare(batches []*msg.LinkBatch) []frontier.Prepared {
+func (s *Server) prepare(batches []frontier.LinkBatch) []frontier.Prepared {
 	out := make([]frontier.Prepared, len(batches))
 	workers := min(s.opts.Workers, len(batches))
 	if workers <= 1 {
-		for i, lb := range batches {
-			out[i] = s.st.Prepare(lb)
+		for i := range batches {
+			out[i] = s.st.Prepare(&batches[i])
 		}
 		return out
 	}
@@ -482,7 +482,7 @@ func (s *Server) prepare(batches []*msg.LinkBatch) []frontier.Prepared {
 				if i >= len(batches) {
 					return
 				}
-				out[i] = s.st.Prepare(batches[i])
+				out[i] = s.st.Prepare(&batches[i])
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -126,7 +127,10 @@ func (s *Server) serveWork(batch []*nats.Msg, fatal func(error)) {
 			fatal(err)
 			break
 		}
-		pool = append(pool, leases...)
+		pool = slices.Grow(pool, len(leases))
+		for _, l := range leases {
+			pool = append(pool, wireLease(l))
+		}
 		if len(leases) < ask {
 			break // nothing more is ready
 		}
@@ -201,7 +205,7 @@ func (s *Server) onFetched(m *nats.Msg) {
 		s.log.Debug("bad fetched notice", "err", err)
 		return
 	}
-	if !s.st.Fetched(n) {
+	if !s.st.Fetched(coreFetchNotice(n)) {
 		s.m.fetchedNotices.WithLabelValues("ignored").Inc()
 		return
 	}

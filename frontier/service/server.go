@@ -530,7 +530,7 @@ func (s *Server) checkpointIfDue() error {
 // every message published before the call is reflected in the counts.
 func (s *Server) Status() msg.Status {
 	pending := s.pending()
-	st := s.st.Status()
+	st := wireStatus(s.st.Status())
 	st.Shard, st.Shards = s.shard, s.shards
 	if st.Time.IsZero() {
 		st.Time = time.Now()

@@ -1,7 +1,7 @@
 // Package msg defines the messages trawl's processes exchange over NATS and
 // their binary encoding, the subjects they travel on, and the routing of a
-// URL to the frontier shard that owns it (Router, the one place that
-// decision is made).
+// URL to the frontier shard that owns it (Router, an alias of route.Router,
+// the one place that decision is made).
 //
 // # Messages
 //

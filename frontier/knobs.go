@@ -1,0 +1,28 @@
+package frontier
+
+// knobs are the State's tuning values and failpoints that tests and the
+// scale benchmark change. Open starts from defaultKnobs (the constants
+// of the same names, each documented where it is used) and applies
+// Options.tune; every State keeps its own, so tests that change them can
+// run in parallel.
+type knobs struct {
+	compactChunk     int     // inbox URLs one Compact transaction moves
+	inboxRecordBytes int     // bound of an inbox record's URLs
+	sealRunBytes     int     // a host's run of new URLs this big is sealed whole; 0: never
+	segmentFill      float64 // bbolt FillPercent of `tails` when Compact writes it
+	parallelPlan     int     // the fewest hosts a compaction plans on two goroutines
+	// checkpointYield, when set, runs between the parts of a checkpoint
+	// that yields, while the state is free (yieldLocked).
+	checkpointYield func()
+}
+
+// defaultKnobs is the knobs of a State built by Open without tune.
+func defaultKnobs() knobs {
+	return knobs{
+		compactChunk:     compactChunk,
+		inboxRecordBytes: inboxRecordBytes,
+		sealRunBytes:     sealRunBytes,
+		segmentFill:      segmentFill,
+		parallelPlan:     parallelPlan,
+	}
+}
