@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/boltcheck"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -18,7 +19,7 @@ const maxCheckProblems = 50
 // CheckReport is what Check found in a state file.
 type CheckReport struct {
 	Path string
-	File FileInfo
+	File boltcheck.Info
 	// Shard, Shards, Capacity, FP, Layout and Audit are the schema record's.
 	Shard, Shards int
 	Capacity      uint64
