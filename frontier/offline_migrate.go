@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -389,18 +388,4 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) (sealedH
 		return nil, fmt.Errorf("convert queue: %w", err)
 	}
 	return sealedHosts, nil
-}
-
-// replaceFile renames tmp over path and syncs the directory, so that the
-// new file is the one a crash leaves.
-func replaceFile(tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
