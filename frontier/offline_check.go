@@ -102,15 +102,8 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 			if r.OK() {
 				r.Buckets = bucketUsage(tx)
 			}
-			meta := tx.Bucket(bucketMeta)
-			if meta == nil {
-				return fmt.Errorf("%w: %s: no meta bucket: not a frontier state file", ErrCorrupt, path)
-			}
-			b := meta.Get(keySchema)
-			if b == nil {
-				return fmt.Errorf("%w: %s: no schema record", ErrCorrupt, path)
-			}
-			schema, err = decodeSchema(b)
+			var meta *bolt.Bucket
+			meta, schema, err = readSchema(tx)
 			if err == nil && schema.Version == SchemaVersion {
 				err = schema.validate() // as Open's checkSchema, before the plan is used
 			}

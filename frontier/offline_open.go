@@ -57,6 +57,25 @@ func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 	return db, info.Size, nil
 }
 
+// readSchema reads the schema record of the state file tx reads, for the
+// offline tools (Check, Migrate, RebuildFilter): a file without the meta
+// bucket or without the record is ErrCorrupt, saying which. It returns
+// the meta bucket too, where a tool that converts the file writes the
+// record back. Any schema version decodes; the caller decides which it
+// takes.
+func readSchema(tx *bolt.Tx) (*bolt.Bucket, schemaRecord, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return nil, schemaRecord{}, fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
+	}
+	b := meta.Get(keySchema)
+	if b == nil {
+		return meta, schemaRecord{}, fmt.Errorf("%w: no schema record", ErrCorrupt)
+	}
+	schema, err := decodeSchema(b)
+	return meta, schema, err
+}
+
 // replaceFile renames tmp over path and syncs the directory, so that the
 // new file is the one a crash leaves.
 func replaceFile(tmp, path string) error {

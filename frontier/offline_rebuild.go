@@ -64,11 +64,7 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 var rebuildFailpoint func() error
 
 func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) error {
-	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		return fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
-	}
-	schema, err := decodeSchema(meta.Get(keySchema))
+	meta, schema, err := readSchema(tx)
 	if err != nil {
 		return err
 	}
