@@ -35,7 +35,7 @@ const (
 
 // chainTableLine formats the plan columns of a row; sim is appended.
 func chainTableLine(t testing.TB, s, r float64) (string, ChainPlan) {
-	p, err := PlanChain(ChainConfig{Initial: 1_000_000, Capacity: 1_000_000_000, FP: 0.01, Growth: s, Tightening: r})
+	p, err := PlanChain(ChainConfig{Initial: 1_000_000, Capacity: 1_000_000_000, FP: 0.01, Growth: s, Tightening: r, Layout: Standard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func chainTableLine(t testing.TB, s, r float64) (string, ChainPlan) {
 // simulateChain fills the row's chain from n0 to 1000·n0 keys and measures
 // the rate over probes never-inserted keys.
 func simulateChain(t testing.TB, n0 uint64, probes uint64, s, r float64, prefix string) float64 {
-	c, err := NewChain(ChainConfig{Initial: n0, FP: 0.01, Growth: s, Tightening: r, ChunkBytes: minChunkBytes})
+	c, err := NewChain(ChainConfig{Initial: n0, FP: 0.01, Growth: s, Tightening: r, ChunkBytes: minChunkBytes, Layout: Standard})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,10 +129,10 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 	}
 	cfg.Frontier.Shard, cfg.Frontier.Shards, cfg.Audit.Fraction = r.Shard, r.Shards, r.Audit
 	cfg.Frontier.Filter.Capacity, cfg.Frontier.Filter.FP, cfg.Frontier.Filter.Layout = r.Capacity, r.FP, r.Layout
-	cfg.Frontier.Filter.Mode = "fixed"
+	cfg.Frontier.Filter.Mode = dedup.ModeFixed.String()
 	if chain.Initial > 0 {
 		f := &cfg.Frontier.Filter
-		f.Mode, f.Initial, f.Growth, f.Tightening = "scalable", chain.Initial, chain.Growth, chain.Tightening
+		f.Mode, f.Initial, f.Growth, f.Tightening = dedup.ModeScalable.String(), chain.Initial, chain.Growth, chain.Tightening
 	}
 	if math.IsNaN(r.FP) || r.Shards < 1 {
 		r.problem("schema record: shard %d of %d, fp %g", r.Shard, r.Shards, r.FP)
