@@ -2,8 +2,9 @@ package dedup
 
 import (
 	"fmt"
-	"math"
 	"strconv"
+
+	"github.com/trawlhq/trawl/internal/stats"
 )
 
 // FPCheckResult is the outcome of the classic false-positive experiment.
@@ -112,16 +113,6 @@ func runFPCheck(f interface {
 	})
 	if r.Probes > 0 {
 		r.FPRate = float64(r.FalsePositives) / float64(r.Probes)
-		r.FPRateLow, r.FPRateHigh = wilson(r.FalsePositives, r.Probes)
+		_, r.FPRateLow, r.FPRateHigh = stats.Wilson(r.FalsePositives, r.Probes)
 	}
-}
-
-// wilson is the 95% Wilson score interval of a proportion x/n.
-func wilson(x, n uint64) (lo, hi float64) {
-	const z = 1.959963984540054
-	p, fn := float64(x)/float64(n), float64(n)
-	den := 1 + z*z/fn
-	mid := (p + z*z/(2*fn)) / den
-	half := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / den
-	return max(0, mid-half), min(1, mid+half)
 }
