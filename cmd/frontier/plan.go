@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -118,9 +117,7 @@ func newPlanJSON(s dedup.Sizing) planJSON {
 
 func printPlan(w io.Writer, s dedup.Sizing, asJSON bool) error {
 	if asJSON {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(newPlanJSON(s))
+		return printJSON(w, newPlanJSON(s))
 	}
 	_, err := fmt.Fprintf(w, `capacity           %d items at target rate %g (%s layout)
 bits               %d
