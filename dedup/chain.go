@@ -41,8 +41,25 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("%w: mode %q (want scalable or fixed)", ErrInvalid, s)
 }
 
-// Defaults of a ChainConfig; see the chain table in doc.go for why.
+// The filter trawl builds when nothing says otherwise, in one place: New
+// and ChainConfig take their zero values from here, and so do trawl's
+// configuration defaults (config.Default) and the frontier's plan of a
+// filter whose settings are empty. TestDefaultsAgree holds the
+// configuration to them.
 const (
+	// DefaultMode is the scalable chain: a crawler does not know how many
+	// URLs it will meet (see Growth in doc.go).
+	DefaultMode = ModeScalable
+	// DefaultLayout is Paged: Standard's bits, k and nearly its rate, one
+	// address translation per key instead of k (see Layouts in doc.go).
+	DefaultLayout = Paged
+	// DefaultCapacity is the keys a filter is planned for: a billion URLs.
+	DefaultCapacity = 1_000_000_000
+	// DefaultFP is the false-positive rate at capacity (a chain's
+	// compound bound).
+	DefaultFP = 0.01
+	// DefaultInitial, DefaultGrowth and DefaultTightening shape a chain;
+	// see the chain table in doc.go for why.
 	DefaultInitial    = 1_000_000
 	DefaultGrowth     = 2
 	DefaultTightening = 0.9
@@ -65,7 +82,7 @@ type ChainConfig struct {
 	Initial uint64
 	// FP is the target compound false-positive rate p: sub-filter i is
 	// sized for p0·r^i with p0 = p·(1−r), so the chain stays under p
-	// however long it grows. Default 0.01.
+	// however long it grows. Default DefaultFP.
 	FP float64
 	// Growth is s: each sub-filter holds s times the keys of the one before
 	// (1.25 .. 16). Default DefaultGrowth.
@@ -73,7 +90,7 @@ type ChainConfig struct {
 	// Tightening is r: each sub-filter's rate is r times the one before
 	// (0.05 .. 0.95). Default DefaultTightening.
 	Tightening float64
-	// Layout of every sub-filter. Default Standard.
+	// Layout of every sub-filter. Default DefaultLayout.
 	Layout Layout
 	// ChunkBytes is the checkpoint chunk size of every sub-filter. Default
 	// DefaultChunkBytes.
@@ -93,7 +110,7 @@ func (c ChainConfig) withDefaults() (ChainConfig, error) {
 		c.Initial = DefaultInitial
 	}
 	if c.FP == 0 {
-		c.FP = 0.01
+		c.FP = DefaultFP
 	}
 	if c.Growth == 0 {
 		c.Growth = DefaultGrowth
@@ -102,7 +119,7 @@ func (c ChainConfig) withDefaults() (ChainConfig, error) {
 		c.Tightening = DefaultTightening
 	}
 	if c.Layout == 0 {
-		c.Layout = Standard
+		c.Layout = DefaultLayout
 	}
 	if c.ChunkBytes == 0 {
 		c.ChunkBytes = DefaultChunkBytes

@@ -35,41 +35,24 @@ const (
 
 // chainTableLine formats the plan columns of a row; sim is appended.
 func chainTableLine(t testing.TB, s, r float64) (string, ChainPlan) {
-	p, err := PlanChain(ChainConfig{Initial: 1_000_000, Capacity: 1_000_000_000, FP: 0.01, Growth: s, Tightening: r})
+	p, err := PlanChain(ChainConfig{Initial: 1_000_000, Capacity: 1_000_000_000, FP: 0.01, Growth: s, Tightening: r, Layout: Standard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("//\t%g  %4.2f  %4d  %5.3fx  %9.2f  %-9.4g", s, r, len(p.Subfilters), p.MemoryRatio, p.LinesPerKey, p.CompoundFP), p
 }
 
-// simulateChain fills the row's chain from n0 to 1000·n0 keys and measures
-// the rate over probes never-inserted keys.
+// simulateChain runs the false-positive experiment (fpExperiment) on the
+// row's chain: filled from n0 to 1000·n0 keys, probes never-inserted keys
+// tested.
 func simulateChain(t testing.TB, n0 uint64, probes uint64, s, r float64, prefix string) float64 {
-	c, err := NewChain(ChainConfig{Initial: n0, FP: 0.01, Growth: s, Tightening: r, ChunkBytes: minChunkBytes})
+	c, err := NewChain(ChainConfig{Initial: n0, FP: 0.01, Growth: s, Tightening: r, ChunkBytes: minChunkBytes, Layout: Standard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.syncGrowth = true // the table describes the chain at its plan, not a lagging one
-	n := 1000 * n0
-	var hs [hashBatch]uint64
-	var seen [hashBatch]bool
-	var buf []byte
-	for i := uint64(0); i < n; i += hashBatch {
-		cnt := min(hashBatch, n-i)
-		for j := range cnt {
-			buf = strconv.AppendUint(append(buf[:0], prefix+"key:"...), i+j, 10)
-			hs[j] = Hash(buf)
-		}
-		c.TestAndAddHashes(hs[:cnt], seen[:cnt])
-	}
-	var fps uint64
-	for i := range probes {
-		buf = strconv.AppendUint(append(buf[:0], prefix+"probe:"...), i, 10)
-		if c.TestHash(Hash(buf)) {
-			fps++
-		}
-	}
+	_, fps := fpExperiment{inserted: prefix + "key:", probed: prefix + "probe:", n: 1000 * n0, probes: probes}.run(c)
 	return float64(fps) / float64(probes)
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/internal/stats"
 )
 
 func newTestChain(t testing.TB, cfg ChainConfig) *Chain {
@@ -98,7 +100,7 @@ func TestChainGrowsWithoutFalseNegatives(t *testing.T) {
 				}
 			}
 			rate := float64(fps) / probes
-			if _, hi := wilson(uint64(fps), probes); hi < cfg.FP*0.2 || rate > cfg.FP*1.1 {
+			if _, _, hi := stats.Wilson(uint64(fps), probes); hi < cfg.FP*0.2 || rate > cfg.FP*1.1 {
 				t.Errorf("measured rate %.5f, target %g", rate, cfg.FP)
 			}
 			if st.ImpliedFP > cfg.FP {

@@ -57,7 +57,7 @@ type options struct {
 // Option changes how New builds a filter.
 type Option func(*options)
 
-// WithLayout chooses the layout; the default is Standard.
+// WithLayout chooses the layout; the default is DefaultLayout.
 func WithLayout(l Layout) Option { return func(o *options) { o.layout = l } }
 
 // ChunkBytes is the size of the chunks Checkpoint writes: the cost of a
@@ -72,7 +72,7 @@ func WithChunkBytes(n int) Option { return func(o *options) { o.chunkBytes = n }
 // New returns an empty filter sized by PlanLayout for capacity items at
 // false-positive rate fp.
 func New(capacity uint64, fp float64, opts ...Option) (*Filter, error) {
-	o := options{layout: Standard, chunkBytes: DefaultChunkBytes}
+	o := options{layout: DefaultLayout, chunkBytes: DefaultChunkBytes}
 	for _, opt := range opts {
 		opt(&o)
 	}

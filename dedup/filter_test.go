@@ -165,19 +165,12 @@ func TestPagedLayout(t *testing.T) {
 	}
 }
 
-// measureFP adds user keys 0..n-1 to f and returns the share of probes
-// other keys that it reports seen.
+// measureFP runs the false-positive experiment (fpExperiment) on f: user
+// keys 0..n-1 inserted, probes other keys tested; it returns the share
+// reported seen.
 func measureFP(f *Filter, n, probes uint64) float64 {
-	for i := range n {
-		f.TestAndAdd(userKey(int(i)))
-	}
-	var fp uint64
-	for i := range probes {
-		if f.Test(strconv.AppendUint([]byte("ghost:"), i, 10)) {
-			fp++
-		}
-	}
-	return float64(fp) / float64(probes)
+	_, fps := fpExperiment{inserted: "user:", probed: "ghost:", n: n, probes: probes}.run(f)
+	return float64(fps) / float64(probes)
 }
 
 // TestConcurrentTestAndAdd races goroutines over overlapping keys: every

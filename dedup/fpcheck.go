@@ -2,8 +2,9 @@ package dedup
 
 import (
 	"fmt"
-	"math"
 	"strconv"
+
+	"github.com/trawlhq/trawl/internal/stats"
 )
 
 // FPCheckResult is the outcome of the classic false-positive experiment.
@@ -76,12 +77,38 @@ func FPCheckChain(cfg ChainConfig, probes uint64) (FPCheckResult, error) {
 	return r, nil
 }
 
-// runFPCheck inserts r.Inserted keys into f, checks them, probes r.Probes
-// others and fills in the counts and rates.
-func runFPCheck(f interface {
+// runFPCheck runs FPCheck's experiment on f (r.Inserted "user:" keys,
+// r.Probes "ghost:" probes) and fills in the counts and rates.
+func runFPCheck(f fpFilter, r *FPCheckResult) {
+	e := fpExperiment{inserted: "user:", probed: "ghost:", n: r.Inserted, probes: r.Probes, checkInserted: true}
+	r.FalseNegatives, r.FalsePositives = e.run(f)
+	if r.Probes > 0 {
+		r.FPRate = float64(r.FalsePositives) / float64(r.Probes)
+		_, r.FPRateLow, r.FPRateHigh = stats.Wilson(r.FalsePositives, r.Probes)
+	}
+}
+
+// fpFilter is what the false-positive experiment needs of a filter: a
+// Filter or a Chain.
+type fpFilter interface {
 	TestAndAddHashes(hs []uint64, seen []bool)
 	TestHash(h uint64) bool
-}, r *FPCheckResult) {
+}
+
+// fpExperiment is the one false-positive experiment: FPCheck's, and the
+// simulations that generate and hold the tables in doc.go. It inserts
+// the keys <inserted>0 .. <inserted><n-1> (in batches, as the frontier
+// does), optionally tests each again, and probes <probed>0 ..
+// <probed><probes-1>, never inserted.
+type fpExperiment struct {
+	inserted, probed string // key prefixes
+	n, probes        uint64
+	checkInserted    bool // test the inserted keys again: a miss is a false negative
+}
+
+// run runs e on f and returns the inserted keys f then missed (which a
+// Bloom filter must never do) and the probes it wrongly reported seen.
+func (e fpExperiment) run(f fpFilter) (falseNegatives, falsePositives uint64) {
 	var hs [hashBatch]uint64
 	var seen [hashBatch]bool
 	var buf []byte
@@ -95,33 +122,22 @@ func runFPCheck(f interface {
 			fn(hs[:n])
 		}
 	}
-	batches("user:", r.Inserted, func(hs []uint64) { f.TestAndAddHashes(hs, seen[:len(hs)]) })
-	batches("user:", r.Inserted, func(hs []uint64) {
-		for _, h := range hs {
-			if !f.TestHash(h) {
-				r.FalseNegatives++
+	batches(e.inserted, e.n, func(hs []uint64) { f.TestAndAddHashes(hs, seen[:len(hs)]) })
+	if e.checkInserted {
+		batches(e.inserted, e.n, func(hs []uint64) {
+			for _, h := range hs {
+				if !f.TestHash(h) {
+					falseNegatives++
+				}
 			}
-		}
-	})
-	batches("ghost:", r.Probes, func(hs []uint64) {
+		})
+	}
+	batches(e.probed, e.probes, func(hs []uint64) {
 		for _, h := range hs {
 			if f.TestHash(h) {
-				r.FalsePositives++
+				falsePositives++
 			}
 		}
 	})
-	if r.Probes > 0 {
-		r.FPRate = float64(r.FalsePositives) / float64(r.Probes)
-		r.FPRateLow, r.FPRateHigh = wilson(r.FalsePositives, r.Probes)
-	}
-}
-
-// wilson is the 95% Wilson score interval of a proportion x/n.
-func wilson(x, n uint64) (lo, hi float64) {
-	const z = 1.959963984540054
-	p, fn := float64(x)/float64(n), float64(n)
-	den := 1 + z*z/fn
-	mid := (p + z*z/(2*fn)) / den
-	half := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / den
-	return max(0, mid-half), min(1, mid+half)
+	return falseNegatives, falsePositives
 }

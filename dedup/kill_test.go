@@ -39,7 +39,8 @@ const (
 	killBatch    = 200
 )
 
-func killSizing() Sizing { s, _ := Plan(500_000, 0.01); return s }
+// killSizing is the sizing of the child's filter: New's, at DefaultLayout.
+func killSizing() Sizing { s, _ := PlanLayout(500_000, 0.01, DefaultLayout); return s }
 
 func killChainConfig() ChainConfig {
 	return ChainConfig{Initial: 1000, FP: 0.01, Growth: 1.25, ChunkBytes: 4096}

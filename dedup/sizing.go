@@ -77,7 +77,10 @@ type Sizing struct {
 func (s Sizing) words() uint64 { return (s.Bits + 63) / 64 }
 
 // Plan sizes a Standard filter for capacity items at false-positive rate fp:
-// m = ceil(-n ln p / (ln 2)^2), k = round((m/n) ln 2), at least 1.
+// m = ceil(-n ln p / (ln 2)^2), k = round((m/n) ln 2), at least 1. It is
+// the textbook plan; New without WithLayout builds a DefaultLayout filter,
+// sized by PlanLayout(capacity, fp, DefaultLayout) (Paged: the same bits
+// and k, its own rates).
 func Plan(capacity uint64, fp float64) (Sizing, error) {
 	return PlanLayout(capacity, fp, Standard)
 }

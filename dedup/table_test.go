@@ -53,8 +53,8 @@ func tableSizing(n uint64, b int, l Layout) Sizing {
 	return s
 }
 
-// simulate inserts n keys into the row's filter and measures the rate over
-// probes never-inserted keys.
+// simulate runs the false-positive experiment (fpExperiment) on the row's
+// filter: n keys inserted, probes never-inserted keys tested.
 func simulate(t testing.TB, n, probes uint64, b int, l Layout, prefix string) (float64, Sizing) {
 	s := tableSizing(n, b, l)
 	f, err := newFilter(s, DefaultChunkBytes)
@@ -62,24 +62,7 @@ func simulate(t testing.TB, n, probes uint64, b int, l Layout, prefix string) (f
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var hs [hashBatch]uint64
-	var seen [hashBatch]bool
-	var buf []byte
-	for i := uint64(0); i < n; i += hashBatch {
-		c := min(hashBatch, n-i)
-		for j := range c {
-			buf = strconv.AppendUint(append(buf[:0], prefix+"key:"...), i+j, 10)
-			hs[j] = Hash(buf)
-		}
-		f.TestAndAddHashes(hs[:c], seen[:c])
-	}
-	var fps uint64
-	for i := range probes {
-		buf = strconv.AppendUint(append(buf[:0], prefix+"probe:"...), i, 10)
-		if f.TestHash(Hash(buf)) {
-			fps++
-		}
-	}
+	_, fps := fpExperiment{inserted: prefix + "key:", probed: prefix + "probe:", n: n, probes: probes}.run(f)
 	return float64(fps) / float64(probes), s
 }
 

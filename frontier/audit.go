@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/stats"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -46,7 +46,7 @@ func auditStatus(c *counters, fraction, impliedFP float64) AuditStatus {
 		ImpliedFP:  impliedFP,
 		Rescued:    c[cRescued],
 	}
-	a.Rate, a.Low, a.High = msg.Wilson(a.FPSkips, a.SampledNew+a.FPSkips)
+	a.Rate, a.Low, a.High = stats.Wilson(a.FPSkips, a.SampledNew+a.FPSkips)
 	if fraction > 0 {
 		// New keys offered so far: those the filter admitted, plus those
 		// it wrongly skipped, estimated from the sample.

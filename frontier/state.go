@@ -189,7 +189,7 @@ func Open(opts Options) (*State, error) {
 // progress is measured against, so it is not planned as a size (a fixed
 // file found by load brings its own sizing).
 func planFilter(f config.Filter) (dedup.Mode, dedup.Sizing, dedup.ChainConfig, error) {
-	layout := dedup.Paged
+	layout := dedup.DefaultLayout
 	if f.Layout != "" {
 		l, err := dedup.ParseLayout(f.Layout)
 		if err != nil {
@@ -197,7 +197,7 @@ func planFilter(f config.Filter) (dedup.Mode, dedup.Sizing, dedup.ChainConfig, e
 		}
 		layout = l
 	}
-	mode := dedup.ModeFixed
+	mode := dedup.DefaultMode
 	if f.Mode != "" {
 		var err error
 		if mode, err = dedup.ParseMode(f.Mode); err != nil {

@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
 // goodStateFile returns the bytes of a closed state file holding n seeded
@@ -56,13 +57,11 @@ func goodStateFile(t testing.TB, capacity uint64, n int) ([]byte, Options) {
 // the ids of its reachable pages with flags.
 func pagesOf(t *testing.T, b []byte, flags uint16) (pageSize, hwm uint64, ids []uint64) {
 	t.Helper()
-	c := fileChecker{r: bytes.NewReader(b), size: int64(len(b))}
-	c.seen = func(id uint64, f uint16) {
+	info, err := boltcheck.Check(bytes.NewReader(b), int64(len(b)), &boltcheck.Options{Page: func(id uint64, f uint16) {
 		if f == flags {
 			ids = append(ids, id)
 		}
-	}
-	info, err := c.check()
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +77,8 @@ func pagesOf(t *testing.T, b []byte, flags uint16) (pageSize, hwm uint64, ids []
 // (SIGBUS for the truncated file, panics for garbled pages).
 func TestOpenCorruptFiles(t *testing.T) {
 	good, opts := goodStateFile(t, 100_000, 3000)
-	pageSize, hwm, branches := pagesOf(t, good, boltBranch)
-	_, _, leaves := pagesOf(t, good, boltLeaf)
+	pageSize, hwm, branches := pagesOf(t, good, boltcheck.PageBranch)
+	_, _, leaves := pagesOf(t, good, boltcheck.PageLeaf)
 	branch := branches[0]
 	big := overflowLeaf(t, good, pageSize, leaves) // the filter's chunk
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -87,8 +86,8 @@ func TestOpenCorruptFiles(t *testing.T) {
 		return func() []byte { return f(bytes.Clone(good)) }
 	}
 	elem := func(b []byte, page uint64, i int) []byte {
-		off := page*pageSize + boltHeaderSize + uint64(i)*boltElemSize
-		return b[off : off+boltElemSize]
+		off := page*pageSize + boltcheck.PageHeaderSize + uint64(i)*boltcheck.ElementSize
+		return b[off : off+boltcheck.ElementSize]
 	}
 	tests := []struct {
 		name string
@@ -113,12 +112,12 @@ func TestOpenCorruptFiles(t *testing.T) {
 		})},
 		{"branch keys out of order", edit(func(b []byte) []byte {
 			e := elem(b, branch, 1)
-			key := b[branch*pageSize+boltHeaderSize+boltElemSize+uint64(binary.NativeEndian.Uint32(e[0:])):]
+			key := b[branch*pageSize+boltcheck.PageHeaderSize+boltcheck.ElementSize+uint64(binary.NativeEndian.Uint32(e[0:])):]
 			key[0] = 0 // now smaller than element 0's key
 			return b
 		})},
 		{"branch page garbage", edit(func(b []byte) []byte {
-			for i := branch*pageSize + boltHeaderSize; i < (branch+1)*pageSize; i++ {
+			for i := branch*pageSize + boltcheck.PageHeaderSize; i < (branch+1)*pageSize; i++ {
 				b[i] = byte(rng.Uint32())
 			}
 			return b
@@ -200,9 +199,7 @@ func TestOpenCorruptFiles(t *testing.T) {
 	}
 	// Every level split between two goroutines too (level), as the
 	// levels of a big file are.
-	defer func(n int) { parallelRefs = n }(parallelRefs)
-	for _, split := range []int{parallelRefs, 2} {
-		parallelRefs = split
+	for _, split := range []int{0, 2} {
 		for _, tt := range tests {
 			t.Run(fmt.Sprintf("%s/split%d", tt.name, split), func(t *testing.T) {
 				b := tt.file()
@@ -212,8 +209,8 @@ func TestOpenCorruptFiles(t *testing.T) {
 				}
 				// checkFile itself finds the damage (Open's guard is the
 				// fallback), but in a sound bbolt file.
-				if _, err := checkFile(path); !errors.Is(err, ErrCorrupt) && tt.name != "a bbolt file of another program" {
-					t.Errorf("checkFile: %v; want ErrCorrupt", err)
+				if _, err := boltcheck.File(path, &boltcheck.Options{Split: split}); !errors.Is(err, boltcheck.ErrCorrupt) && tt.name != "a bbolt file of another program" {
+					t.Errorf("boltcheck.File: %v; want ErrCorrupt", err)
 				}
 			})
 		}
@@ -224,18 +221,17 @@ func TestOpenCorruptFiles(t *testing.T) {
 // bytes each), which must hold at least two.
 func freelistIDs(t *testing.T, b []byte) []byte {
 	t.Helper()
-	c := fileChecker{r: bytes.NewReader(b), size: int64(len(b))}
-	m, err := c.meta()
+	m, err := boltcheck.ReadMeta(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.freelist == boltNoFreelist {
+	if m.Freelist == boltcheck.NoFreelist {
 		t.Fatal("the file has no freelist page")
 	}
-	p := b[m.freelist*m.pageSize:]
-	n, at := uint64(binary.NativeEndian.Uint16(p[10:])), uint64(boltHeaderSize)
+	p := b[m.Freelist*m.PageSize:]
+	n, at := uint64(binary.NativeEndian.Uint16(p[10:])), uint64(boltcheck.PageHeaderSize)
 	if n == 0xFFFF {
-		n, at = binary.NativeEndian.Uint64(p[boltHeaderSize:]), boltHeaderSize+8
+		n, at = binary.NativeEndian.Uint64(p[boltcheck.PageHeaderSize:]), boltcheck.PageHeaderSize+8
 	}
 	if n < 2 {
 		t.Fatalf("the freelist names %d pages", n)
@@ -250,7 +246,7 @@ func freelistIDs(t *testing.T, b []byte) []byte {
 // file is not written until the State writes.
 func TestCloseWritesFreelist(t *testing.T) {
 	good, opts := goodStateFile(t, 100_000, 3000)
-	info, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
+	info, err := boltcheck.Check(bytes.NewReader(good), int64(len(good)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,9 +254,12 @@ func TestCloseWritesFreelist(t *testing.T) {
 		t.Errorf("closed file: %d pages reached and %d free of %d: want all accounted for, some free", info.Reached, info.Free, info.Pages)
 	}
 	open, _ := killedFile(t, opts)
-	c := fileChecker{r: bytes.NewReader(open), size: int64(len(open))}
-	if info, err := c.check(); err != nil || info.Freelist || info.Free != 0 || c.m.freelist != boltNoFreelist {
-		t.Fatalf("open file: %+v, freelist page %d, %v: want no freelist", info, c.m.freelist, err)
+	m, err := boltcheck.ReadMeta(bytes.NewReader(open), int64(len(open)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := boltcheck.CheckBytes(open, nil); err != nil || info.Freelist || info.Free != 0 || m.Freelist != boltcheck.NoFreelist {
+		t.Fatalf("open file: %+v, freelist page %d, %v: want no freelist", info, m.Freelist, err)
 	}
 	path := filepath.Join(t.TempDir(), "killed.db")
 	if err := os.WriteFile(path, open, 0o600); err != nil {
@@ -341,13 +340,13 @@ func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
 // of a 1e9 filter) cost it a page read each, not their size.
 func TestCheckSkipsValueBytes(t *testing.T) {
 	good, opts := goodStateFile(t, 1_000_000, 3000) // a 1.2 MB filter: two chunks
-	pageSize, hwm, leaves := pagesOf(t, good, boltLeaf)
+	pageSize, hwm, leaves := pagesOf(t, good, boltcheck.PageLeaf)
 	var overflow uint64
 	for _, id := range leaves {
 		overflow += uint64(binary.NativeEndian.Uint32(good[id*pageSize+12:]))
 	}
 	r := &countingReader{r: bytes.NewReader(good)}
-	if _, err := (&fileChecker{r: r, size: int64(len(good))}).check(); err != nil {
+	if _, err := boltcheck.Check(r, int64(len(good)), nil); err != nil {
 		t.Fatal(err)
 	}
 	if limit := (hwm - overflow) * pageSize; uint64(r.n) > limit {
@@ -362,7 +361,7 @@ func TestCheckSkipsValueBytes(t *testing.T) {
 	for i := (big+1)*pageSize + 100; i < (big+1)*pageSize+164; i++ {
 		bad[i] ^= 0xFF
 	}
-	if _, err := (&fileChecker{r: bytes.NewReader(bad), size: int64(len(bad))}).check(); err != nil {
+	if _, err := boltcheck.Check(bytes.NewReader(bad), int64(len(bad)), nil); err != nil {
 		t.Fatalf("checkFile: %v", err)
 	}
 	openCorrupt(t, opts, bad)
@@ -404,14 +403,11 @@ func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 		}
 		// Through the map (checkFile) and plain reads: the same walk,
 		// and the same with every level split between two goroutines.
-		plain, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
+		plain, err := boltcheck.Check(bytes.NewReader(good), int64(len(good)), nil)
 		if err != nil || plain != info {
 			t.Errorf("%d URLs: mapped %+v, plain reads %+v, %v", n, info, plain, err)
 		}
-		was := parallelRefs
-		parallelRefs = 2
-		split, err := checkFile(opts.Path)
-		parallelRefs = was
+		split, err := boltcheck.File(opts.Path, &boltcheck.Options{Split: 2})
 		if err != nil || split != info {
 			t.Errorf("%d URLs: one goroutine %+v, two %+v, %v", n, info, split, err)
 		}
@@ -438,7 +434,7 @@ func FuzzOpenStateFile(f *testing.F) {
 		good, _ := goodStateFile(f, 1000, n)
 		// bbolt grows a file in steps of up to 16 MiB; the pages in use
 		// (a few dozen KiB) are a valid file on their own.
-		info, err := (&fileChecker{r: bytes.NewReader(good), size: int64(len(good))}).check()
+		info, err := boltcheck.Check(bytes.NewReader(good), int64(len(good)), nil)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -502,7 +498,7 @@ func checkBuckets(t *testing.T, rep *CheckReport, size int64) {
 // findings, and refuses a corrupt one, never writing to any of them.
 func TestCheck(t *testing.T) {
 	good, opts := goodStateFile(t, 100_000, 3000)
-	pageSize, hwm, branches := pagesOf(t, good, boltBranch)
+	pageSize, hwm, branches := pagesOf(t, good, boltcheck.PageBranch)
 	write := func(b []byte) string {
 		path := filepath.Join(t.TempDir(), "state.db")
 		if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -559,8 +555,8 @@ func TestCheck(t *testing.T) {
 	// Keys out of order, a truncated file: the structure walk's finding,
 	// before bbolt maps anything.
 	b := bytes.Clone(good)
-	off := branches[0]*pageSize + boltHeaderSize + boltElemSize
-	b[off+uint64(ne.Uint32(b[off:]))] = 0
+	off := branches[0]*pageSize + boltcheck.PageHeaderSize + boltcheck.ElementSize
+	b[off+uint64(binary.NativeEndian.Uint32(b[off:]))] = 0
 	for _, tt := range []struct {
 		name, want string
 		file       []byte

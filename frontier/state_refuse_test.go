@@ -3,6 +3,7 @@ package frontier
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
 // builtFiles returns the bytes of a state file buildState drove through
@@ -78,12 +80,11 @@ func recordsOf(t testing.TB, b []byte) []fileRecord {
 		}
 		return int(uintptr(unsafe.Pointer(unsafe.SliceData(p))) - base)
 	}
-	c := fileChecker{r: mappedFile(b), size: int64(len(b))}
-	c.record = func(k, v []byte) {
+	record := func(k, v []byte) {
 		id := string(k) + "\x00" + string(v)
 		where[id] = append(where[id], at{off(k), off(v)})
 	}
-	if _, err := c.check(); err != nil {
+	if _, err := boltcheck.CheckBytes(b, &boltcheck.Options{Record: record}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "records.db")
@@ -453,9 +454,9 @@ func withAudit(o Options, f float64) Options {
 }
 
 // pagesOfBytes is the page size and high water mark of state file b.
-func pagesOfBytes(t testing.TB, b []byte) (pageSize, hwm uint64, info FileInfo) {
+func pagesOfBytes(t testing.TB, b []byte) (pageSize, hwm uint64, info boltcheck.Info) {
 	t.Helper()
-	info, err := (&fileChecker{r: bytes.NewReader(b), size: int64(len(b))}).check()
+	info, err := boltcheck.Check(bytes.NewReader(b), int64(len(b)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,13 +467,12 @@ func pagesOfBytes(t testing.TB, b []byte) (pageSize, hwm uint64, info FileInfo) 
 // naming another page.
 func garblePage(b []byte) []byte {
 	b = bytes.Clone(b)
-	c := fileChecker{r: bytes.NewReader(b), size: int64(len(b))}
 	var last uint64
-	c.seen = func(id uint64, _ uint16) { last = max(last, id) }
-	if _, err := c.check(); err != nil {
+	info, err := boltcheck.CheckBytes(b, &boltcheck.Options{Page: func(id uint64, _ uint16) { last = max(last, id) }})
+	if err != nil {
 		panic(err)
 	}
-	ne.PutUint64(b[last*c.m.pageSize:], last+1)
+	binary.NativeEndian.PutUint64(b[last*info.PageSize:], last+1)
 	return b
 }
 

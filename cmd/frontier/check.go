@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,9 +51,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			out.Error = err.Error()
 		}
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		_ = e.Encode(out)
+		_ = printJSON(stdout, out)
 	} else {
 		printCheck(stdout, rep, err)
 	}

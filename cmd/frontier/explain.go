@@ -93,13 +93,10 @@ func explainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 // per field in the frontier's order, nested fields joined with dots.
 func printExplain(w io.Writer, rep service.ControlReply, asJSON bool) error {
 	if asJSON {
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, rep.Explain, "", "  "); err != nil {
-			return fmt.Errorf("reply: %w", err)
+		if !json.Valid(rep.Explain) {
+			return fmt.Errorf("reply: not JSON: %.80q", rep.Explain)
 		}
-		buf.WriteByte('\n')
-		_, err := w.Write(buf.Bytes())
-		return err
+		return printJSON(w, json.RawMessage(rep.Explain))
 	}
 	var lines [][2]string
 	dec := json.NewDecoder(bytes.NewReader(rep.Explain))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,9 +53,7 @@ func filterCmd(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitFailure
 	}
 	if *asJSON {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		_ = e.Encode(rep)
+		_ = printJSON(stdout, rep)
 		return cli.ExitOK
 	}
 	fmt.Fprintf(stdout, "rebuilt %s in %s\nbefore  %s filter, %d items, %d bytes\nheld    %d keys (queued, leased, done, audit sample), %d distinct\nafter   fixed filter for %d keys at fp %g: %d bytes, k=%d; every held key tests seen\n",

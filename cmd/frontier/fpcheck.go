@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -50,9 +49,7 @@ func runFPCheck(args []string) int {
 
 func printFPCheck(w io.Writer, r dedup.FPCheckResult, asJSON bool) error {
 	if asJSON {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(r)
+		return printJSON(w, r)
 	}
 	s := r.Sizing
 	var err error

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,17 @@ func init() {
 	cmds.Register(cli.Command{Name: "migrate", Summary: "convert a stopped shard's state file to the current schema (atomic: a crash leaves the old file usable)", Run: runMigrate})
 }
 
+// migrateHelp says what Migrate converts (frontier/offline_migrate.go);
+// TestMigrateHelpNamesEverySchema holds it to SchemaVersion.
+var migrateHelp = fmt.Sprintf(`Offline, on a stopped shard: converts schemas 1, 2 and 3 to schema %d; a file already at %d
+is left alone.
+Schema 1: writes the file's state in schema %d to F.migrate, syncs it, and renames it over F;
+a crash before the rename leaves F as it was.
+Schemas 2 and 3: converts F in place, in one transaction, which a crash leaves whole or undone:
+the queue's segments become sealed ones, the audit sample is keyed by hash, and a schema 2
+file gains its tails bucket.
+`, frontier.SchemaVersion, frontier.SchemaVersion, frontier.SchemaVersion)
+
 func runMigrate(args []string) int { return migrateCmd(args, os.Stdout, os.Stderr) }
 
 // migrateCmd is `frontier migrate --data-file F [--json]`. Exit codes: 0
@@ -29,7 +39,7 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, usage)
-		fmt.Fprintln(stderr, "Offline, on a stopped shard. Schema 1: writes the file's state in the current schema to F.migrate,\nsyncs it, and renames it over F; a crash before the rename leaves F as it was. Schema 2: adds the\nnew bucket in place, in one transaction, which a crash leaves whole or undone.")
+		fmt.Fprint(stderr, migrateHelp)
 		fs.PrintDefaults()
 	}
 	if code, ok := cli.Parse(fs, args); !ok {
@@ -48,9 +58,7 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitFailure
 	}
 	if *asJSON {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		_ = e.Encode(rep)
+		_ = printJSON(stdout, rep)
 		return cli.ExitOK
 	}
 	if rep.From == rep.To {

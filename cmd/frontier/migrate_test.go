@@ -50,3 +50,20 @@ func TestMigrateCommand(t *testing.T) {
 		t.Fatalf("check after migrate: exit %d\n%s", code, out)
 	}
 }
+
+// TestMigrateHelpNamesEverySchema: the help names every schema migrate
+// converts (1 to SchemaVersion-1) and the one it converts to, so that a
+// new schema fails here until the help says how it is converted.
+func TestMigrateHelpNamesEverySchema(t *testing.T) {
+	var from []string
+	for v := 1; v < frontier.SchemaVersion; v++ {
+		from = append(from, fmt.Sprint(v))
+	}
+	list := strings.Join(from[:len(from)-1], ", ") + " and " + from[len(from)-1]
+	var out, errb bytes.Buffer
+	migrateCmd([]string{"-h"}, &out, &errb)
+	help := out.String() + errb.String()
+	if want := fmt.Sprintf("converts schemas %s to schema %d", list, frontier.SchemaVersion); !strings.Contains(help, want) {
+		t.Errorf("help:\n%s\nwant it to say %q", help, want)
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -28,10 +27,12 @@ type filterFlags struct {
 }
 
 func (ff *filterFlags) register(fs *flag.FlagSet) {
-	fs.Uint64Var(&ff.capacity, "capacity", 1_000_000_000, "items the filter must hold (scalable: the count the chain is planned to)")
-	fs.Float64Var(&ff.fp, "fp", 0.01, "target false-positive rate at capacity, in (0, 1)")
-	fs.StringVar(&ff.layout, "layout", "paged", "bit layout: paged (k bits in one 4 KiB page), standard (anywhere) or blocked (one cache line, more bits)")
-	fs.StringVar(&ff.mode, "mode", "fixed", "fixed (one filter sized for capacity) or scalable (a chain of sub-filters that grows from --initial)")
+	fs.Uint64Var(&ff.capacity, "capacity", dedup.DefaultCapacity, "items the filter must hold (scalable: the count the chain is planned to)")
+	fs.Float64Var(&ff.fp, "fp", dedup.DefaultFP, "target false-positive rate at capacity, in (0, 1)")
+	fs.StringVar(&ff.layout, "layout", dedup.DefaultLayout.String(), "bit layout: paged (k bits in one 4 KiB page), standard (anywhere) or blocked (one cache line, more bits)")
+	// The one default these commands do not take from dedup: they size
+	// one filter unless asked for the chain (the crawl's default mode).
+	fs.StringVar(&ff.mode, "mode", dedup.ModeFixed.String(), "fixed (one filter sized for capacity) or scalable (a chain of sub-filters that grows from --initial)")
 	fs.Uint64Var(&ff.initial, "initial", dedup.DefaultInitial, "scalable: keys the first sub-filter holds")
 	fs.Float64Var(&ff.growth, "growth", dedup.DefaultGrowth, "scalable: each sub-filter holds this many times the keys of the one before")
 	fs.Float64Var(&ff.tightening, "tightening", dedup.DefaultTightening, "scalable: each sub-filter's rate is this times the one before's")
@@ -116,9 +117,7 @@ func newPlanJSON(s dedup.Sizing) planJSON {
 
 func printPlan(w io.Writer, s dedup.Sizing, asJSON bool) error {
 	if asJSON {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(newPlanJSON(s))
+		return printJSON(w, newPlanJSON(s))
 	}
 	_, err := fmt.Fprintf(w, `capacity           %d items at target rate %g (%s layout)
 bits               %d

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -39,9 +38,7 @@ func printChainPlan(w io.Writer, p dedup.ChainPlan, asJSON bool) error {
 		for _, s := range p.Subfilters {
 			j.Subfilters = append(j.Subfilters, newPlanJSON(s))
 		}
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(j)
+		return printJSON(w, j)
 	}
 	if _, err := fmt.Fprintf(w, "scalable filter    %d items at target rate %g (%s layout), from %d, growth %g, tightening %g\n",
 		c.Capacity, c.FP, c.Layout, c.Initial, c.Growth, c.Tightening); err != nil {

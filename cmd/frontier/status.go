@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,9 +52,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	total := monitor.Total(all)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(struct {
+		_ = printJSON(stdout, struct {
 			Total  msg.Status   `json:"total"`
 			Shards []msg.Status `json:"shards"`
 		}{total, all})

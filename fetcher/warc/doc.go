@@ -21,10 +21,11 @@
 // whole record, truncates a last record the kill (or a full disk) cut
 // short, and renames the file to its final .warc.gz name; a file with no
 // whole record is removed, and one unreadable for another reason is kept
-// byte for byte as .warc.gz.damaged. A Writer holds an advisory lock
-// (flock) on its .open file, released however its process ends, and
-// Recover skips locked files: it is safe to run while other writers use
-// the directory.
+// byte for byte as .warc.gz.damaged. A Writer holds a lock
+// (internal/filelock: flock on Unix, LockFileEx on Windows) on its .open
+// file, released however its process ends, and Recover skips locked
+// files: it is safe to run while other writers use the directory. Where
+// the platform has no file locks, Recover must not run beside a writer.
 //
 // # Record layout (WARC/1.1)
 //

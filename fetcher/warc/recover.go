@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/trawlhq/trawl/internal/filelock"
 )
 
 // OpenSuffix ends the name of a file a Writer is still writing.
@@ -64,9 +66,12 @@ func recoverFile(open string) (r Recovered, ok bool, err error) {
 		return r, false, fmt.Errorf("warc: recover: %w", err)
 	}
 	defer f.Close()
-	if locked, err := lockFile(f); err != nil {
+	// Without file locks on the platform (errors.ErrUnsupported) Recover
+	// goes on: it must then not run while another writer uses the
+	// directory.
+	if locked, err := filelock.TryLock(f); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return r, false, fmt.Errorf("warc: recover: lock %s: %w", open, err)
-	} else if !locked {
+	} else if err == nil && !locked {
 		return r, false, nil
 	}
 	size, err := f.Seek(0, io.SeekEnd)

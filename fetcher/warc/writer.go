@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/trawlhq/trawl/internal/filelock"
 )
 
 // WriterOptions configures a Writer.
@@ -202,7 +204,7 @@ func (w *Writer) rotateLocked(infoID string) error {
 	}
 	// The lock tells Recover, in this process or another, that the file
 	// is being written; it ends with the process.
-	if _, err := lockFile(f); err != nil {
+	if _, err := filelock.TryLock(f); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		f.Close()
 		os.Remove(name + OpenSuffix)
 		return fmt.Errorf("warc: lock %s: %w", name+OpenSuffix, err)

@@ -219,7 +219,7 @@ func Default() Config {
 		NATS:    NATS{Stream: "TRAWL", Prefix: "trawl", Replicas: 1},
 		Frontier: Frontier{
 			Shards:             1,
-			Filter:             Filter{Mode: "scalable", Capacity: 1_000_000_000, FP: 0.01, Layout: "paged", Initial: 1_000_000, Growth: 2, Tightening: 0.9},
+			Filter:             DefaultFilter(),
 			CheckpointInterval: 30 * time.Second,
 			LeaseTimeout:       2 * time.Minute,
 			MaxInflightPerHost: 1,
@@ -283,6 +283,17 @@ func (c Config) FetcherConfig() Crawler {
 	w := c.Crawler
 	w.IdlePerHost = max(w.IdlePerHost, c.Frontier.MaxInflightPerHost)
 	return w
+}
+
+// DefaultFilter is the filter a new crawl builds when nothing says
+// otherwise: dedup's defaults (dedup.DefaultMode and the rest), the one
+// place they are decided.
+func DefaultFilter() Filter {
+	return Filter{
+		Mode: dedup.DefaultMode.String(), Capacity: dedup.DefaultCapacity, FP: dedup.DefaultFP,
+		Layout: dedup.DefaultLayout.String(), Initial: dedup.DefaultInitial,
+		Growth: dedup.DefaultGrowth, Tightening: dedup.DefaultTightening,
+	}
 }
 
 // Chain is the dedup.ChainConfig of a scalable filter under these settings

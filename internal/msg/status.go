@@ -3,8 +3,9 @@ package msg
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
+
+	"github.com/trawlhq/trawl/internal/stats"
 )
 
 // StatusVersion is the version of the Status JSON document.
@@ -124,25 +125,10 @@ type AuditStatus struct {
 // wrongly skipped).
 func (a *AuditStatus) Estimate(admitted uint64) {
 	n := a.SampledNew + a.FPSkips
-	a.Rate, a.Low, a.High = Wilson(a.FPSkips, n)
+	a.Rate, a.Low, a.High = stats.Wilson(a.FPSkips, n)
 	if a.Rate < 1 {
 		a.Projected = float64(admitted) * a.Rate / (1 - a.Rate)
 	}
-}
-
-// Wilson returns k/n and the Wilson score 95% interval for a binomial
-// proportion; all zero when n is 0.
-func Wilson(k, n uint64) (p, low, high float64) {
-	if n == 0 {
-		return 0, 0, 0
-	}
-	const z = 1.959963984540054
-	nf := float64(n)
-	p = float64(k) / nf
-	den := 1 + z*z/nf
-	centre := (p + z*z/(2*nf)) / den
-	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
-	return p, math.Max(0, centre-half), math.Min(1, centre+half)
 }
 
 // MarshalStatus encodes s as JSON, stamping the version.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -101,8 +100,7 @@ func sealInPlace(path string, rep *MigrateReport) error {
 	defer db.Close()
 	return guard(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			meta := tx.Bucket(bucketMeta)
-			schema, err := decodeSchema(meta.Get(keySchema))
+			meta, schema, err := readSchema(tx)
 			if err != nil {
 				return err
 			}
@@ -231,11 +229,7 @@ func listSealed(hosts *bolt.Bucket, host string) error {
 // to tmp (after removing a leftover tmp); for another version it sets
 // rep.From and writes nothing.
 func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
-	meta := src.Bucket(bucketMeta)
-	if meta == nil {
-		return fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
-	}
-	schema, err := decodeSchema(meta.Get(keySchema))
+	_, schema, err := readSchema(src)
 	if err != nil {
 		return err
 	}
@@ -389,18 +383,4 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) (sealedH
 		return nil, fmt.Errorf("convert queue: %w", err)
 	}
 	return sealedHosts, nil
-}
-
-// replaceFile renames tmp over path and syncs the directory, so that the
-// new file is the one a crash leaves.
-func replaceFile(tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -2,7 +2,6 @@ package frontier
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -60,52 +59,12 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 	return rep, nil
 }
 
-// openStopped opens the state file of a stopped shard for an offline
-// command (what: its name, for the message): the file's structure is
-// checked first, a missing or empty file is an error, and a file another
-// process holds is ErrInUse within a second. It returns the file's size.
-// Opening writes nothing, even to a file without a freelist page (bbolt
-// would commit one as it opens it, before the command's checks could
-// refuse the file); the command's first commit writes the freelist.
-func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
-	info, err := checkFile(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	if info.Size == 0 {
-		return nil, 0, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
-	}
-	bo := *dedup.BoltOptions()
-	bo.Timeout = time.Second
-	bo.ReadOnly = readOnly
-	bo.NoFreelistSync = true
-	var db *bolt.DB
-	err = guard(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bo)
-		return err
-	})
-	if err == nil {
-		db.NoFreelistSync = false
-	}
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, 0, fmt.Errorf("%w: %s: stop its frontier first (%s works on a stopped shard)", ErrInUse, path, what)
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("frontier: open %s: %w", path, err)
-	}
-	return db, info.Size, nil
-}
-
 // rebuildFailpoint, when set (tests), is called after the new filter is
 // written into tx and before the commit.
 var rebuildFailpoint func() error
 
 func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) error {
-	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		return fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
-	}
-	schema, err := decodeSchema(meta.Get(keySchema))
+	meta, schema, err := readSchema(tx)
 	if err != nil {
 		return err
 	}

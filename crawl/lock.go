@@ -1,5 +1,3 @@
-//go:build unix
-
 package crawl
 
 import (
@@ -10,10 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/trawlhq/trawl/internal/filelock"
 )
 
-// lockName is the lock file in data_dir: flock(2)ed by the crawl that uses
+// lockName is the lock file in data_dir: locked (filelock) by the crawl that uses
 // the directory, holding that process's PID and command line.
 const lockName = "trawl.lock"
 
@@ -30,13 +29,18 @@ func lockDataDir(dir string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawl: data_dir %s is not writable: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// Where the platform has no file locks the crawl goes on unlocked:
+	// the state file's own lock still refuses a second crawl, after its
+	// timeout.
+	locked, err := filelock.TryLock(f)
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		f.Close()
+		return nil, fmt.Errorf("crawl: data_dir %s: lock %s: %w", dir, path, err)
+	}
+	if err == nil && !locked {
 		owner, _ := os.ReadFile(path)
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is held by %s; stop that crawl or use another --data-dir", ErrDataDirInUse, dir, describeOwner(owner))
-		}
-		return nil, fmt.Errorf("crawl: data_dir %s: lock %s: %w", dir, path, err)
+		return nil, fmt.Errorf("%w: %s is held by %s; stop that crawl or use another --data-dir", ErrDataDirInUse, dir, describeOwner(owner))
 	}
 	me := fmt.Sprintf("%d\n%s\n", os.Getpid(), strings.Join(os.Args, " "))
 	if err := f.Truncate(0); err == nil {

@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/boltcheck"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -17,7 +18,7 @@ const maxCheckProblems = 50
 // CheckReport is what Check found in a state file.
 type CheckReport struct {
 	Path string
-	File FileInfo
+	File boltcheck.Info
 	// Shard, Shards, Capacity, FP, Layout and Audit are the schema record's.
 	Shard, Shards int
 	Capacity      uint64
@@ -100,15 +101,8 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 			if r.OK() {
 				r.Buckets = bucketUsage(tx)
 			}
-			meta := tx.Bucket(bucketMeta)
-			if meta == nil {
-				return fmt.Errorf("%w: %s: no meta bucket: not a frontier state file", ErrCorrupt, path)
-			}
-			b := meta.Get(keySchema)
-			if b == nil {
-				return fmt.Errorf("%w: %s: no schema record", ErrCorrupt, path)
-			}
-			schema, err = decodeSchema(b)
+			var meta *bolt.Bucket
+			meta, schema, err = readSchema(tx)
 			if err == nil && schema.Version == SchemaVersion {
 				err = schema.validate() // as Open's checkSchema, before the plan is used
 			}
@@ -134,10 +128,10 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 	}
 	cfg.Frontier.Shard, cfg.Frontier.Shards, cfg.Audit.Fraction = r.Shard, r.Shards, r.Audit
 	cfg.Frontier.Filter.Capacity, cfg.Frontier.Filter.FP, cfg.Frontier.Filter.Layout = r.Capacity, r.FP, r.Layout
-	cfg.Frontier.Filter.Mode = "fixed"
+	cfg.Frontier.Filter.Mode = dedup.ModeFixed.String()
 	if chain.Initial > 0 {
 		f := &cfg.Frontier.Filter
-		f.Mode, f.Initial, f.Growth, f.Tightening = "scalable", chain.Initial, chain.Growth, chain.Tightening
+		f.Mode, f.Initial, f.Growth, f.Tightening = dedup.ModeScalable.String(), chain.Initial, chain.Growth, chain.Tightening
 	}
 	if math.IsNaN(r.FP) || r.Shards < 1 {
 		r.problem("schema record: shard %d of %d, fp %g", r.Shard, r.Shards, r.FP)

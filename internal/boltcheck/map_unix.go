@@ -1,6 +1,6 @@
 //go:build unix
 
-package frontier
+package boltcheck
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps size bytes of f read-only for checkFile, or returns nil
-// (checkFile then reads with plain reads).
-func mapFile(f *os.File, size int64) (mappedFile, func()) {
+// mapFile maps size bytes of f read-only for File, or returns nil (File
+// then reads with plain reads).
+func mapFile(f *os.File, size int64) (mapped, func()) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, nil
 	}

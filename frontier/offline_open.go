@@ -1,0 +1,91 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/dedup"
+)
+
+// The offline tools work on the state file of a stopped shard and never
+// run beside a State: Check (offline_check.go), Migrate
+// (offline_migrate.go) and RebuildFilter (offline_rebuild.go). This file
+// holds what they share: opening the file and reading its schema record.
+// They stay in package frontier because they read and write the on-disk
+// format (the records of layout.go, queue segments, gens, the inbox)
+// through its unexported encoders; they move to a package of their own
+// once that format has an API apart from the live State.
+
+// openStopped opens the state file of a stopped shard for an offline
+// command (what: its name, for the message): the file's structure is
+// checked first, a missing or empty file is an error, and a file another
+// process holds is ErrInUse within a second. It returns the file's size.
+// Opening writes nothing, even to a file without a freelist page (bbolt
+// would commit one as it opens it, before the command's checks could
+// refuse the file); the command's first commit writes the freelist.
+func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
+	info, err := checkFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if info.Size == 0 {
+		return nil, 0, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
+	}
+	bo := *dedup.BoltOptions()
+	bo.Timeout = time.Second
+	bo.ReadOnly = readOnly
+	bo.NoFreelistSync = true
+	var db *bolt.DB
+	err = guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bo)
+		return err
+	})
+	if err == nil {
+		db.NoFreelistSync = false
+	}
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, 0, fmt.Errorf("%w: %s: stop its frontier first (%s works on a stopped shard)", ErrInUse, path, what)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("frontier: open %s: %w", path, err)
+	}
+	return db, info.Size, nil
+}
+
+// readSchema reads the schema record of the state file tx reads, for the
+// offline tools (Check, Migrate, RebuildFilter): a file without the meta
+// bucket or without the record is ErrCorrupt, saying which. It returns
+// the meta bucket too, where a tool that converts the file writes the
+// record back. Any schema version decodes; the caller decides which it
+// takes.
+func readSchema(tx *bolt.Tx) (*bolt.Bucket, schemaRecord, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return nil, schemaRecord{}, fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
+	}
+	b := meta.Get(keySchema)
+	if b == nil {
+		return meta, schemaRecord{}, fmt.Errorf("%w: no schema record", ErrCorrupt)
+	}
+	schema, err := decodeSchema(b)
+	return meta, schema, err
+}
+
+// replaceFile renames tmp over path and syncs the directory, so that the
+// new file is the one a crash leaves.
+func replaceFile(tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,57 @@
+package frontier
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestOfflineToolsReadOneSchema: Check, Migrate and RebuildFilter read
+// the schema record through readSchema, so each refuses a file without
+// the meta bucket, without the record, or with a garbled one, as
+// ErrCorrupt with the same reason, and leaves it as it was.
+func TestOfflineToolsReadOneSchema(t *testing.T) {
+	good, opts := goodStateFile(t, 100_000, 10)
+	cases := []struct {
+		name, want string
+		edit       func(tx *bolt.Tx) error
+	}{
+		{"no meta bucket", "no meta bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketMeta) }},
+		{"no schema record", "no schema record", func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keySchema) }},
+		{"a garbled schema record", "schema record", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(keySchema, append(tx.Bucket(bucketMeta).Get(keySchema), 0))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := editState(t, good, true, tc.edit)
+			tools := map[string]func(path string) error{
+				"check": func(path string) error {
+					_, err := Check(path, opts.Config)
+					return err
+				},
+				"migrate": func(path string) error {
+					_, err := Migrate(path)
+					return err
+				},
+				"rebuild": func(path string) error {
+					_, err := RebuildFilter(path, 1000, 0.01)
+					return err
+				},
+			}
+			for name, tool := range tools {
+				path := writeState(t, b)
+				before := fileSum(t, path)
+				err := tool(path)
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: %v; want ErrCorrupt saying %q", name, err, tc.want)
+				}
+				if fileSum(t, path) != before {
+					t.Errorf("%s changed the file it refused", name)
+				}
+			}
+		})
+	}
+}
