@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/trawlhq/trawl/fetcher"
+	"github.com/trawlhq/trawl/fetcher/httpclient"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
@@ -107,7 +107,7 @@ func privateSeed(ctx context.Context, seed string, resolve map[string]string) st
 		}
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if why := fetcher.BlockReason(ip); why != "" {
+		if why := httpclient.BlockReason(ip); why != "" {
 			return fmt.Sprintf("%s is a %s address", ip, why)
 		}
 		return ""
@@ -120,7 +120,7 @@ func privateSeed(ctx context.Context, seed string, resolve map[string]string) st
 	}
 	var why string
 	for _, ip := range ips {
-		r := fetcher.BlockReason(ip)
+		r := httpclient.BlockReason(ip)
 		if r == "" {
 			return ""
 		}

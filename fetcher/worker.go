@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/trawlhq/trawl/fetcher/httpclient"
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
@@ -88,7 +89,7 @@ type Worker struct {
 	log    *slog.Logger
 	agent  string // robots product token, for <meta name=...>
 	stats  workerCounters
-	client *Client
+	client *httpclient.Client
 	pub    *publisher
 	seen   *linkCache // links published and acked, per shard (nil: crawler.link_cache 0)
 	// outcomes gathers the outcomes waiting for a shard into one message.
@@ -138,18 +139,20 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 	}
 	w := &Worker{nc: nc, opts: opts, log: log, agent: robots.ProductToken(opts.Config.UserAgent)}
 	w.budget.max = opts.MaxPages
-	var archive func(*Exchange) error
+	var archive func(*httpclient.Exchange) error
 	if opts.Config.WARCDir != "" {
-		archive = func(x *Exchange) error {
+		archive = func(x *httpclient.Exchange) error {
 			if x.Truncated == "time" && w.cancelling.Load() {
 				return nil // cut by the shutdown: its lease is given back, not archived
 			}
 			return w.archiver.Archive(x)
 		}
 	}
-	c, err := New(Options{Config: opts.Config, TLSConfig: opts.TLSConfig, Archive: archive})
+	copts := clientOptions(opts.Config)
+	copts.TLSConfig, copts.Archive = opts.TLSConfig, archive
+	c, err := httpclient.New(copts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	w.client = c
 	w.seen = newLinkCache(opts.Config.LinkCache, opts.Shards)
@@ -158,6 +161,17 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// clientOptions are the HTTP client's options under the crawler section
+// of the configuration.
+func clientOptions(c config.Crawler) httpclient.Options {
+	return httpclient.Options{
+		UserAgent: c.UserAgent, MaxBody: int64(c.MaxBody), FetchTimeout: c.FetchTimeout,
+		ConnectTimeout: c.ConnectTimeout, TLSTimeout: c.TLSTimeout, HeaderTimeout: c.HeaderTimeout,
+		IdlePerHost: c.IdlePerHost, IdleTotal: c.IdleTotal, DNSCacheTTL: c.DNSCacheTTL,
+		Resolve: c.Resolve, AllowPrivateNetworks: c.AllowPrivateNetworks,
+	}
 }
 
 // Stats returns the worker's counters.
@@ -607,7 +621,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 		// The frontier counts what it will never see; a frontier of an
 		// earlier release gets neither this nor Permanent (it retries).
 		out.LinksTooLong, out.LinksOverCap, out.LinksInvalid = uint32(drops.tooLong), uint32(drops.overCap), uint32(drops.invalid)
-		out.Permanent = r.Status == 0 && errors.Is(r.Err, ErrBlocked)
+		out.Permanent = r.Status == 0 && errors.Is(r.Err, httpclient.ErrBlocked)
 	}
 	reported, err := w.publishOutcome(pubCtx, is, l, r, out)
 	if reported {
@@ -623,7 +637,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 // host's politeness slot is freed now rather than once the outcome has
 // gone through the stream and a group commit, about 10 ms later. A
 // notice that is lost only leaves the slot to the outcome.
-func (w *Worker) noticeFetched(shard uint32, l msg.Lease, r *Response) {
+func (w *Worker) noticeFetched(shard uint32, l msg.Lease, r *httpclient.Response) {
 	if l.Robots || r.Err != nil || r.Status == 0 || r.Status == 429 || r.Status >= 500 {
 		return
 	}
@@ -651,7 +665,7 @@ func (w *Worker) dropExpired(l msg.Lease) bool {
 }
 
 // fetch fetches lease l, by the lease's deadline when it has one.
-func (w *Worker) fetch(ctx context.Context, l msg.Lease) *Response {
+func (w *Worker) fetch(ctx context.Context, l msg.Lease) *httpclient.Response {
 	if !l.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, l.Deadline)
@@ -672,7 +686,7 @@ type linkDrops struct{ tooLong, overCap, invalid int }
 // robots.txt's sitemaps, a redirect's target, an HTML page's links (at
 // most maxLinks; 0: parser.DefaultMaxLinks) or a sitemap's URLs (sitemaps
 // only with crawler.sitemaps), and the links it dropped.
-func (w *Worker) links(l msg.Lease, r *Response, maxLinks int) ([]msg.Link, linkDrops) {
+func (w *Worker) links(l msg.Lease, r *httpclient.Response, maxLinks int) ([]msg.Link, linkDrops) {
 	switch {
 	case l.Robots:
 		if w.opts.Config.Sitemaps && r.Status >= 200 && r.Status <= 299 {
@@ -717,7 +731,7 @@ func (w *Worker) publishLinks(pubCtx context.Context, rt routed) error {
 // outcome; reported says it was acked. A log line that cannot be written
 // stops the worker, and the lease is given back instead (its outcome, and
 // the links it carried, are not sent).
-func (w *Worker) publishOutcome(pubCtx context.Context, is issuer, l msg.Lease, r *Response, out *msg.Outcome) (reported bool, err error) {
+func (w *Worker) publishOutcome(pubCtx context.Context, is issuer, l msg.Lease, r *httpclient.Response, out *msg.Outcome) (reported bool, err error) {
 	// The log line is in its file before the outcome is published: a page
 	// the frontier records as done is in the log, kill -9 or not.
 	if err := w.logFetch(l, r, out); err != nil {
@@ -863,10 +877,10 @@ func (w *Worker) syncOutputs(runDone <-chan struct{}) {
 
 // outcome fills the Outcome of a fetch, bounding server-controlled strings.
 // A robots.txt's outcome carries its body.
-func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
+func (w *Worker) outcome(shard uint32, l msg.Lease, r *httpclient.Response) *msg.Outcome {
 	out := &msg.Outcome{
 		LeaseID: l.ID, Shard: shard, URL: l.URL, Robots: l.Robots, Status: r.Status,
-		FetchedAt: r.FetchedAt, Timings: r.Timings, RetryAfter: r.RetryAfter, Bytes: r.Bytes,
+		FetchedAt: r.FetchedAt, Timings: msg.Timings(r.Timings), RetryAfter: r.RetryAfter, Bytes: r.Bytes,
 		ContentType: clip(r.ContentType, maxContentTypeLen), Truncated: r.Truncated,
 	}
 	if len(r.Redirect) <= msg.MaxURLLen {
@@ -884,7 +898,7 @@ func (w *Worker) outcome(shard uint32, l msg.Lease, r *Response) *msg.Outcome {
 // extract parses an HTML body for links, at most maxLinks (0: the
 // parser's default), and counts those it dropped. Meta robots nofollow
 // marks every link NoFollow; the frontier decides what that means.
-func (w *Worker) extract(r *Response, l msg.Lease, maxLinks int) ([]msg.Link, linkDrops) {
+func (w *Worker) extract(r *httpclient.Response, l msg.Lease, maxLinks int) ([]msg.Link, linkDrops) {
 	page, err := parser.Extract(bytes.NewReader(r.Body), r.FinalURL, r.ParserType, parser.ExtractOptions{Agent: w.agent, MaxLinks: maxLinks})
 	if err != nil {
 		w.log.Warn("page not parsed", "url", l.URL, "err", err)
@@ -901,7 +915,7 @@ func (w *Worker) extract(r *Response, l msg.Lease, maxLinks int) ([]msg.Link, li
 // navigation: an index's URLs are more sitemaps, read when fetched). XML
 // of another kind yields none. A document that broke off keeps the URLs
 // read before the break.
-func (w *Worker) extractSitemap(r *Response, l msg.Lease) []msg.Link {
+func (w *Worker) extractSitemap(r *httpclient.Response, l msg.Lease) []msg.Link {
 	sm, err := parser.ParseSitemap(bytes.NewReader(r.Body), r.FinalURL, parser.SitemapOptions{})
 	if errors.Is(err, parser.ErrNotSitemap) {
 		return nil
@@ -919,7 +933,7 @@ func (w *Worker) extractSitemap(r *Response, l msg.Lease) []msg.Link {
 
 // robotsSitemaps returns the Sitemap: URLs of a fetched robots.txt,
 // resolved against its URL (after redirects), as navigation links.
-func robotsSitemaps(r *Response) []msg.Link {
+func robotsSitemaps(r *httpclient.Response) []msg.Link {
 	var urls []string
 	for _, v := range robots.Parse(r.Body).Sitemaps() {
 		if u, err := parser.Resolve(r.FinalURL, v); err == nil {
@@ -938,7 +952,7 @@ func navigationLinks(urls []string) []msg.Link {
 }
 
 // count updates the counters of a fetch whose outcome was published.
-func (w *Worker) count(l msg.Lease, r *Response, out *msg.Outcome) {
+func (w *Worker) count(l msg.Lease, r *httpclient.Response, out *msg.Outcome) {
 	w.stats.fetched.Add(1)
 	if l.Robots {
 		w.stats.robots.Add(1)
@@ -951,7 +965,7 @@ func (w *Worker) count(l msg.Lease, r *Response, out *msg.Outcome) {
 }
 
 // logFetch writes the fetch log line of a fetch (none without a log).
-func (w *Worker) logFetch(l msg.Lease, r *Response, out *msg.Outcome) error {
+func (w *Worker) logFetch(l msg.Lease, r *httpclient.Response, out *msg.Outcome) error {
 	if w.fetchLog == nil {
 		return nil
 	}
