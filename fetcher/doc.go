@@ -5,14 +5,16 @@
 // fetch leaves: the JSON-lines fetch log (FetchLog) and WARC records
 // (Archiver; the WARC writer lives in the subpackage warc).
 //
-// The worker's files follow its steps: worker.go (WorkerOptions, Worker,
-// Run), lease.go (the lease loops and the replies they read), slots.go
-// (the fetch and publish slots a lease holds), fetch.go (fetch one lease,
-// extract its links, fill its outcome), route.go (links to their shards),
-// publish.go (links and outcome through JetStream, with retries),
-// outcomes.go (outcomes batched per shard), shutdown.go (the grace
-// period, the archive failure that stops the worker) and outputs.go (the
-// fetch log and the WARC files).
+// Run (run.go) is a crawler process of a distributed crawl, as
+// frontier/service.Run is a frontier process: it learns the shard count
+// and runs a Worker. The worker's files follow its steps: worker.go
+// (WorkerOptions, Worker, Worker.Run), lease.go (the lease loops and the
+// replies they read), slots.go (the fetch and publish slots a lease
+// holds), fetch.go (fetch one lease, extract its links, fill its
+// outcome), route.go (links to their shards), publish.go (links and
+// outcome through JetStream, with retries), outcomes.go (outcomes batched
+// per shard), shutdown.go (the grace period, the archive failure that
+// stops the worker) and outputs.go (the fetch log and the WARC files).
 //
 // # Worker
 //

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -94,8 +93,7 @@ func NewWorker(nc *nats.Conn, opts WorkerOptions) (*Worker, error) {
 		opts.Subjects = msg.NewSubjects("")
 	}
 	if opts.ID == "" {
-		host, _ := os.Hostname()
-		opts.ID = fmt.Sprintf("%s/%d", host, os.Getpid())
+		opts.ID = ProcessID()
 	}
 	log := opts.Logger
 	if log == nil {
