@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/frontierclient"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -53,10 +54,14 @@ func Run(ctx context.Context, cfg config.Config, nc *nats.Conn, opts RunOptions)
 	subj := msg.NewSubjects(cfg.NATS.Prefix)
 	shards := cfg.Frontier.Shards
 	if cfg.Origin("frontier.shards") == "" {
+		fc, err := frontierclient.New(nc, subj)
+		if err != nil {
+			return err
+		}
 		// The shard count is fixed in the frontiers' state: ask them, and
 		// keep asking until one answers (they may start after us).
 		for {
-			n, err := monitor.ShardCount(ctx, nc, subj)
+			n, err := fc.Shards(ctx)
 			if err == nil {
 				shards = n
 				break

@@ -11,12 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
-	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/frontierclient"
 	"github.com/trawlhq/trawl/internal/msg"
 )
 
@@ -88,29 +85,28 @@ func publishSeeds(cfg config.Config, seeds []string, shards int, ask time.Durati
 		return cli.ExitFailure
 	}
 	defer nc.Close()
-	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	fc, err := frontierclient.New(nc, msg.NewSubjects(cfg.NATS.Prefix))
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler seed:", err)
+		return cli.ExitFailure
+	}
 	n := shards
 	if n == 0 {
 		// The shard count is fixed in the frontiers' state: ask them.
 		gctx, gcancel := context.WithTimeout(ctx, ask)
-		n, err = monitor.ShardCount(gctx, nc, subj)
+		n, err = fc.Shards(gctx)
 		gcancel()
 		if err != nil {
 			fmt.Fprintln(stderr, "crawler seed: start the frontiers or pass --shards:", err)
 			return cli.ExitFailure
 		}
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		fmt.Fprintln(stderr, "crawler seed:", err)
-		return cli.ExitFailure
-	}
 	rt, err := msg.ParseRouter(n, cfg.Scope.Canonical)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitUsage
 	}
-	res, err := crawl.PublishSeeds(ctx, js, subj, rt, seeds)
+	res, err := fc.PublishSeeds(ctx, rt, seeds)
 	for u, e := range res.Invalid {
 		fmt.Fprintf(stderr, "crawler seed: skipping %q: %v\n", u, e)
 	}
