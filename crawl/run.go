@@ -76,7 +76,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	sum = &Summary{Started: time.Now().UTC(), DataDir: cfg.DataDir}
 	// Refused before anything starts: seeds that could never be fetched,
 	// a data_dir that cannot be written or that another crawl holds.
-	if err := CheckSeeds(ctx, cfg); err != nil {
+	if err := CheckSeeds(ctx, cfg.Crawl.Seeds, cfg); err != nil {
 		return sum, err
 	}
 	unlock, err := lockDataDir(cfg.DataDir)

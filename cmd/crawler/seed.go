@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/frontierclient"
@@ -31,6 +32,7 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	shards := fs.Int("shards", 0, "frontier shards (0: ask the running frontiers)")
 	file := fs.String("file", "", "read seed URLs from this file, one per line (- for stdin)")
 	ask := fs.Duration("ask-timeout", 30*time.Second, "how long to wait for the frontiers to say how many shards there are")
+	fs.Bool("allow-private-networks", false, "accept seeds on loopback and private addresses, for crawlers that may fetch them (crawler.allow_private_networks)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crawler seed [--nats URL] [--shards N] [--file F] URL...")
 		fs.PrintDefaults()
@@ -38,7 +40,7 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
-	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url"})
+	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url", "allow-private-networks": "crawler.allow_private_networks"})
 	if err == nil {
 		err = cfg.Validate()
 	}
@@ -51,8 +53,8 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitUsage
 	}
-	if bad := uncrawlableSeeds(seeds, cfg.Scope.MaxURLLength); len(bad) > 0 { // refused before anything is published
-		fmt.Fprintf(stderr, "crawler seed: seeds cannot be crawled:\n  %s\n", strings.Join(bad, "\n  "))
+	if err := crawl.CheckSeeds(context.Background(), seeds, cfg); err != nil { // refused before anything is published
+		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitUsage
 	}
 	if len(seeds) == 0 {
@@ -60,17 +62,6 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	return publishSeeds(cfg, seeds, *shards, *ask, stdout, stderr)
-}
-
-// uncrawlableSeeds says why each seed that cannot be crawled cannot.
-func uncrawlableSeeds(seeds []string, maxURLLength int) []string {
-	var bad []string
-	for _, u := range seeds {
-		if err := config.CheckSeed(u, maxURLLength); err != nil {
-			bad = append(bad, err.Error())
-		}
-	}
-	return bad
 }
 
 // publishSeeds publishes seeds to their shards of a running crawl and

@@ -140,3 +140,23 @@ func TestDialSeveralAddresses(t *testing.T) {
 		t.Errorf("all addresses refused: err = %v", r.Err)
 	}
 }
+
+// TestRefuses: the guard's verdict on a URL, through overrides and
+// literal addresses as a Client dials them.
+func TestRefuses(t *testing.T) {
+	resolve := map[string]string{"a.test:80": "127.0.0.1:8080", "B.test:443": "93.184.216.34:443"}
+	for _, tt := range []struct{ url, want string }{
+		{"http://127.0.0.1:8080/", "127.0.0.1 is a loopback address"},
+		{"http://[::1]/", "::1 is a loopback address"},
+		{"http://169.254.169.254/latest/", "169.254.169.254 is a cloud metadata address"},
+		{"http://a.test/", "127.0.0.1 is a loopback address"},
+		{"https://b.test/", ""},
+		{"http://93.184.216.34/", ""},
+		{"http://nx.invalid/", ""}, // does not resolve: the fetch says so
+		{"mailto:x@y", ""},
+	} {
+		if got := Refuses(context.Background(), tt.url, resolve); got != tt.want {
+			t.Errorf("Refuses(%s) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}
