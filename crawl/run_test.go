@@ -20,7 +20,7 @@ import (
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/frontierclient"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // testConfig is a one-command crawl of web with a small filter and fast

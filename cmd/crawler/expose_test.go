@@ -17,7 +17,7 @@ import (
 	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // exposedCrawl starts a one-command crawl of a small synthetic web with
