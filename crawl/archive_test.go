@@ -21,7 +21,7 @@ import (
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // mountTmpfs mounts a tmpfs of size at dir (created), unmounted when the

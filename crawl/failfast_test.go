@@ -57,7 +57,7 @@ func TestRunRefusesBadSeedsBeforeStarting(t *testing.T) {
 		t.Errorf("the data dir exists after a refusal (stat: %v)", err)
 	}
 	cfg.Crawler.AllowPrivateNetworks = true
-	if err := CheckSeeds(context.Background(), cfg); err == nil || strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "port") {
+	if err := CheckSeeds(context.Background(), cfg.Crawl.Seeds, cfg); err == nil || strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "port") {
 		t.Errorf("with --allow-private-networks: %v; want only the port, scheme and length refusals", err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // fullDiskWeb is a site big enough to fill the small tmpfs of the

@@ -13,13 +13,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/frontierclient"
 	"github.com/trawlhq/trawl/internal/msg"
 )
 
@@ -76,7 +76,7 @@ func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	sum = &Summary{Started: time.Now().UTC(), DataDir: cfg.DataDir}
 	// Refused before anything starts: seeds that could never be fetched,
 	// a data_dir that cannot be written or that another crawl holds.
-	if err := CheckSeeds(ctx, cfg); err != nil {
+	if err := CheckSeeds(ctx, cfg.Crawl.Seeds, cfg); err != nil {
 		return sum, err
 	}
 	unlock, err := lockDataDir(cfg.DataDir)
@@ -364,10 +364,10 @@ func answered(st msg.Status) uint64 {
 	return n
 }
 
-// workerSide is the one-command crawl's fetching half: the stream, its
-// subjects and the shard router.
+// workerSide is the one-command crawl's fetching half: the frontier
+// client that seeds, the subjects and the shard router.
 type workerSide struct {
-	js   jetstream.JetStream
+	fc   *frontierclient.Client
 	subj msg.Subjects
 	rt   msg.Router
 }
@@ -377,11 +377,12 @@ func newWorkerSide(ctx context.Context, cfg config.Config, nc *nats.Conn) (*work
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc) // the stream is declared (startNATS)
+	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	fc, err := frontierclient.New(nc, subj) // the stream is declared (startNATS)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: %w", err)
+		return nil, err
 	}
-	return &workerSide{js: js, subj: msg.NewSubjects(cfg.NATS.Prefix), rt: rt}, nil
+	return &workerSide{fc: fc, subj: subj, rt: rt}, nil
 }
 
 // seedAndWorker publishes the seeds and builds the fetch worker, its
@@ -389,7 +390,7 @@ func newWorkerSide(ctx context.Context, cfg config.Config, nc *nats.Conn) (*work
 func (ws *workerSide) seedAndWorker(ctx context.Context, opts Options, nc *nats.Conn, reg *prometheus.Registry) (*fetcher.Worker, error) {
 	cfg, log := opts.Config, opts.Logger
 	if len(cfg.Crawl.Seeds) > 0 {
-		res, err := PublishSeeds(ctx, ws.js, ws.subj, ws.rt, cfg.Crawl.Seeds)
+		res, err := ws.fc.PublishSeeds(ctx, ws.rt, cfg.Crawl.Seeds)
 		for u, e := range res.Invalid {
 			log.Warn("seed skipped", "url", u, "err", e)
 		}

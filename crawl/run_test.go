@@ -18,9 +18,9 @@ import (
 	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/frontierclient"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // testConfig is a one-command crawl of web with a small filter and fast
@@ -192,7 +192,11 @@ func TestRunExposedNATSLetsAnotherCrawlerJoin(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	defer nc.Close()
-	shards, err := monitor.ShardCount(ctx, nc, msg.NewSubjects(""))
+	fc, err := frontierclient.New(nc, msg.NewSubjects(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, err := fc.Shards(ctx)
 	if err != nil || shards != 1 {
 		t.Fatalf("shard count from the standalone frontier: %d, %v", shards, err)
 	}

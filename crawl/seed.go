@@ -3,80 +3,52 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/netip"
-	"net/url"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/trawlhq/trawl/fetcher"
+	"github.com/trawlhq/trawl/fetcher/httpclient"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
 )
 
-// SeedResult says what PublishSeeds did with each URL.
-type SeedResult struct {
-	Published int              // seeds handed to their shards
-	Invalid   map[string]error // URLs that are not valid http(s) URLs
-}
-
-// PublishSeeds sends seeds to the frontier shards that own them (rt), as
-// link batches with an empty Source (the frontier's mark for seeds: depth 0,
-// and their hosts become seed hosts). Invalid URLs are reported, not sent.
-// Publishing the same seeds again is harmless: the frontier drops them as
-// duplicates.
-func PublishSeeds(ctx context.Context, js jetstream.JetStream, subj msg.Subjects, rt msg.Router, seeds []string) (SeedResult, error) {
-	res := SeedResult{Invalid: map[string]error{}}
-	byShard := map[int]*msg.LinkBatch{}
-	for _, s := range seeds {
-		_, shard, err := rt.Route(s)
-		if err != nil {
-			res.Invalid[s] = err
-			continue
-		}
-		b := byShard[shard]
-		if b == nil {
-			b = &msg.LinkBatch{}
-			byShard[shard] = b
-		}
-		b.Links = append(b.Links, msg.Link{URL: s, Kind: uint8(parser.KindNavigation)})
-	}
-	for shard, b := range byShard {
-		data, err := b.MarshalBinary()
-		if err != nil {
-			return res, fmt.Errorf("crawl: seeds for shard %d: %w", shard, err)
-		}
-		if _, err := js.Publish(ctx, subj.Links(shard), data); err != nil {
-			return res, fmt.Errorf("crawl: publishing seeds to shard %d: %w", shard, err)
-		}
-		res.Published += len(b.Links)
-	}
-	return res, nil
-}
-
-// CheckSeeds refuses, before anything starts, seeds the crawler could never
-// fetch: each must pass config.CheckSeed (Validate has run it too), and
-// without crawler.allow_private_networks its host must not be, or resolve
-// only to, an address the fetcher's private network guard blocks
-// (loopback, private, link-local, cloud metadata...). crawler.resolve
-// overrides count as the address. A name that does not resolve is left to
-// the crawl (it reports the failure). Every bad seed is listed, one per
-// line, in an error wrapping ErrSeeds.
-func CheckSeeds(ctx context.Context, cfg config.Config) error {
-	var bad []string
-	for _, s := range cfg.Crawl.Seeds {
+// CheckSeeds is the one check of seed URLs, run by the one-command crawl
+// before anything starts and by `crawler seed` before anything is
+// published: it refuses seeds the crawler could never fetch. Each must
+// pass config.CheckSeed (the part Validate runs on crawl.seeds: no
+// network there) and, without crawler.allow_private_networks, its host
+// must not be, or resolve only to, addresses the fetcher's private network
+// guard blocks (httpclient.Refuses: loopback, private, link-local, cloud
+// metadata...; crawler.resolve overrides count as the address). A name
+// that does not resolve is left to the crawl (it reports the failure).
+// Every bad seed is listed, one per line, in an error wrapping ErrSeeds.
+func CheckSeeds(ctx context.Context, seeds []string, cfg config.Config) error {
+	why := make([]string, len(seeds)) // each seed's refusal, in order
+	// The guard's check may wait for DNS: up to seedLookups seeds at once,
+	// so that a long seed file is not one lookup after another.
+	var wg sync.WaitGroup
+	lookups := make(chan struct{}, seedLookups)
+	for i, s := range seeds {
 		if err := config.CheckSeed(s, cfg.Scope.MaxURLLength); err != nil {
-			bad = append(bad, err.Error())
+			why[i] = err.Error()
 			continue
 		}
 		if cfg.Crawler.AllowPrivateNetworks {
 			continue
 		}
-		if why := privateSeed(ctx, s, cfg.Crawler.Resolve); why != "" {
-			bad = append(bad, fmt.Sprintf("%q: %s; pass --allow-private-networks (crawler.allow_private_networks) to crawl your own network", s, why))
+		wg.Go(func() {
+			lookups <- struct{}{}
+			defer func() { <-lookups }()
+			if r := privateSeed(ctx, s, cfg.Crawler.Resolve); r != "" {
+				why[i] = fmt.Sprintf("%q: %s; pass --allow-private-networks (crawler.allow_private_networks) to crawl your own network", s, r)
+			}
+		})
+	}
+	wg.Wait()
+	var bad []string
+	for _, w := range why {
+		if w != "" {
+			bad = append(bad, w)
 		}
 	}
 	if len(bad) > 0 {
@@ -85,46 +57,18 @@ func CheckSeeds(ctx context.Context, cfg config.Config) error {
 	return nil
 }
 
+// seedLookups is how many seeds CheckSeeds checks against the guard at
+// once.
+const seedLookups = 32
+
 // privateSeed says why the guard would refuse every address of seed's
-// host, or "".
+// host, or "". The DNS lookup may take 2 s.
 func privateSeed(ctx context.Context, seed string, resolve map[string]string) string {
 	key, err := parser.Canonical(seed, 0)
 	if err != nil {
 		return ""
 	}
-	u, err := url.Parse(key)
-	if err != nil {
-		return ""
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	host := u.Hostname()
-	if to, ok := resolve[net.JoinHostPort(host, port)]; ok {
-		if h, _, err := net.SplitHostPort(to); err == nil {
-			host = h
-		}
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if why := fetcher.BlockReason(ip); why != "" {
-			return fmt.Sprintf("%s is a %s address", ip, why)
-		}
-		return ""
-	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil || len(ips) == 0 {
-		return ""
-	}
-	var why string
-	for _, ip := range ips {
-		r := fetcher.BlockReason(ip)
-		if r == "" {
-			return ""
-		}
-		why = fmt.Sprintf("%s resolves to %s, a %s address", host, ip.Unmap(), r)
-	}
-	return why
+	return httpclient.Refuses(ctx, key, resolve)
 }

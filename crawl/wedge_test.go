@@ -12,7 +12,7 @@ import (
 	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/msg"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // TestRunEndsWithAnUndeliverableMessage: a message of 8 MiB - 64 B (under

@@ -24,7 +24,7 @@ import (
 
 	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // dashboard is the part of Grafana's dashboard model the test reads.

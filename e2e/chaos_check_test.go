@@ -18,8 +18,8 @@ import (
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/synthweb"
 	"github.com/trawlhq/trawl/internal/testkit/clustertest"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 // chaosResult is what checkChaos counted. A page "completes" when it was

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/internal/synthweb"
 	"github.com/trawlhq/trawl/internal/testkit/clustertest"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 // The chaos test: the distributed topology crawls the synthetic web while a

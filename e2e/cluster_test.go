@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/synthweb"
 	"github.com/trawlhq/trawl/internal/testkit/clustertest"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 // binDir holds the binaries built once for every test of the package.

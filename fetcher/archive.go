@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/trawlhq/trawl/fetcher/httpclient"
 	"github.com/trawlhq/trawl/fetcher/warc"
 )
 
@@ -21,7 +22,7 @@ func NewArchiver(w *warc.Writer) *Archiver { return &Archiver{w: w} }
 // Transfer-Encoding, having undone it) and the body as received, still
 // content-encoded; a body cut at the cap or by an error is marked with
 // WARC-Truncated.
-func (a *Archiver) Archive(x *Exchange) error {
+func (a *Archiver) Archive(x *httpclient.Exchange) error {
 	req, resp := x.Request, x.Response
 	target := req.URL.String()
 

@@ -15,13 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/fetcher/httpclient"
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 func TestArchive(t *testing.T) {
 	page := []byte("<a href=/x>x</a>")
-	gz := gzipped(t, page)
+	gz := testsite.Gzip(t, page)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/gz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -29,14 +31,14 @@ func TestArchive(t *testing.T) {
 		w.Write(gz)
 	})
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write(bytes.Repeat([]byte("b"), 5000)) })
-	s, _ := newServer(t, mux)
+	s, _ := testsite.Start(t, mux)
 	dir := t.TempDir()
 	ww, err := warc.NewWriter(warc.WriterOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := NewArchiver(ww)
-	c := newTestClient(t, func(cfg *config.Crawler) { cfg.MaxBody = 4096 }, func(o *Options) { o.Archive = a.Archive })
+	c := newTestClient(t, func(cfg *config.Crawler) { cfg.MaxBody = 4096 }, func(o *httpclient.Options) { o.Archive = a.Archive })
 	for _, p := range []string{"/gz", "/big"} {
 		if r := c.Fetch(context.Background(), s.URL+p); r.Err != nil || r.ArchiveErr != nil {
 			t.Fatalf("%s: %v %v", p, r.Err, r.ArchiveErr)

@@ -21,6 +21,7 @@ import (
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 	"github.com/trawlhq/trawl/parser"
 )
 
@@ -51,7 +52,7 @@ var benchPages = sync.OnceValue(func() [][]byte {
 
 func benchSite(b *testing.B) string {
 	pages := benchPages()
-	s, _ := newServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s, _ := testsite.Start(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(pages[n%len(pages)])

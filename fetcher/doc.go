@@ -1,39 +1,20 @@
-// Package fetcher is trawl's fetch worker: an HTTP client built for
-// crawling many hosts safely (Client), the JSON-lines fetch log (FetchLog),
-// and the Worker that takes leases from the frontiers over NATS, fetches,
-// extracts links with package parser and publishes links and outcomes
-// back through JetStream. WARC output lives in the subpackage warc.
+// Package fetcher is trawl's fetch worker: the Worker that takes leases
+// from the frontiers over NATS, fetches them with the guarded HTTP client
+// of package fetcher/httpclient, extracts links with package parser and
+// publishes links and outcomes back through JetStream, and the outputs a
+// fetch leaves: the JSON-lines fetch log (FetchLog) and WARC records
+// (Archiver; the WARC writer lives in the subpackage warc).
 //
-// # Client
-//
-// Client.Fetch does one GET and never follows redirects: a 3xx carries its
-// resolved Location in Response.Redirect, so that the frontier applies
-// dedup, scope and politeness to the target. Client.FetchRobots is the
-// exception and follows up to 5 redirects (RFC 9309). Every fetch:
-//
-//   - is bounded by fetch_timeout as a whole, with connect_timeout,
-//     tls_timeout and header_timeout for its phases, and at most 256 KiB
-//     of response headers;
-//   - asks for gzip and br itself and reads at most max_body bytes from
-//     the wire and keeps at most max_body decoded bytes (a gzip bomb stops
-//     at the cap; Response.Truncated says so);
-//   - sniffs the content type when none (or a generic one) is declared,
-//     refuses to call binary bytes served as text/html HTML, and hands the
-//     declared Content-Type (with its charset) to the parser; flags XML
-//     and gzip bodies (Response.XML), which the worker reads as sitemaps
-//     or feeds when crawler.sitemaps is on, as it does robots.txt's
-//     Sitemap: lines;
-//   - resolves names through a DNS cache with a TTL (dns_cache_ttl), after
-//     the curl-like overrides of resolve ("host:port" -> "ip:port");
-//   - dials only addresses the private network guard allows: loopback,
-//     RFC 1918, IPv6 ULA, link-local, CGNAT, multicast, unspecified and
-//     reserved ranges and the cloud metadata endpoints are refused at dial
-//     time, on the IP actually dialed, so neither DNS rebinding nor a
-//     redirect gets around it (allow_private_networks turns it off);
-//   - races a name's addresses as RFC 8305 says (families alternating, a
-//     new attempt every 250 ms or on a failure, the first connection
-//     wins), so a broken IPv6 route costs 250 ms, not connect_timeout;
-//   - speaks HTTP/2 where the server offers it over TLS.
+// Run (run.go) is a crawler process of a distributed crawl, as
+// frontier/service.Run is a frontier process: it learns the shard count
+// and runs a Worker. The worker's files follow its steps: worker.go
+// (WorkerOptions, Worker, Worker.Run), lease.go (the lease loops and the
+// replies they read), slots.go (the fetch and publish slots a lease
+// holds), fetch.go (fetch one lease, extract its links, fill its
+// outcome), route.go (links to their shards), publish.go (links and
+// outcome through JetStream, with retries), outcomes.go (outcomes batched
+// per shard), shutdown.go (the grace period, the archive failure that
+// stops the worker) and outputs.go (the fetch log and the WARC files).
 //
 // # Worker
 //
@@ -67,8 +48,8 @@
 // not canonicalizing are counted in WorkerStats and, for a frontier that
 // reads them (msg.HeaderOutcomeV4), in the Outcome, so that frontier
 // counts them as rejected. A fetch the private network guard refused
-// (ErrBlocked) is reported as permanent (msg.Outcome.Permanent): the
-// frontier does not retry it.
+// (httpclient.ErrBlocked) is reported as permanent
+// (msg.Outcome.Permanent): the frontier does not retry it.
 //
 // # The archive is part of the outcome
 //
@@ -99,19 +80,20 @@
 // # Not a library
 //
 // fetcher is the implementation of cmd/crawler's worker, not a library for
-// other Go programs: Options and WorkerOptions take internal/config and
-// internal/msg types (trawl's own configuration and wire format, free to
-// change with it). Its subpackage warc is a library (standard types only),
-// as are parser and dedup; README.md ("Use the libraries") shows them.
+// other Go programs: WorkerOptions takes internal/config and internal/msg
+// types (trawl's own configuration and wire format, free to change with
+// it). Its subpackages httpclient and warc are libraries (no trawl types
+// in their APIs), as are parser and dedup; README.md ("Use the
+// libraries") shows them.
 //
 // # Caveats
 //
-// Client and Worker are safe for concurrent use. A Worker keeps no state
-// that matters: killed at any moment, its leases expire at the frontier and
+// A Worker is safe for concurrent use and keeps no state that
+// matters: killed at any moment, its leases expire at the frontier and
 // go to another crawler. Lease deadlines are compared with the local clock
 // (leases already past their deadline are skipped), so crawler and
 // frontier clocks should agree within seconds (NTP). Tests that fetch from
-// loopback must set allow_private_networks. Response.Body is at most
-// max_body bytes per in-flight fetch (plus as much again for the raw copy
+// loopback must set allow_private_networks. A fetch's body is at most
+// max_body bytes per fetch in flight (plus as much again for the raw copy
 // when WARC output is on), so memory is bounded by workers x 2 x max_body.
 package fetcher

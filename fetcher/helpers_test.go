@@ -2,14 +2,10 @@ package fetcher
 
 import (
 	"context"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/fetcher/httpclient"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -25,54 +21,24 @@ func testConfig() config.Crawler {
 	return c
 }
 
-func newTestClient(t testing.TB, mutate func(*config.Crawler), opts ...func(*Options)) *Client {
+// newTestClient is the worker's client for testConfig, changed by mutate
+// and then by opts.
+func newTestClient(t testing.TB, mutate func(*config.Crawler), opts ...func(*httpclient.Options)) *httpclient.Client {
 	t.Helper()
-	o := Options{Config: testConfig()}
+	cfg := testConfig()
 	if mutate != nil {
-		mutate(&o.Config)
+		mutate(&cfg)
 	}
+	o := clientOptions(cfg)
 	for _, f := range opts {
 		f(&o)
 	}
-	c, err := New(o)
+	c, err := httpclient.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
 	return c
-}
-
-// counted wraps h and counts the requests it serves.
-type counted struct {
-	h http.Handler
-	n atomic.Int64
-}
-
-func (c *counted) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.n.Add(1); c.h.ServeHTTP(w, r) }
-
-func newServer(t testing.TB, h http.Handler) (*httptest.Server, *counted) {
-	t.Helper()
-	c := &counted{h: h}
-	s := httptest.NewServer(c)
-	t.Cleanup(s.Close)
-	return s, c
-}
-
-// hijack serves raw bytes on the connection: fn writes whatever it likes.
-func hijack(fn func(c net.Conn)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			panic(err)
-		}
-		defer conn.Close()
-		fn(conn)
-	}
-}
-
-func addrOf(t testing.TB, s *httptest.Server) netip.AddrPort {
-	t.Helper()
-	return netip.MustParseAddrPort(s.Listener.Addr().String())
 }
 
 // runWorker starts w.Run. cancel ends it; wait returns Run's error once

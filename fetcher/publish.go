@@ -11,6 +11,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawlhq/trawl/fetcher/httpclient"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // Publishing limits.
@@ -106,5 +109,105 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// publishLinks publishes a page's routed link batches to the shards that
+// own them and waits for their acks. The links rt.take took out travel in
+// the outcome instead; they count as published once it is acked.
+func (w *Worker) publishLinks(pubCtx context.Context, rt routed) error {
+	var msgs []*nats.Msg
+	for _, s := range rt.shards {
+		for _, b := range rt.batches[s] {
+			data, err := b.MarshalBinary()
+			if err != nil {
+				return fmt.Errorf("fetcher: encode link batch: %w", err)
+			}
+			msgs = append(msgs, w.pub.message(w.opts.Subjects.Links(s), data))
+		}
+	}
+	if err := w.pub.send(pubCtx, msgs...); err != nil {
+		return err
+	}
+	w.stats.batches.Add(uint64(len(msgs)))
+	w.stats.linksPublished.Add(uint64(rt.links - rt.taken - rt.skipped))
+	w.stats.linksSkipped.Add(uint64(rt.skipped))
+	return nil
+}
+
+// publishOutcome writes the fetch log line of lease l, then publishes its
+// outcome; reported says it was acked. A log line that cannot be written
+// stops the worker, and the lease is given back instead (its outcome, and
+// the links it carried, are not sent).
+func (w *Worker) publishOutcome(pubCtx context.Context, is issuer, l msg.Lease, r *httpclient.Response, out *msg.Outcome) (reported bool, err error) {
+	// The log line is in its file before the outcome is published: a page
+	// the frontier records as done is in the log, kill -9 or not.
+	if err := w.logFetch(l, r, out); err != nil {
+		w.fail(fmt.Errorf("%w: %w", ErrArchive, err))
+		return false, w.release(pubCtx, is, l, msg.ReleaseArchive)
+	}
+	if err := w.sendOutcome(pubCtx, is, out); err != nil {
+		return false, err
+	}
+	w.stats.outcomes.Add(1)
+	if out.Links != nil {
+		w.stats.linksPublished.Add(uint64(len(out.Links.Links)))
+		w.stats.linksInOutcomes.Add(uint64(len(out.Links.Links)))
+	}
+	w.count(l, r, out)
+	return true, nil
+}
+
+// release gives lease l back to its frontier unfetched (or fetched but
+// not archived): the URL is requeued without counting an attempt.
+func (w *Worker) release(pubCtx context.Context, is issuer, l msg.Lease, why msg.Release) error {
+	w.budget.giveBack(l)
+	out := &msg.Outcome{LeaseID: l.ID, Shard: is.shard, URL: l.URL, Robots: l.Robots, Release: why}
+	if err := w.sendOutcome(pubCtx, is, out); err != nil {
+		return err
+	}
+	w.stats.released.Add(1)
+	w.log.Debug("lease given back", "url", l.URL, "reason", why)
+	return nil
+}
+
+// sendOutcome publishes out to its shard's frontier and waits for the
+// ack: through the outcome queue, with the other outcomes waiting for
+// that shard, when the shard reads outcome batches (is.outcomeBatch).
+func (w *Worker) sendOutcome(pubCtx context.Context, is issuer, out *msg.Outcome) error {
+	data, err := out.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("fetcher: encode outcome: %w", err)
+	}
+	if is.outcomeBatch {
+		return w.outcomes.add(pubCtx, out.Shard, data)
+	}
+	return w.sendOutcomes(pubCtx, out.Shard, [][]byte{data})
+}
+
+// sendOutcomes publishes encoded outcomes of shard in one message, an
+// Outcome when there is one, else an OutcomeBatch, and waits for its ack.
+func (w *Worker) sendOutcomes(pubCtx context.Context, shard uint32, encoded [][]byte) error {
+	data := encoded[0]
+	if len(encoded) > 1 {
+		var err error
+		if data, err = msg.AppendOutcomeBatch(nil, encoded); err != nil {
+			return fmt.Errorf("fetcher: encode outcome batch: %w", err)
+		}
+		w.stats.outcomeBatches.Add(1)
+	}
+	return w.pub.send(pubCtx, w.pub.message(w.opts.Subjects.Done(int(shard)), data))
+}
+
+// count updates the counters of a fetch whose outcome was published.
+func (w *Worker) count(l msg.Lease, r *httpclient.Response, out *msg.Outcome) {
+	w.stats.fetched.Add(1)
+	if l.Robots {
+		w.stats.robots.Add(1)
+	}
+	w.stats.bytes.Add(uint64(r.Bytes))
+	w.stats.status(r.Status)
+	if out.Error != "" {
+		w.stats.errors.Add(1)
 	}
 }

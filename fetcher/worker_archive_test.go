@@ -15,6 +15,7 @@ import (
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 // cutWARC writes a WARC file with the warc.Writer, renames it back to the
@@ -127,7 +128,7 @@ func TestWorkerFetchLogFullGivesLeaseBack(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full here")
 	}
-	site, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site, _ := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, `<p>x</p><a href="/b">b</a>`)
 	}))

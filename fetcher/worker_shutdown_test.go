@@ -14,13 +14,14 @@ import (
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 // TestWorkerRetriesPublish: the stream does not exist while the worker
 // fetches, so every publish fails; once the stream appears, everything
 // arrives and nothing was dropped.
 func TestWorkerRetriesPublish(t *testing.T) {
-	site, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site, _ := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<a href="/next%s">n</a>`, r.URL.Path)
 	}))
@@ -84,7 +85,7 @@ func TestWorkerRetriesPublish(t *testing.T) {
 // outcome published before Run returns; no lease is requested after.
 func TestWorkerShutdown(t *testing.T) {
 	started := make(chan struct{}, 1)
-	site, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site, _ := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		started <- struct{}{}
 		time.Sleep(300 * time.Millisecond)
 		w.Header().Set("Content-Type", "text/html")
@@ -124,7 +125,7 @@ func TestWorkerShutdown(t *testing.T) {
 // The worker fetches that lease and reports it rather than leave it to
 // expire.
 func TestWorkerFetchesLateReplyAtShutdown(t *testing.T) {
-	site, hits := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site, hits := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, `<p>late</p>`)
 	}))
@@ -175,7 +176,7 @@ func TestWorkerFetchesLateReplyAtShutdown(t *testing.T) {
 			outcome = r.outcome
 		}
 	}
-	if outcome == nil || outcome.LeaseID != 7 || outcome.Status != 200 || hits.n.Load() != 1 {
-		t.Fatalf("after shutdown: outcome %+v, site hit %d times; want lease 7 fetched once", outcome, hits.n.Load())
+	if outcome == nil || outcome.LeaseID != 7 || outcome.Status != 200 || hits.Hits() != 1 {
+		t.Fatalf("after shutdown: outcome %+v, site hit %d times; want lease 7 fetched once", outcome, hits.Hits())
 	}
 }

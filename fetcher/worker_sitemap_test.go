@@ -10,6 +10,7 @@ import (
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 // sitemapSite serves a robots.txt naming two sitemaps, a sitemap index,
@@ -28,11 +29,11 @@ func sitemapSite(t *testing.T) string {
 	serve("/robots.txt", "text/plain", []byte("User-agent: *\nDisallow: /private\nSitemap: /sitemap_index.xml\nsitemap: http://other.test/sm.xml\nSitemap: javascript:x\n"))
 	serve("/sitemap_index.xml", "application/xml", []byte(`<?xml version="1.0" encoding="UTF-8"?>
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>/sm1.xml.gz</loc></sitemap></sitemapindex>`))
-	serve("/sm1.xml.gz", "application/x-gzip", gzipped(t, []byte(`<urlset><url><loc>/p1</loc></url><url><loc>/p2?a=1&b=2</loc></url></urlset>`)))
+	serve("/sm1.xml.gz", "application/x-gzip", testsite.Gzip(t, []byte(`<urlset><url><loc>/p1</loc></url><url><loc>/p2?a=1&b=2</loc></url></urlset>`)))
 	serve("/feed", "application/rss+xml", []byte(`<rss><channel><link>/</link><item><link>/post/1</link></item></channel></rss>`))
 	serve("/note.xml", "text/xml", []byte(`<note><loc>/nope</loc></note>`))
 	serve("/untyped", "", []byte(`<?xml version="1.0"?><urlset><url><loc>/u1</loc></url></urlset>`))
-	site, _ := newServer(t, mux)
+	site, _ := testsite.Start(t, mux)
 	return site.URL
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 // fakeFrontier hands out the leases it is given on Subjects.Work and
@@ -248,7 +249,7 @@ func testWorker(t *testing.T, outcomeLinks, outcomeBatch bool) {
 		w.Header().Set("Retry-After", "30")
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
-	bomb := gzipped(t, []byte(strings.Repeat(" ", 4<<20)+`<a href="/late">late</a>`))
+	bomb := testsite.Gzip(t, []byte(strings.Repeat(" ", 4<<20)+`<a href="/late">late</a>`))
 	mux.HandleFunc("/bomb", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("Content-Encoding", "gzip")
@@ -258,11 +259,11 @@ func testWorker(t *testing.T, outcomeLinks, outcomeBatch bool) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte("\x00\x01\x02<a href=/nope>n</a>"))
 	})
-	mux.HandleFunc("/reset", hijack(func(c net.Conn) {
+	mux.HandleFunc("/reset", testsite.Hijack(func(c net.Conn) {
 		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5000\r\n\r\n<a href=/partial>p</a>"))
 		c.(*net.TCPConn).SetLinger(0)
 	}))
-	site, _ := newServer(t, mux)
+	site, _ := testsite.Start(t, mux)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + l.Addr().String() + "/"
 	l.Close()

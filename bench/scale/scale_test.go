@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/internal/msg"
+	"github.com/trawlhq/trawl/internal/synthweb"
 	"github.com/trawlhq/trawl/internal/testkit/clustertest"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
 )
 
 var binDir string

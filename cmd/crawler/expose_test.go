@@ -17,7 +17,7 @@ import (
 	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // exposedCrawl starts a one-command crawl of a small synthetic web with
@@ -105,7 +105,7 @@ func TestExposedCrawlRefusesStrangers(t *testing.T) {
 	addr, cfg, done := exposedCrawl(t, ctx)
 
 	var out, errb bytes.Buffer
-	code := seedCmd([]string{"--nats", "nats://" + addr, other.URL + "/"}, nil, &out, &errb)
+	code := seedCmd([]string{"--nats", "nats://" + addr, "--allow-private-networks", other.URL + "/"}, nil, &out, &errb)
 	// The listener subscribes after the seed command asked the frontiers
 	// for the shard count: a subscriber on trawl.> would be a responder
 	// to that request that never answers.
@@ -127,7 +127,7 @@ func TestExposedCrawlRefusesStrangers(t *testing.T) {
 	}
 	var sout, serr bytes.Buffer
 	seederURL := "nats://" + string(bus.RoleSeeder) + ":" + users[bus.RoleSeeder] + "@" + addr
-	if c := seedCmd([]string{"--nats", seederURL, other.URL + "/admitted"}, nil, &sout, &serr); c != 0 {
+	if c := seedCmd([]string{"--nats", seederURL, "--allow-private-networks", other.URL + "/admitted"}, nil, &sout, &serr); c != 0 {
 		t.Errorf("the seeder's credentials: exit %d, %s", c, serr.String())
 	}
 

@@ -11,12 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
-	"github.com/trawlhq/trawl/internal/monitor"
+	"github.com/trawlhq/trawl/internal/frontierclient"
 	"github.com/trawlhq/trawl/internal/msg"
 )
 
@@ -34,6 +32,7 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	shards := fs.Int("shards", 0, "frontier shards (0: ask the running frontiers)")
 	file := fs.String("file", "", "read seed URLs from this file, one per line (- for stdin)")
 	ask := fs.Duration("ask-timeout", 30*time.Second, "how long to wait for the frontiers to say how many shards there are")
+	fs.Bool("allow-private-networks", false, "accept seeds on loopback and private addresses, for crawlers that may fetch them (crawler.allow_private_networks)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crawler seed [--nats URL] [--shards N] [--file F] URL...")
 		fs.PrintDefaults()
@@ -41,7 +40,7 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
-	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url"})
+	cfg, err := cli.LoadConfig(fs, *cfgPath, map[string]string{"nats": "nats.url", "allow-private-networks": "crawler.allow_private_networks"})
 	if err == nil {
 		err = cfg.Validate()
 	}
@@ -54,8 +53,8 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitUsage
 	}
-	if bad := uncrawlableSeeds(seeds, cfg.Scope.MaxURLLength); len(bad) > 0 { // refused before anything is published
-		fmt.Fprintf(stderr, "crawler seed: seeds cannot be crawled:\n  %s\n", strings.Join(bad, "\n  "))
+	if err := crawl.CheckSeeds(context.Background(), seeds, cfg); err != nil { // refused before anything is published
+		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitUsage
 	}
 	if len(seeds) == 0 {
@@ -63,17 +62,6 @@ func seedCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cli.ExitUsage
 	}
 	return publishSeeds(cfg, seeds, *shards, *ask, stdout, stderr)
-}
-
-// uncrawlableSeeds says why each seed that cannot be crawled cannot.
-func uncrawlableSeeds(seeds []string, maxURLLength int) []string {
-	var bad []string
-	for _, u := range seeds {
-		if err := config.CheckSeed(u, maxURLLength); err != nil {
-			bad = append(bad, err.Error())
-		}
-	}
-	return bad
 }
 
 // publishSeeds publishes seeds to their shards of a running crawl and
@@ -88,29 +76,28 @@ func publishSeeds(cfg config.Config, seeds []string, shards int, ask time.Durati
 		return cli.ExitFailure
 	}
 	defer nc.Close()
-	subj := msg.NewSubjects(cfg.NATS.Prefix)
+	fc, err := frontierclient.New(nc, msg.NewSubjects(cfg.NATS.Prefix))
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler seed:", err)
+		return cli.ExitFailure
+	}
 	n := shards
 	if n == 0 {
 		// The shard count is fixed in the frontiers' state: ask them.
 		gctx, gcancel := context.WithTimeout(ctx, ask)
-		n, err = monitor.ShardCount(gctx, nc, subj)
+		n, err = fc.Shards(gctx)
 		gcancel()
 		if err != nil {
 			fmt.Fprintln(stderr, "crawler seed: start the frontiers or pass --shards:", err)
 			return cli.ExitFailure
 		}
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		fmt.Fprintln(stderr, "crawler seed:", err)
-		return cli.ExitFailure
-	}
 	rt, err := msg.ParseRouter(n, cfg.Scope.Canonical)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler seed:", err)
 		return cli.ExitUsage
 	}
-	res, err := crawl.PublishSeeds(ctx, js, subj, rt, seeds)
+	res, err := fc.PublishSeeds(ctx, rt, seeds)
 	for u, e := range res.Invalid {
 		fmt.Fprintf(stderr, "crawler seed: skipping %q: %v\n", u, e)
 	}

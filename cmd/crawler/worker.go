@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -9,17 +8,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/monitor"
-	"github.com/trawlhq/trawl/internal/msg"
 )
 
 func init() {
@@ -113,9 +107,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	log := cli.NewLogger(cfg.Log, stderr)
 	in := cli.NotifyInterrupts("crawler", stderr, os.Exit)
 	defer in.Stop()
-	// shardsGiven: the shard count came from a flag, the file or the
-	// environment rather than the default.
-	if err := runWorker(in, cfg, cfg.Origin("frontier.shards") != "", log); err != nil {
+	if err := runWorker(in, cfg, log); err != nil {
 		log.Error("crawler worker failed", "err", err)
 		return cli.ExitFailure
 	}
@@ -161,79 +153,18 @@ func oneCommandCrawl(cfg config.Config, fresh bool, stdout, stderr io.Writer) in
 	return cli.ExitOK
 }
 
-// runWorker connects to NATS, learns the shard count if it was not given,
-// and runs a fetcher.Worker until the first interrupt (the second cancels
-// its fetches in flight).
-func runWorker(in *cli.Interrupts, cfg config.Config, shardsGiven bool, log *slog.Logger) error {
-	ctx := in.Ctx
-	host, _ := os.Hostname()
-	id := fmt.Sprintf("%s/%d", host, os.Getpid())
-	nc, err := bus.ConnectAs(ctx, cfg.NATS, bus.RoleCrawler, "trawl-crawler "+id, log)
+// runWorker connects to NATS and runs the crawler process (fetcher.Run)
+// until the first interrupt; the second cancels its fetches in flight.
+func runWorker(in *cli.Interrupts, cfg config.Config, log *slog.Logger) error {
+	id := fetcher.ProcessID()
+	nc, err := bus.ConnectAs(in.Ctx, cfg.NATS, bus.RoleCrawler, "trawl-crawler "+id, log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	subj := msg.NewSubjects(cfg.NATS.Prefix)
-	shards := cfg.Frontier.Shards
-	if !shardsGiven {
-		// The shard count is fixed in the frontiers' state: ask them, and
-		// keep asking until one answers (they may start after us).
-		for {
-			n, err := monitor.ShardCount(ctx, nc, subj)
-			if err == nil {
-				shards = n
-				break
-			}
-			log.Info("waiting for a frontier to learn the shard count", "err", err)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(2 * time.Second):
-			}
-		}
-	}
-	// Links go to the shard that owns them by the frontiers' own rule:
-	// the shard count and scope.canonical, which must be the frontiers'.
-	rt, err := msg.ParseRouter(shards, cfg.Scope.Canonical)
-	if err != nil {
-		return err
-	}
-	w, err := fetcher.NewWorker(nc, fetcher.WorkerOptions{Config: cfg.FetcherConfig(), Subjects: subj, Shards: rt.Shards, Canonical: rt.Rules, Logger: log, ID: id, Hurry: in.Hurry})
-	if err != nil {
-		return err
-	}
-	if cfg.Crawler.MetricsAddr != "" {
-		stopMetrics, err := serveMetrics(cfg.Crawler.MetricsAddr, w, log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
-	}
-	err = w.Run(ctx)
-	s := w.Stats()
-	log.Info("crawler worker stopped", "fetched", s.Fetched, "bytes", s.Bytes, "errors", s.Errors,
-		"links", s.LinksPublished, "publish_retries", s.PublishRetries)
-	if err := nc.Drain(); err != nil {
-		log.Warn("nats drain", "err", err)
+	err = fetcher.Run(in.Ctx, cfg, nc, fetcher.RunOptions{Logger: log, ID: id, Hurry: in.Hurry})
+	if derr := nc.Drain(); derr != nil {
+		log.Warn("nats drain", "err", derr)
 	}
 	return err
-}
-
-// serveMetrics exports the worker's counters on addr/metrics
-// (monitor.Serve); stop shuts the server down and waits for it.
-func serveMetrics(addr string, w *fetcher.Worker, log *slog.Logger) (stop func(), err error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(w.Collector())
-	ctx, cancel := context.WithCancel(context.Background())
-	wait, err := monitor.Serve(ctx, addr, nil, reg, log)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("crawler: metrics: %w", err)
-	}
-	return func() {
-		cancel()
-		if err := wait(); err != nil {
-			log.Warn("metrics server", "err", err)
-		}
-	}, nil
 }

@@ -142,39 +142,3 @@ func Total(all []msg.Status) msg.Status {
 	}
 	return t
 }
-
-// ShardCount asks the frontiers how many shards the crawl has (it is fixed
-// in their state) and returns the first answer.
-func ShardCount(ctx context.Context, nc *nats.Conn, subj msg.Subjects) (int, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultGatherTimeout)
-		defer cancel()
-	}
-	// Frontiers that are starting have not subscribed yet: "no responders"
-	// is retried until ctx ends.
-	var m *nats.Msg
-	for {
-		var err error
-		m, err = nc.RequestWithContext(ctx, subj.Status(), nil)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, nats.ErrNoResponders) || ctx.Err() != nil {
-			return 0, fmt.Errorf("%w: no frontier answered on %s: %v", ErrMissingShards, subj.Status(), err)
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("%w: no frontier answered on %s: %v", ErrMissingShards, subj.Status(), err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	s, err := msg.UnmarshalStatus(m.Data)
-	if err != nil {
-		return 0, fmt.Errorf("monitor: status answer: %w", err)
-	}
-	if s.Shards < 1 {
-		return 0, fmt.Errorf("monitor: frontier %d reports %d shards", s.Shard, s.Shards)
-	}
-	return s.Shards, nil
-}

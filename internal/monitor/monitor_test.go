@@ -156,39 +156,3 @@ func TestGather(t *testing.T) {
 		t.Fatalf("unknown shard count: %v, %d statuses", err, len(got))
 	}
 }
-
-func TestShardCount(t *testing.T) {
-	e := bustest.Start(t)
-	nc := bustest.Connect(t, e)
-	subj := msg.NewSubjects("")
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if _, err := ShardCount(ctx, nc, subj); !errors.Is(err, ErrMissingShards) {
-		t.Fatalf("no frontier: err = %v", err)
-	}
-	s := shardStatus(1)
-	b, _ := msg.MarshalStatus(&s)
-	if _, err := nc.Subscribe(subj.Status(), func(m *nats.Msg) { _ = m.Respond(b) }); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := ShardCount(context.Background(), nc, subj); err != nil || n != 2 {
-		t.Fatalf("ShardCount = %d, %v; want 2", n, err)
-	}
-}
-
-func TestShardCountWaitsForAStartingFrontier(t *testing.T) {
-	e := bustest.Start(t)
-	nc := bustest.Connect(t, e)
-	subj := msg.NewSubjects("")
-	go func() {
-		time.Sleep(300 * time.Millisecond) // the frontier subscribes late
-		s := shardStatus(0)
-		b, _ := msg.MarshalStatus(&s)
-		_, _ = nc.Subscribe(subj.Status(), func(m *nats.Msg) { _ = m.Respond(b) })
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if n, err := ShardCount(ctx, nc, subj); err != nil || n != 2 {
-		t.Fatalf("ShardCount = %d, %v; want 2 once the frontier answers", n, err)
-	}
-}

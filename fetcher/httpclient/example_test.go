@@ -1,4 +1,4 @@
-package fetcher_test
+package httpclient_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
-	"github.com/trawlhq/trawl/fetcher"
-	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/fetcher/httpclient"
 )
 
 func ExampleClient_Fetch() {
@@ -23,9 +23,13 @@ func ExampleClient_Fetch() {
 	}))
 	defer site.Close()
 
-	cfg := config.Default().Crawler
-	cfg.AllowPrivateNetworks = true // the example site is on loopback
-	c, err := fetcher.New(fetcher.Options{Config: cfg})
+	opts := httpclient.Options{
+		UserAgent:            "examplebot/1.0 (+https://example.com/bot)",
+		MaxBody:              1 << 20,
+		FetchTimeout:         10 * time.Second,
+		AllowPrivateNetworks: true, // the example site is on loopback
+	}
+	c, err := httpclient.New(opts)
 	if err != nil {
 		panic(err)
 	}
@@ -37,10 +41,10 @@ func ExampleClient_Fetch() {
 	fmt.Println(r.Status, r.HTML, r.ParserType, string(r.Body))
 
 	// With the guard on (the default), loopback is refused at dial time.
-	cfg.AllowPrivateNetworks = false
-	guarded, _ := fetcher.New(fetcher.Options{Config: cfg})
+	opts.AllowPrivateNetworks = false
+	guarded, _ := httpclient.New(opts)
 	r = guarded.Fetch(context.Background(), site.URL+"/new")
-	fmt.Println(r.Status, errors.Is(r.Err, fetcher.ErrBlocked))
+	fmt.Println(r.Status, errors.Is(r.Err, httpclient.ErrBlocked))
 	// Output:
 	// 301 /new
 	// 200 true text/html; charset=utf-8 <a href="/next">next</a>

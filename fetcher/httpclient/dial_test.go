@@ -1,4 +1,4 @@
-package fetcher
+package httpclient
 
 import (
 	"net/netip"

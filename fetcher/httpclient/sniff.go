@@ -1,4 +1,4 @@
-package fetcher
+package httpclient
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // WHATWG MIME Sniffing standard and net/http.DetectContentType).
 const sniffLen = 512
 
-// contentKind is what the fetcher concluded about a body's type.
+// contentKind is what the client concluded about a body's type.
 type contentKind struct {
 	// Type is the effective content type reported in the outcome: the
 	// declared Content-Type when it is usable, else the sniffed one.

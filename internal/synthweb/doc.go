@@ -1,6 +1,11 @@
 // Package synthweb serves a deterministic synthetic web for end-to-end
 // tests and benchmarks of the crawler, and knows its ground truth.
 //
+// It is product code as well as a test fixture: `crawler demo`
+// (crawl.Demo) serves it and checks a crawl against its ground truth. So
+// it sits in internal/, beside the packages it serves, and not under
+// internal/testkit/, which holds what only tests use.
+//
 // One HTTP server on a loopback port serves Config.Hosts virtual hosts,
 // h0.sim.test ... h{H-1}.sim.test, routed by the Host header (a port in it
 // is ignored). A crawler reaches them through a resolve override, Resolve

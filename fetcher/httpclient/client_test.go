@@ -1,8 +1,7 @@
-package fetcher
+package httpclient
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -19,17 +18,8 @@ import (
 
 	"github.com/andybalholm/brotli"
 
-	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
-
-func gzipped(t testing.TB, p []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	zw.Write(p)
-	zw.Close()
-	return b.Bytes()
-}
 
 func brotlied(p []byte) []byte {
 	var b bytes.Buffer
@@ -52,7 +42,7 @@ func TestFetchBasics(t *testing.T) {
 	mux.HandleFunc("/gzip", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Write(gzipped(t, page))
+		w.Write(testsite.Gzip(t, page))
 	})
 	mux.HandleFunc("/br", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -87,8 +77,8 @@ func TestFetchBasics(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write(bytes.Repeat([]byte("a"), 3000))
 	})
-	s, hits := newServer(t, mux)
-	c := newTestClient(t, func(cfg *config.Crawler) { cfg.UserAgent = "testbot/1.0 (+http://x.test/)"; cfg.MaxBody = 2048 })
+	s, hits := testsite.Start(t, mux)
+	c := newTestClient(t, func(cfg *Options) { cfg.UserAgent = "testbot/1.0 (+http://x.test/)"; cfg.MaxBody = 2048 })
 
 	tests := []struct {
 		path       string
@@ -144,7 +134,7 @@ func TestFetchBasics(t *testing.T) {
 	if got := gotAE.Load(); got != "gzip, br" {
 		t.Errorf("Accept-Encoding sent = %v", got)
 	}
-	if n := hits.n.Load(); n != int64(len(tests)) {
+	if n := hits.Hits(); n != int64(len(tests)) {
 		t.Errorf("server saw %d requests for %d fetches: a redirect was followed", n, len(tests))
 	}
 }
@@ -165,7 +155,7 @@ func TestFetchRobots(t *testing.T) {
 		w.Write(bytes.Repeat([]byte("# comment line\n"), 100_000))
 	})
 	mux.HandleFunc("/gone/robots.txt", http.NotFound)
-	s, _ := newServer(t, mux)
+	s, _ := testsite.Start(t, mux)
 	c := newTestClient(t, nil)
 
 	// 4 redirects (robots.txt -> r1 -> r2 -> r3 -> r4): within the limit.
@@ -179,12 +169,12 @@ func TestFetchRobots(t *testing.T) {
 		next := fmt.Sprintf("/h%d", i+1)
 		mux2.HandleFunc(fmt.Sprintf("/h%d", i), func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, next, http.StatusFound) })
 	}
-	s2, hits2 := newServer(t, mux2)
+	s2, hits2 := testsite.Start(t, mux2)
 	r = c.FetchRobots(context.Background(), s2.URL+"/h0")
 	if !errors.Is(r.Err, ErrTooManyRedirects) || r.Status != 302 {
 		t.Errorf("6 redirects: status %d err %v, want 302 and ErrTooManyRedirects", r.Status, r.Err)
 	}
-	if n := hits2.n.Load(); n != 1+MaxRobotsRedirects {
+	if n := hits2.Hits(); n != 1+MaxRobotsRedirects {
 		t.Errorf("6 redirects: %d requests, want %d", n, 1+MaxRobotsRedirects)
 	}
 	r = c.FetchRobots(context.Background(), s.URL+"/huge/robots.txt")
@@ -227,8 +217,8 @@ func TestFetchHTTP2(t *testing.T) {
 
 func TestResolveOverride(t *testing.T) {
 	var host atomic.Value
-	s, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.Store(r.Host) }))
-	c := newTestClient(t, func(cfg *config.Crawler) {
+	s, _ := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host.Store(r.Host) }))
+	c := newTestClient(t, func(cfg *Options) {
 		cfg.Resolve = map[string]string{"Staging.Example.COM:80": addrOf(t, s).String()}
 	})
 	r := c.Fetch(context.Background(), "http://staging.example.com/")
@@ -286,10 +276,10 @@ func TestDNSCache(t *testing.T) {
 // client then fetches a good page.
 func TestHostile(t *testing.T) {
 	// 64 MiB of spaces as 64 concatenated gzip members of 1 MiB (~64 KiB).
-	bomb := bytes.Repeat(gzipped(t, bytes.Repeat([]byte(" "), 1<<20)), 64)
+	bomb := bytes.Repeat(testsite.Gzip(t, bytes.Repeat([]byte(" "), 1<<20)), 64)
 	binary := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), make([]byte, 600)...)
 	mux := http.NewServeMux()
-	mux.HandleFunc("/endless-headers", hijack(func(c net.Conn) {
+	mux.HandleFunc("/endless-headers", testsite.Hijack(func(c net.Conn) {
 		c.Write([]byte("HTTP/1.1 200 OK\r\n"))
 		line := []byte("X-Padding: " + strings.Repeat("a", 1000) + "\r\n")
 		for {
@@ -298,7 +288,7 @@ func TestHostile(t *testing.T) {
 			}
 		}
 	}))
-	mux.HandleFunc("/slow-headers", hijack(func(c net.Conn) {
+	mux.HandleFunc("/slow-headers", testsite.Hijack(func(c net.Conn) {
 		c.Write([]byte("HTTP/1.1 200 OK\r\n"))
 		for i := 0; i < 100; i++ {
 			if _, err := c.Write([]byte("X-A: b\r\n")); err != nil {
@@ -344,14 +334,14 @@ func TestHostile(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write([]byte("<a href=\"/\xff\xfe\">\xc3\x28</a>"))
 	})
-	mux.HandleFunc("/reset", hijack(func(c net.Conn) {
+	mux.HandleFunc("/reset", testsite.Hijack(func(c net.Conn) {
 		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<a href=/x>x</a>"))
 		c.(*net.TCPConn).SetLinger(0) // close sends RST
 	}))
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<p>fine</p>")) })
-	s, _ := newServer(t, mux)
+	s, _ := testsite.Start(t, mux)
 	const maxBody = 1 << 20
-	c := newTestClient(t, func(cfg *config.Crawler) {
+	c := newTestClient(t, func(cfg *Options) {
 		cfg.MaxBody = maxBody
 		cfg.HeaderTimeout = 500 * time.Millisecond
 		cfg.FetchTimeout = 1500 * time.Millisecond

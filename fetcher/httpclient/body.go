@@ -1,4 +1,4 @@
-package fetcher
+package httpclient
 
 import (
 	"bufio"
@@ -88,7 +88,7 @@ func readBody(r io.Reader, encoding string, limit int64, keepRaw bool, sizeHint 
 		if isDecodeError(err) {
 			err = fmt.Errorf("%w: %s: %w", ErrEncoding, encoding, err)
 		} else {
-			err = fmt.Errorf("fetcher: reading body: %w", err)
+			err = fmt.Errorf("httpclient: reading body: %w", err)
 		}
 	}
 	b.data, b.wire, b.err = out.Bytes(), cr.n, err

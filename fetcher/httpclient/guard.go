@@ -1,7 +1,12 @@
-package fetcher
+package httpclient
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 )
 
 // The private network guard. A crawler follows URLs written by strangers;
@@ -53,9 +58,53 @@ var embeddedV4 = []netip.Prefix{
 var sixToFour = netip.MustParsePrefix("2002::/16")
 
 // BlockReason returns why the private network guard refuses ip ("loopback",
-// "private", "cloud metadata", ...), or "" when it lets ip pass. The
-// one-command crawl uses it to refuse such seeds before it starts.
+// "private", "cloud metadata", ...), or "" when it lets ip pass.
 func BlockReason(ip netip.Addr) string { return blockReason(ip) }
+
+// Refuses says why a Client with the guard on would connect nowhere for
+// rawURL, an absolute http(s) URL: every address it would dial for the
+// URL's host and port, after the overrides of resolve and through the
+// system resolver as a Client does, is one the guard blocks ("127.0.0.1
+// is a loopback address", "localhost resolves to 127.0.0.1, a loopback
+// address"). It returns "" when an address passes, and when the URL has
+// no host or the host does not resolve: a fetch reports those itself.
+// ctx bounds the DNS lookup. Trawl refuses such seeds before a crawl
+// starts (crawl.CheckSeeds).
+func Refuses(ctx context.Context, rawURL string, resolve map[string]string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	res, err := newDNSCache(systemLookup, 0, resolve)
+	if err != nil || port == "" {
+		return ""
+	}
+	host, hostport := u.Hostname(), net.JoinHostPort(u.Hostname(), port)
+	aps, err := res.resolve(ctx, hostport)
+	if err != nil || len(aps) == 0 {
+		return ""
+	}
+	_, overridden := res.overrides[strings.ToLower(hostport)]
+	_, perr := netip.ParseAddr(host)
+	literal := perr == nil
+	var why string
+	for _, ap := range aps {
+		r := blockReason(ap.Addr())
+		if r == "" {
+			return ""
+		}
+		if overridden || literal {
+			why = fmt.Sprintf("%s is a %s address", ap.Addr(), r)
+		} else {
+			why = fmt.Sprintf("%s resolves to %s, a %s address", host, ap.Addr().Unmap(), r)
+		}
+	}
+	return why
+}
 
 // blockReason returns why ip is refused, or "" when the guard lets it pass.
 func blockReason(ip netip.Addr) string {

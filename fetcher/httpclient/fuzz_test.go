@@ -1,10 +1,12 @@
-package fetcher
+package httpclient
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -101,17 +103,17 @@ func FuzzClassify(f *testing.F) {
 // never more than the cap, decoded or read.
 func FuzzReadBody(f *testing.F) {
 	f.Add([]byte("plain"), "")
-	f.Add(gzipped(f, []byte("hello hello hello")), "gzip")
+	f.Add(testsite.Gzip(f, []byte("hello hello hello")), "gzip")
 	f.Add(brotlied([]byte("hello hello hello")), "br")
 	f.Add([]byte{0x78, 0x9c, 0x01, 0x00, 0x00, 0xff, 0xff}, "deflate")
-	f.Add(bytes.Repeat(gzipped(f, bytes.Repeat([]byte("a"), 10000)), 3), "gzip, identity")
+	f.Add(bytes.Repeat(testsite.Gzip(f, bytes.Repeat([]byte("a"), 10000)), 3), "gzip, identity")
 	f.Fuzz(func(t *testing.T, in []byte, encoding string) {
 		const limit = 4096
 		b := readBody(bytes.NewReader(in), encoding, limit, true, int64(len(in)))
 		if len(b.data) > limit || b.wire > limit || len(b.raw) > limit {
 			t.Fatalf("caps broken: data %d wire %d raw %d", len(b.data), b.wire, len(b.raw))
 		}
-		if b.err != nil && !strings.HasPrefix(b.err.Error(), "fetcher: ") {
+		if b.err != nil && !strings.HasPrefix(b.err.Error(), "httpclient: ") {
 			t.Fatalf("error without the package prefix: %v", b.err)
 		}
 	})

@@ -1,4 +1,4 @@
-package fetcher
+package httpclient
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 func TestBlockReason(t *testing.T) {
@@ -58,8 +58,8 @@ func TestBlockReason(t *testing.T) {
 // TestGuardRefusesDirect: with the guard on, a name pointed at loopback or
 // at the metadata endpoint is refused before any connection is made.
 func TestGuardRefusesDirect(t *testing.T) {
-	s, hits := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	c := newTestClient(t, func(cfg *config.Crawler) {
+	s, hits := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	c := newTestClient(t, func(cfg *Options) {
 		cfg.AllowPrivateNetworks = false
 		cfg.Resolve = map[string]string{
 			"loop.test:80": addrOf(t, s).String(),
@@ -72,7 +72,7 @@ func TestGuardRefusesDirect(t *testing.T) {
 			t.Errorf("%s: status %d err %v, want 0 and ErrBlocked", u, r.Status, r.Err)
 		}
 	}
-	if n := hits.n.Load(); n != 0 {
+	if n := hits.Hits(); n != 0 {
 		t.Errorf("the loopback server was reached %d times through the guard", n)
 	}
 }
@@ -80,7 +80,7 @@ func TestGuardRefusesDirect(t *testing.T) {
 // TestGuardRefusesRedirect: a robots.txt on an allowed server redirects to
 // 169.254.169.254 and to 127.0.0.1; both hops are refused at dial time.
 func TestGuardRefusesRedirect(t *testing.T) {
-	inner, innerHits := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	inner, innerHits := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("User-agent: *\nDisallow:\n"))
 	}))
 	targets := map[string]string{
@@ -88,11 +88,11 @@ func TestGuardRefusesRedirect(t *testing.T) {
 		"/to-loopback/robots.txt": "http://127.0.0.1:" + strconv.Itoa(int(addrOf(t, inner).Port())) + "/robots.txt",
 		"/to-name/robots.txt":     "http://loop.test/robots.txt",
 	}
-	origin, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	origin, _ := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, targets[r.URL.Path], http.StatusMovedPermanently)
 	}))
 	originAddr := addrOf(t, origin)
-	c := newTestClient(t, func(cfg *config.Crawler) {
+	c := newTestClient(t, func(cfg *Options) {
 		cfg.AllowPrivateNetworks = false
 		cfg.Resolve = map[string]string{
 			"origin.test:80": originAddr.String(),
@@ -109,7 +109,7 @@ func TestGuardRefusesRedirect(t *testing.T) {
 			t.Errorf("%s: status %d err %v, want 0 and ErrBlocked", path, r.Status, r.Err)
 		}
 	}
-	if n := innerHits.n.Load(); n != 0 {
+	if n := innerHits.Hits(); n != 0 {
 		t.Errorf("the loopback target was reached %d times through a redirect", n)
 	}
 }
@@ -117,9 +117,9 @@ func TestGuardRefusesRedirect(t *testing.T) {
 // TestDialSeveralAddresses: a name with several addresses: the refused
 // ones are skipped, a dead one is passed over, the live one is used.
 func TestDialSeveralAddresses(t *testing.T) {
-	s, hits := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	s, hits := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	live := addrOf(t, s)
-	c := newTestClient(t, func(cfg *config.Crawler) { cfg.AllowPrivateNetworks = false })
+	c := newTestClient(t, func(cfg *Options) { cfg.AllowPrivateNetworks = false })
 	c.dialer.res.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{
 			netip.MustParseAddr("169.254.169.254"), // refused by the guard
@@ -129,8 +129,8 @@ func TestDialSeveralAddresses(t *testing.T) {
 	}
 	c.dialer.allowForTest = func(ap netip.AddrPort) bool { return ap.Addr().IsLoopback() }
 	r := c.Fetch(context.Background(), "http://multi.test:"+strconv.Itoa(int(live.Port()))+"/")
-	if r.Err != nil || r.Status != 200 || hits.n.Load() != 1 {
-		t.Fatalf("status %d err %v hits %d", r.Status, r.Err, hits.n.Load())
+	if r.Err != nil || r.Status != 200 || hits.Hits() != 1 {
+		t.Fatalf("status %d err %v hits %d", r.Status, r.Err, hits.Hits())
 	}
 	c.dialer.res.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00:ec2::254")}, nil
@@ -138,5 +138,25 @@ func TestDialSeveralAddresses(t *testing.T) {
 	r = c.Fetch(context.Background(), "http://private.test/")
 	if !errors.Is(r.Err, ErrBlocked) || !strings.Contains(r.Err.Error(), "10.0.0.1 is private") {
 		t.Errorf("all addresses refused: err = %v", r.Err)
+	}
+}
+
+// TestRefuses: the guard's verdict on a URL, through overrides and
+// literal addresses as a Client dials them.
+func TestRefuses(t *testing.T) {
+	resolve := map[string]string{"a.test:80": "127.0.0.1:8080", "B.test:443": "93.184.216.34:443"}
+	for _, tt := range []struct{ url, want string }{
+		{"http://127.0.0.1:8080/", "127.0.0.1 is a loopback address"},
+		{"http://[::1]/", "::1 is a loopback address"},
+		{"http://169.254.169.254/latest/", "169.254.169.254 is a cloud metadata address"},
+		{"http://a.test/", "127.0.0.1 is a loopback address"},
+		{"https://b.test/", ""},
+		{"http://93.184.216.34/", ""},
+		{"http://nx.invalid/", ""}, // does not resolve: the fetch says so
+		{"mailto:x@y", ""},
+	} {
+		if got := Refuses(context.Background(), tt.url, resolve); got != tt.want {
+			t.Errorf("Refuses(%s) = %q, want %q", tt.url, got, tt.want)
+		}
 	}
 }

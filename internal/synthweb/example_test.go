@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/trawlhq/trawl/internal/testkit/synthweb"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // A crawler is pointed at the seeds with the resolve map; afterwards the

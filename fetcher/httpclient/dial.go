@@ -1,4 +1,4 @@
-package fetcher
+package httpclient
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	if len(allowed) == 0 {
 		if blocked == nil {
-			blocked = fmt.Errorf("fetcher: dial %s: no address", addr)
+			blocked = fmt.Errorf("httpclient: dial %s: no address", addr)
 		}
 		return nil, blocked
 	}
@@ -160,7 +160,7 @@ func (d *dialer) race(parent context.Context, network, addr string, aps []netip.
 	// still live is the connect timeout too.
 	var ne net.Error
 	if errors.Is(context.Cause(ctx), errConnectTimeout) || parent.Err() == nil && errors.As(firstErr, &ne) && ne.Timeout() {
-		return nil, fmt.Errorf("fetcher: dial %s: %w after %v (%d of %d addresses tried): %w",
+		return nil, fmt.Errorf("httpclient: dial %s: %w after %v (%d of %d addresses tried): %w",
 			addr, errConnectTimeout, d.timeout, next, len(aps), firstErr)
 	}
 	return nil, firstErr

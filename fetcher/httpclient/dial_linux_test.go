@@ -1,6 +1,6 @@
 //go:build linux
 
-package fetcher
+package httpclient
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/testsite"
 )
 
 // stalledAddr listens on ip:port with a backlog of zero and fills the
@@ -52,10 +52,10 @@ func stalledAddr(t *testing.T, ip string, port uint16) netip.AddrPort {
 // wins. Dialed in turn, the first would hold the whole fetch: its share of
 // the one-minute connect timeout is 30 s, past the fetch's 20 s deadline.
 func TestDialRacesAStalledAddress(t *testing.T) {
-	s, hits := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	s, hits := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	live := addrOf(t, s)
 	stalled := stalledAddr(t, "127.0.0.2", live.Port())
-	c := newTestClient(t, func(cfg *config.Crawler) {
+	c := newTestClient(t, func(cfg *Options) {
 		cfg.ConnectTimeout = time.Minute
 		cfg.FetchTimeout = time.Minute
 	})
@@ -65,8 +65,8 @@ func TestDialRacesAStalledAddress(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	r := c.Fetch(ctx, "http://dual.test:"+strconv.Itoa(int(live.Port()))+"/")
-	if r.Err != nil || r.Status != 200 || hits.n.Load() != 1 {
-		t.Fatalf("status %d err %v hits %d, want 200 from %s", r.Status, r.Err, hits.n.Load(), live)
+	if r.Err != nil || r.Status != 200 || hits.Hits() != 1 {
+		t.Fatalf("status %d err %v hits %d, want 200 from %s", r.Status, r.Err, hits.Hits(), live)
 	}
 	if r.Timings.Connect <= 0 {
 		t.Errorf("connect time %v, want the time to the winning connection", r.Timings.Connect)
@@ -76,10 +76,10 @@ func TestDialRacesAStalledAddress(t *testing.T) {
 // TestDialConnectTimeout: every address stalls; the dial gives up at the
 // connect timeout with an error that says so and how many were tried.
 func TestDialConnectTimeout(t *testing.T) {
-	s, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	s, _ := testsite.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	port := addrOf(t, s).Port()
 	a, b := stalledAddr(t, "127.0.0.2", port), stalledAddr(t, "127.0.0.3", port)
-	c := newTestClient(t, func(cfg *config.Crawler) { cfg.ConnectTimeout = time.Second })
+	c := newTestClient(t, func(cfg *Options) { cfg.ConnectTimeout = time.Second })
 	c.dialer.res.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{a.Addr(), b.Addr()}, nil
 	}

@@ -1,4 +1,4 @@
-package fetcher
+package httpclient
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const maxDNSEntries = 100_000
 const negativeTTL = 30 * time.Second
 
 // dnsCache is a DNS cache with a TTL in front of a lookupFunc, plus the
-// "host:port" -> "ip:port" overrides of the resolve option. Concurrent
+// "host:port" -> "ip:port" overrides of Options.Resolve. Concurrent
 // lookups of one name share a single query.
 type dnsCache struct {
 	lookup    lookupFunc
@@ -72,11 +72,11 @@ func (r *dnsCache) resolve(ctx context.Context, addr string) ([]netip.AddrPort, 
 	}
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("fetcher: dial address %q: %w", addr, err)
+		return nil, fmt.Errorf("httpclient: dial address %q: %w", addr, err)
 	}
 	port, err := net.LookupPort("tcp", portStr)
 	if err != nil {
-		return nil, fmt.Errorf("fetcher: dial address %q: %w", addr, err)
+		return nil, fmt.Errorf("httpclient: dial address %q: %w", addr, err)
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.AddrPort{netip.AddrPortFrom(ip, uint16(port))}, nil
@@ -131,7 +131,7 @@ func (r *dnsCache) cached(ctx context.Context, host string) ([]netip.Addr, error
 	case <-e.done:
 		return e.addrs, e.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("fetcher: resolving %s: %w", host, ctx.Err())
+		return nil, fmt.Errorf("httpclient: resolving %s: %w", host, ctx.Err())
 	}
 }
 

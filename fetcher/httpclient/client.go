@@ -1,4 +1,4 @@
-package fetcher
+package httpclient
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/config"
-	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/parser"
 )
 
@@ -33,13 +31,36 @@ const (
 	acceptRobots = "text/plain,*/*;q=0.8"
 )
 
-// Options configures a Client. The zero value of every field but Config
-// means its default.
+// Options configures a Client. UserAgent, MaxBody and FetchTimeout must
+// be set; every other zero field means the default its comment gives.
 type Options struct {
-	// Config supplies user_agent, max_body, the timeouts, the idle pools,
-	// dns_cache_ttl, resolve and allow_private_networks. Start from
-	// config.Default().Crawler.
-	Config config.Crawler
+	// UserAgent is sent with every request.
+	UserAgent string
+	// MaxBody caps a body: at most MaxBody bytes are read from the wire
+	// and at most MaxBody decoded bytes kept (Response.Truncated).
+	MaxBody int64
+	// FetchTimeout bounds a fetch as a whole, body included.
+	FetchTimeout time.Duration
+	// ConnectTimeout bounds the TCP connect, shared by the addresses of
+	// one name that are raced; default 10 s.
+	ConnectTimeout time.Duration
+	// TLSTimeout bounds the TLS handshake; 0: only FetchTimeout.
+	TLSTimeout time.Duration
+	// HeaderTimeout bounds the wait for the response headers once the
+	// request is sent; 0: only FetchTimeout.
+	HeaderTimeout time.Duration
+	// IdlePerHost and IdleTotal size the idle connection pools (per host,
+	// in all); 0: net/http's defaults (2 per host, no total limit).
+	IdlePerHost, IdleTotal int
+	// DNSCacheTTL is how long a name's addresses are kept; 0 resolves
+	// every dial.
+	DNSCacheTTL time.Duration
+	// Resolve maps "host:port" to the "ip:port" dialed instead, like
+	// curl --resolve; the guard checks the ip.
+	Resolve map[string]string
+	// AllowPrivateNetworks turns the private network guard off (tests and
+	// crawls of one's own network); default: on.
+	AllowPrivateNetworks bool
 	// TLSConfig is cloned for every TLS connection; nil uses the system
 	// roots.
 	TLSConfig *tls.Config
@@ -52,7 +73,7 @@ type Options struct {
 
 // Client fetches pages and robots.txt files. It is safe for concurrent use.
 type Client struct {
-	cfg       config.Crawler
+	opts      Options
 	transport *http.Transport
 	dialer    *dialer
 	archive   func(*Exchange) error
@@ -63,7 +84,7 @@ type Exchange struct {
 	Started    time.Time
 	Request    *http.Request  // as sent (method, URL, headers)
 	Response   *http.Response // status line and headers; the body is consumed
-	RawBody    []byte         // the body as received: content-encoded, at most max_body bytes
+	RawBody    []byte         // the body as received: content-encoded, at most MaxBody bytes
 	Truncated  string         // why RawBody is incomplete, as WARC-Truncated says it: "length", "time", "disconnect", or ""
 	RemoteAddr string         // ip:port of the server, when known
 }
@@ -88,22 +109,27 @@ type Response struct {
 	Redirect    string // a 3xx's Location resolved against URL
 	RetryAfter  time.Duration
 	FetchedAt   time.Time
-	Timings     msg.Timings
+	Timings     Timings
 	Err         error
 	ArchiveErr  error // Options.Archive failed for this fetch
 }
 
+// Timings break down one fetch. Zero means not measured (a reused
+// connection has no DNS or connect time).
+type Timings struct {
+	DNS, Connect, TLS, FirstByte, Total time.Duration
+}
+
 // New returns a Client for opts.
 func New(opts Options) (*Client, error) {
-	cfg := opts.Config
-	if cfg.UserAgent == "" || cfg.MaxBody <= 0 || cfg.FetchTimeout <= 0 {
-		return nil, fmt.Errorf("%w: user_agent, max_body and fetch_timeout must be set (start from config.Default().Crawler)", ErrConfig)
+	if opts.UserAgent == "" || opts.MaxBody <= 0 || opts.FetchTimeout <= 0 {
+		return nil, fmt.Errorf("%w: UserAgent, MaxBody and FetchTimeout must be set", ErrConfig)
 	}
-	res, err := newDNSCache(systemLookup, cfg.DNSCacheTTL, cfg.Resolve)
+	res, err := newDNSCache(systemLookup, opts.DNSCacheTTL, opts.Resolve)
 	if err != nil {
 		return nil, err
 	}
-	d := newDialer(res, !cfg.AllowPrivateNetworks, cfg.ConnectTimeout)
+	d := newDialer(res, !opts.AllowPrivateNetworks, opts.ConnectTimeout)
 	var tlsConf *tls.Config
 	if opts.TLSConfig != nil {
 		tlsConf = opts.TLSConfig.Clone()
@@ -112,16 +138,16 @@ func New(opts Options) (*Client, error) {
 		Proxy:                  nil, // a proxy from the environment would bypass the guard
 		DialContext:            d.DialContext,
 		TLSClientConfig:        tlsConf,
-		TLSHandshakeTimeout:    cfg.TLSTimeout,
-		ResponseHeaderTimeout:  cfg.HeaderTimeout,
-		MaxIdleConns:           cfg.IdleTotal,
-		MaxIdleConnsPerHost:    cfg.IdlePerHost,
+		TLSHandshakeTimeout:    opts.TLSTimeout,
+		ResponseHeaderTimeout:  opts.HeaderTimeout,
+		MaxIdleConns:           opts.IdleTotal,
+		MaxIdleConnsPerHost:    opts.IdlePerHost,
 		IdleConnTimeout:        90 * time.Second,
 		DisableCompression:     true, // we ask for gzip and br ourselves and cap the decoded size
 		MaxResponseHeaderBytes: maxHeaderBytes,
 		ForceAttemptHTTP2:      true,
 	}
-	return &Client{cfg: cfg, transport: t, dialer: d, archive: opts.Archive}, nil
+	return &Client{opts: opts, transport: t, dialer: d, archive: opts.Archive}, nil
 }
 
 // Close closes idle connections. In-flight fetches are not interrupted.
@@ -129,11 +155,11 @@ func (c *Client) Close() { c.transport.CloseIdleConnections() }
 
 // Fetch GETs rawURL once, without following redirects: a 3xx response
 // carries its resolved Location in Redirect. The whole fetch, body
-// included, is bounded by fetch_timeout.
+// included, is bounded by Options.FetchTimeout.
 func (c *Client) Fetch(ctx context.Context, rawURL string) *Response {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.FetchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
 	defer cancel()
-	return c.do(ctx, rawURL, acceptPage, int64(c.cfg.MaxBody))
+	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody)
 }
 
 // FetchRobots GETs a robots.txt URL, following up to MaxRobotsRedirects
@@ -142,7 +168,7 @@ func (c *Client) Fetch(ctx context.Context, rawURL string) *Response {
 // than MaxRobotsRedirects redirects leave the last 3xx's Status with Err
 // wrapping ErrTooManyRedirects.
 func (c *Client) FetchRobots(ctx context.Context, rawURL string) *Response {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.FetchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
 	defer cancel()
 	target := rawURL
 	for hop := 0; ; hop++ {
@@ -168,7 +194,7 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 	r := &Response{URL: rawURL, FinalURL: rawURL, FetchedAt: time.Now()}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		r.Err = fmt.Errorf("fetcher: %w", err)
+		r.Err = fmt.Errorf("httpclient: %w", err)
 		return r
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -179,16 +205,16 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 	ctx = httptrace.WithClientTrace(ctx, tm.trace())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		r.Err = fmt.Errorf("fetcher: %w", err)
+		r.Err = fmt.Errorf("httpclient: %w", err)
 		return r
 	}
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("User-Agent", c.opts.UserAgent)
 	req.Header.Set("Accept", accept)
 	req.Header.Set("Accept-Encoding", "gzip, br")
 
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
-		r.Err = fetchError(ctx, err, c.cfg.FetchTimeout)
+		r.Err = fetchError(ctx, err, c.opts.FetchTimeout)
 		r.Timings = tm.timings()
 		return r
 	}
@@ -197,7 +223,7 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 	b := readBody(resp.Body, resp.Header.Get("Content-Encoding"), limit, c.archive != nil, resp.ContentLength)
 	r.Body, r.Bytes, r.Truncated = b.data, b.wire, b.truncated
 	if b.err != nil {
-		r.Err = fetchError(ctx, b.err, c.cfg.FetchTimeout)
+		r.Err = fetchError(ctx, b.err, c.opts.FetchTimeout)
 	}
 	r.Timings = tm.timings()
 	k := classify(resp.Header.Get("Content-Type"), r.Body)
@@ -233,12 +259,12 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 // fetchError words a transport or body error; a deadline says which one.
 func fetchError(ctx context.Context, err error, timeout time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrBlocked) {
-		return fmt.Errorf("fetcher: fetch timed out (limit %v): %w", timeout, err)
+		return fmt.Errorf("httpclient: fetch timed out (limit %v): %w", timeout, err)
 	}
-	if strings.HasPrefix(err.Error(), "fetcher:") {
+	if strings.HasPrefix(err.Error(), "httpclient:") {
 		return err
 	}
-	return fmt.Errorf("fetcher: %w", err)
+	return fmt.Errorf("httpclient: %w", err)
 }
 
 // timer collects a fetch's timings from httptrace callbacks, which may run
@@ -290,7 +316,7 @@ func (t *timer) remoteAddr() string {
 	return t.mu.remote
 }
 
-func (t *timer) timings() msg.Timings {
+func (t *timer) timings() Timings {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	span := func(a, b time.Time) time.Duration {
@@ -299,7 +325,7 @@ func (t *timer) timings() msg.Timings {
 		}
 		return b.Sub(a)
 	}
-	return msg.Timings{
+	return Timings{
 		DNS:       span(t.mu.dnsStart, t.mu.dnsDone),
 		Connect:   span(t.mu.connStart, t.mu.connDone),
 		TLS:       span(t.mu.tlsStart, t.mu.tlsDone),
