@@ -66,7 +66,7 @@ func TestCheckerCatchesWrongNames(t *testing.T) {
 		{"good inline go test", "run `go test ./dedup -run '^$' -bench\n'TestAndAddHashes$|Test$' -benchtime 3x`.\n", ""},
 		{"good tagged bench", "`go test -tags scale ./frontier -run '^$' -bench Scale -scale.urls 20000000`", ""},
 		{"good cd", "```sh\ncd bench && go test -run '^$' -bench Floor -benchtime 1x ./floor\n```\n", ""},
-		{"good env and fuzz", "`TRAWL_SOAK=1 go test -run Soak ./internal/testkit/synthweb` and `go test -fuzz=FuzzDecode$ ./internal/msg`", ""},
+		{"good env and fuzz", "`TRAWL_SOAK=1 go test -run Soak ./internal/synthweb` and `go test -fuzz=FuzzDecode$ ./internal/msg`", ""},
 		{"good crawler", "```sh\n./crawler --max-pages 200 --allow-private-networks https://example.com/   # a comment --nope\n```\n", ""},
 		{"good frontier sub-command", "`frontier plan --capacity N --fp P [--layout paged|standard|blocked] [--json]`", ""},
 		{"good flag in a table", "| `--max-inflight-per-host N` | `frontier.max_inflight_per_host` |", ""},
