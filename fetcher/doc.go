@@ -83,8 +83,8 @@
 // other Go programs: WorkerOptions takes internal/config and internal/msg
 // types (trawl's own configuration and wire format, free to change with
 // it). Its subpackages httpclient and warc are libraries (no trawl types
-// in their APIs), as are parser and dedup; README.md ("Use the
-// libraries") shows them.
+// in their APIs), as are parser, robots and dedup; docs/libraries.md
+// shows them.
 //
 // # Caveats
 //

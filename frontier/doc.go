@@ -70,14 +70,17 @@
 //     and are idempotent.
 //   - Open checks a file's bbolt structure with plain reads before it maps
 //     it, and turns faults and bbolt panics while opening into ErrCorrupt
-//     naming the file (state_file.go); it never reinitializes a file.
+//     naming the file (state_file.go, through internal/boltcheck); it
+//     never reinitializes a file.
 //     Every check that can refuse a file (structure, schema, crawl ID,
 //     filter and journal, Verify's checks of every record) runs before
 //     Open's first write, so a refused file is left as it was, and Open
 //     costs about what Verify does (it reads the whole queue). Close
 //     writes nothing to a State nothing was written to since Open.
 //     Check (frontier check) inspects one read-only, through the same
-//     checks. Options.ReadOnly opens a State that refuses writes.
+//     checks; it and the other offline tools (Migrate, RebuildFilter)
+//     are in offline_*.go. Options.ReadOnly opens a State that refuses
+//     writes.
 //   - Leases found on Open keep their deadlines; expired ones go back to
 //     their queues at the first ExpireLeasesBefore.
 //   - Every outcome counts toward an end: 429 and 503 are attempts like

@@ -18,7 +18,8 @@
 // Server.Run, Close, plus the metrics listener (internal/monitor) on
 // frontier.metrics_addr. New(nc, st, opts) and Server.Run let a process
 // embed a shard (the one-command crawl); Server.Status is the State's
-// Status with Pending (the JetStream backlog) filled in.
+// Status as a msg.Status (convert.go), with Pending (the JetStream
+// backlog) and DecodeErrors (the messages it dead-lettered) filled in.
 //
 //   - Ingestion: the durable pull consumer frontier-<shard> (explicit ack,
 //     AckWait 2 min, MaxAckPending 50,000) filters <prefix>.links.<shard>
