@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/synthweb"
 )

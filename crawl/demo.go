@@ -3,12 +3,12 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"log/slog"
 	"os"
 	"time"
 
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/synthweb"
 )

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/trawlhq/trawl/frontier/service"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 )

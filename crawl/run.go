@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nats-io/nats.go"
-	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"log/slog"
 	"os"
@@ -13,10 +11,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/frontierclient"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"github.com/trawlhq/trawl/frontier/service"
 	"image/png"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/synthweb"
 )

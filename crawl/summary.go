@@ -3,12 +3,12 @@ package crawl
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/trawlhq/trawl/fetcher"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/trawlhq/trawl/fetcher"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"
 )

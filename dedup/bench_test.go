@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 )
 
 // Benchmarks at the real size: a 1e9-capacity filter at 1% (1.12 GiB) and

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/trawlhq/trawl/frontier/service"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trawlhq/trawl/crawl"
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/synthweb"
 )

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/trawlhq/trawl/frontier/service"
 	"testing"
 	"time"
 
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"

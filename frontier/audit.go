@@ -6,8 +6,9 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/trawlhq/trawl/internal/stats"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/internal/stats"
 )
 
 // auditSeed prefixes every key before the audit hash, so that the sample is

@@ -5,9 +5,10 @@ import (
 	"math"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	bolt "go.etcd.io/bbolt"
 )
 
 func TestAuditStatusMath(t *testing.T) {

@@ -3,12 +3,13 @@ package frontier
 import (
 	"errors"
 	"fmt"
-	"github.com/trawlhq/trawl/dedup"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/parser"
 	"github.com/trawlhq/trawl/robots"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Explanation is everything the shard knows about one URL, for `frontier

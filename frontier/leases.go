@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trawlhq/trawl/robots"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/robots"
 )
 
 // maxRobotsSkips bounds how many robots-disallowed URLs one Lease call drops

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/fixture"
-	bolt "go.etcd.io/bbolt"
 )
 
 // testdata/schema1.db.gz is a state file written by the schema 1 code

@@ -19,9 +19,10 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	bolt "go.etcd.io/bbolt"
 )
 
 // The scale benchmark: one shard grown to -scale.urls admitted URLs over

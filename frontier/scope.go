@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/route"
 	"github.com/trawlhq/trawl/parser"
-	bolt "go.etcd.io/bbolt"
 )
 
 // scope is the compiled form of config.Scope: the stateless admission

@@ -14,10 +14,11 @@ import (
 	"time"
 	"unsafe"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/robots"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Options configure Open. The zero value of every field but Config means

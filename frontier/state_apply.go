@@ -6,9 +6,10 @@ import (
 	"slices"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/robots"
-	bolt "go.etcd.io/bbolt"
 )
 
 // ApplyResult says what one Apply did.

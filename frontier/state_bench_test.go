@@ -2,7 +2,6 @@ package frontier
 
 import (
 	"fmt"
-	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/internal/config"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 )
 
 // benchNoSync (TRAWL_BENCH_NOSYNC=1) turns off fsync in the Apply

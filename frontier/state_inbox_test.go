@@ -2,7 +2,6 @@ package frontier
 
 import (
 	"fmt"
-	"github.com/trawlhq/trawl/internal/config"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/internal/config"
 )
 
 // TestInboxFIFO leases a host's URLs across inbox, compaction, new

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/internal/config"
-	bolt "go.etcd.io/bbolt"
 )
 
 // snapshot is everything a State holds, in memory and in its file, but the

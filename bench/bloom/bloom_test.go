@@ -1,7 +1,6 @@
 package bloom
 
 import (
-	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -10,7 +9,9 @@ import (
 	"unsafe"
 
 	"github.com/bits-and-blooms/bloom/v3"
+
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 )
 
 // Run with

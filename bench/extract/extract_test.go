@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/parser"
 	"golang.org/x/net/html"
+
+	"github.com/trawlhq/trawl/parser"
 )
 
 // pageSet is a set of testdata pages, with the URL each is served from.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/trawlhq/trawl/internal/config"
 	"io"
 	"os"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/trawlhq/trawl/crawl"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
+	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/frontierclient"
 	"github.com/trawlhq/trawl/internal/msg"
 )

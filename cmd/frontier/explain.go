@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/trawlhq/trawl/frontier/service"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/msg"

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/trawlhq/trawl/frontier/service"
 	"strings"
 	"testing"
 
+	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )

@@ -2,10 +2,10 @@ package service
 
 import (
 	"encoding/json"
-	"github.com/trawlhq/trawl/frontier"
 	"path/filepath"
 	"testing"
 
+	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/trawlhq/trawl/frontier"
 	"log/slog"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/monitor"
 	"github.com/trawlhq/trawl/internal/msg"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/trawlhq/trawl/frontier"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
