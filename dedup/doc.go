@@ -16,7 +16,9 @@
 //     CheckpointChunks and BeginCheckpoint (a checkpoint in parts, with
 //     adds between them), Load, StoredMode (what kind of filter a file
 //     holds), BoltOptions. The on-disk layout (format version
-//     FormatVersion) is documented in persist.go.
+//     FormatVersion) is documented in persist.go; the checkpoint writer
+//     is in persist_checkpoint.go, the journal and its cut record in
+//     persist_journal.go, the loader in persist_load.go.
 //   - Chain, from NewChain or LoadChain: the scalable filter, a chain of
 //     sub-filters that grows with the keys (see Growth below), with the
 //     same methods as Filter plus Which (the sub-filter that holds a key).

@@ -62,46 +62,120 @@ import (
 // end it checkpoints the filter (its time and the owned memory's peak
 // meanwhile), then measures the lease + outcome cycle at that depth and
 // the time to reopen the shard.
-var (
-	scaleURLs      = flag.Int("scale.urls", 20_000_000, "admitted URLs to grow the shard to")
-	scaleHosts     = flag.Int("scale.hosts", 100_000, "hosts the URLs spread over")
-	scaleStep      = flag.Int("scale.step", 2_000_000, "new URLs between reports (and Compacts)")
-	scaleDir       = flag.String("scale.dir", "", "directory for the state file (default: a temporary one)")
-	scaleCap       = flag.Uint64("scale.filter", 1_000_000_000, "fixed filter capacity")
-	scaleLease     = flag.Int("scale.leases", 200_000, "URLs leased and finished to measure the cycle")
-	scaleProf      = flag.String("scale.cpuprofile", "", "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
-	scaleFrom      = flag.Int("scale.profile-from", 0, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
-	scaleReopen    = flag.String("scale.reopen", "", "state file BenchmarkReopen opens")
-	scaleReopens   = flag.Int("scale.reopens", 3, "times BenchmarkReopen opens it")
-	scaleKeep      = flag.Bool("scale.keep", false, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
-	scaleMemProf   = flag.String("scale.memprofile", "", "write a heap profile after the growth steps (after a GC: what stays live)")
-	scaleFill      = flag.Float64("scale.fill", 0, "bbolt FillPercent of tails (segmentFill) to grow the shard with; 0 keeps the code's")
-	scaleReProf    = flag.String("scale.reopenprofile", "", "write a CPU profile of the reopen at the end of BenchmarkScale")
-	scaleCyProf    = flag.String("scale.cycleprofile", "", "write a CPU profile of the lease + outcome cycle at the end of BenchmarkScale")
-	scaleAudit     = flag.Float64("scale.audit", 0, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
-	scaleStepDir   = flag.String("scale.stepprofiles", "", "write a CPU profile of every growth step into this directory (step-01.pprof, ...), to compare a slow step with the first of the same run")
-	scaleRounds    = flag.Int("scale.rounds", 6, "BenchmarkScaleSideBySide: steps of each shard, in turn")
-	scaleSerial    = flag.Bool("scale.serial", false, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
-	scaleSealRun   = flag.Int("scale.sealrun", -1, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail; -1 keeps the code's")
-	scaleLayout    = flag.String("scale.layout", "", "the filter's layout (paged, standard or blocked); empty keeps the default (paged)")
-	scaleStallBase = flag.Duration("scale.stallbase", 5*time.Second, "BenchmarkCheckpointStall: how long Apply runs before the checkpoint, for the rate without one")
-	scaleNoRep     = flag.Bool("scale.norepeat", false, "draw every duplicate link again until its URL is not linked earlier in its batch (no filter lines warm from a repeat: a workload whose filter test costs the same at every step)")
-)
+//
+// It stays in package frontier, not beside the other benchmarks under
+// bench/ (a module of its own, which sees only trawl's exported API): it
+// opens the shard with test knobs (Options.tune), reads the State's
+// filter and host table, and drives Apply with the package's test link
+// generator (localGen), none of which is exported.
+var scale = defaultScaleConfig()
+
+func init() { scale.register(flag.CommandLine) }
+
+// scaleConfig is what the scale benchmarks run with, one -scale.* flag a
+// field; defaultScaleConfig holds the defaults, register the flags.
+//
+//	flag                  field           default        what it sets
+//	-scale.urls           URLs            20,000,000     admitted URLs to grow the shard to
+//	-scale.hosts          Hosts           100,000        hosts the URLs spread over
+//	-scale.step           Step            2,000,000      new URLs between reports (and Compacts)
+//	-scale.dir            Dir             a temp dir     directory for the state file
+//	-scale.filter         FilterCapacity  1,000,000,000  the fixed filter's capacity
+//	-scale.leases         Leases          200,000        URLs leased and finished to measure the cycle
+//	-scale.layout         Layout          (paged)        the filter's layout: paged, standard or blocked
+//	-scale.audit          Audit           (1/64)         the audit fraction
+//	-scale.fill           Fill            (the code's)   bbolt FillPercent of tails (segmentFill)
+//	-scale.sealrun        SealRun         -1 (code's)    sealRunBytes; 0 keeps every host a tail
+//	-scale.serial         Serial          false          prepare each Apply's batches in turn with it
+//	-scale.norepeat       NoRepeat        false          no duplicate link repeats a URL of its batch
+//	-scale.keep           Keep            false          keep the grown state file for BenchmarkReopen
+//	-scale.reopen         Reopen          none           the state file BenchmarkReopen and BenchmarkCycle open
+//	-scale.reopens        Reopens         3              times BenchmarkReopen opens it
+//	-scale.rounds         Rounds          6              BenchmarkScaleSideBySide: steps of each shard
+//	-scale.stallbase      StallBase       5s             BenchmarkCheckpointStall: Apply's run before the checkpoint
+//	-scale.cpuprofile     CPUProfile      none           CPU profile of the steps from ProfileFrom on
+//	-scale.profile-from   ProfileFrom     0              admitted URLs from which CPUProfile profiles
+//	-scale.stepprofiles   StepProfiles    none           a CPU profile of every step, into this directory
+//	-scale.memprofile     MemProfile      none           heap profile after the steps (after a GC)
+//	-scale.reopenprofile  ReopenProfile   none           CPU profile of BenchmarkScale's reopen
+//	-scale.cycleprofile   CycleProfile    none           CPU profile of BenchmarkScale's lease + outcome cycle
+type scaleConfig struct {
+	URLs, Hosts, Step int
+	Dir               string
+	FilterCapacity    uint64
+	Leases            int
+	Layout            string
+	Audit, Fill       float64
+	SealRun           int
+	Serial, NoRepeat  bool
+	Keep              bool
+	Reopen            string
+	Reopens, Rounds   int
+	StallBase         time.Duration
+	CPUProfile        string
+	ProfileFrom       int
+	StepProfiles      string
+	MemProfile        string
+	ReopenProfile     string
+	CycleProfile      string
+}
+
+// defaultScaleConfig is the scale benchmarks' configuration without flags.
+func defaultScaleConfig() scaleConfig {
+	return scaleConfig{
+		URLs:           20_000_000,
+		Hosts:          100_000,
+		Step:           2_000_000,
+		FilterCapacity: 1_000_000_000,
+		Leases:         200_000,
+		SealRun:        -1,
+		Reopens:        3,
+		Rounds:         6,
+		StallBase:      5 * time.Second,
+	}
+}
+
+// register defines the -scale.* flags on fs, each defaulting to c's value.
+func (c *scaleConfig) register(fs *flag.FlagSet) {
+	fs.IntVar(&c.URLs, "scale.urls", c.URLs, "admitted URLs to grow the shard to")
+	fs.IntVar(&c.Hosts, "scale.hosts", c.Hosts, "hosts the URLs spread over")
+	fs.IntVar(&c.Step, "scale.step", c.Step, "new URLs between reports (and Compacts)")
+	fs.StringVar(&c.Dir, "scale.dir", c.Dir, "directory for the state file (default: a temporary one)")
+	fs.Uint64Var(&c.FilterCapacity, "scale.filter", c.FilterCapacity, "fixed filter capacity")
+	fs.IntVar(&c.Leases, "scale.leases", c.Leases, "URLs leased and finished to measure the cycle")
+	fs.StringVar(&c.CPUProfile, "scale.cpuprofile", c.CPUProfile, "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
+	fs.IntVar(&c.ProfileFrom, "scale.profile-from", c.ProfileFrom, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
+	fs.StringVar(&c.Reopen, "scale.reopen", c.Reopen, "state file BenchmarkReopen opens")
+	fs.IntVar(&c.Reopens, "scale.reopens", c.Reopens, "times BenchmarkReopen opens it")
+	fs.BoolVar(&c.Keep, "scale.keep", c.Keep, "keep the grown state file (in -scale.dir) for BenchmarkReopen")
+	fs.StringVar(&c.MemProfile, "scale.memprofile", c.MemProfile, "write a heap profile after the growth steps (after a GC: what stays live)")
+	fs.Float64Var(&c.Fill, "scale.fill", c.Fill, "bbolt FillPercent of tails (segmentFill) to grow the shard with; 0 keeps the code's")
+	fs.StringVar(&c.ReopenProfile, "scale.reopenprofile", c.ReopenProfile, "write a CPU profile of the reopen at the end of BenchmarkScale")
+	fs.StringVar(&c.CycleProfile, "scale.cycleprofile", c.CycleProfile, "write a CPU profile of the lease + outcome cycle at the end of BenchmarkScale")
+	fs.Float64Var(&c.Audit, "scale.audit", c.Audit, "audit fraction (the exact sample's share of URLs); 0 keeps the default 1/64")
+	fs.StringVar(&c.StepProfiles, "scale.stepprofiles", c.StepProfiles, "write a CPU profile of every growth step into this directory (step-01.pprof, ...), to compare a slow step with the first of the same run")
+	fs.IntVar(&c.Rounds, "scale.rounds", c.Rounds, "BenchmarkScaleSideBySide: steps of each shard, in turn")
+	fs.BoolVar(&c.Serial, "scale.serial", c.Serial, "generate and prepare each Apply's batches in turn with it, as the service did before its ingest became a pipeline")
+	fs.IntVar(&c.SealRun, "scale.sealrun", c.SealRun, "sealRunBytes to grow the shard with (a host's run of new URLs this big is sealed whole); 0 keeps every host a tail; -1 keeps the code's")
+	fs.StringVar(&c.Layout, "scale.layout", c.Layout, "the filter's layout (paged, standard or blocked); empty keeps the default (paged)")
+	fs.DurationVar(&c.StallBase, "scale.stallbase", c.StallBase, "BenchmarkCheckpointStall: how long Apply runs before the checkpoint, for the rate without one")
+	fs.BoolVar(&c.NoRepeat, "scale.norepeat", c.NoRepeat, "draw every duplicate link again until its URL is not linked earlier in its batch (no filter lines warm from a repeat: a workload whose filter test costs the same at every step)")
+}
 
 func BenchmarkScale(b *testing.B) {
-	dir := *scaleDir
+	dir := scale.Dir
 	if dir == "" {
 		dir = b.TempDir()
 	}
 	path := filepath.Join(dir, fmt.Sprintf("scale-%d.db", os.Getpid()))
-	if *scaleKeep {
+	if scale.Keep {
 		defer logf("kept %s", path)
 	} else {
 		defer os.Remove(path)
 	}
-	cfg := scaleConfig()
+	cfg := scale.stateConfig()
 	open := func() *State {
-		s, err := Open(Options{Config: cfg, Path: path, tune: scaleTune})
+		s, err := Open(Options{Config: cfg, Path: path, tune: scale.tune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,9 +183,9 @@ func BenchmarkScale(b *testing.B) {
 	}
 	s := open()
 	filterMem := int64(s.filter.Stats().Bits+7) / 8
-	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, *scaleHosts)
+	logf("state file %s, filter %d bytes, %d hosts", path, filterMem, scale.Hosts)
 	logf("%12s %10s %10s %10s %12s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s %8s %8s %8s %8s %8s %9s %9s %8s", "admitted", "links/s", "new/s", "compact_s", "file_MiB", "B/URL", "B/URL-flt", "heap_MiB", "owned_MiB", "filemap_MiB", "apply_wr_s", "apply_pg", "comp_wr_s", "comp_pg", "peak_MiB", "cpu_s", "gc_s", "sys_s", "flt_k", "wall_s", "others_%", "iowait_%", "steal_%", "probe_ms", "mprobe_ms", "wait_s")
-	next, stopGen := stager(s, *scaleHosts)
+	next, stopGen := stager(s, scale.Hosts)
 	defer stopGen()
 	logf("probes before the first step: probe_ms %.0f mprobe_ms %.0f", probePrepare(s), probeFilter(s))
 	admitted, links := 0, 0
@@ -119,9 +193,9 @@ func BenchmarkScale(b *testing.B) {
 	profiling := false
 	peak := startPeak(filterMem)
 	defer peak.stop()
-	for admitted < *scaleURLs {
-		if *scaleProf != "" && !profiling && admitted >= *scaleFrom {
-			f, err := os.Create(*scaleProf)
+	for admitted < scale.URLs {
+		if scale.CPUProfile != "" && !profiling && admitted >= scale.ProfileFrom {
+			f, err := os.Create(scale.CPUProfile)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -132,12 +206,12 @@ func BenchmarkScale(b *testing.B) {
 			defer f.Close()
 		}
 		stopStep := func() {}
-		if *scaleStepDir != "" {
-			stopStep = profileTo(b, filepath.Join(*scaleStepDir, fmt.Sprintf("step-%02d.pprof", admitted / *scaleStep + 1)))
+		if scale.StepProfiles != "" {
+			stopStep = profileTo(b, filepath.Join(scale.StepProfiles, fmt.Sprintf("step-%02d.pprof", admitted/scale.Step+1)))
 		}
 		wrStart, cpuStart := writeStats(s), readCPU()
 		var cwrStart written
-		st := growStep(b, s, next, min(*scaleStep, *scaleURLs-admitted), func(stepNew int) {
+		st := growStep(b, s, next, min(scale.Step, scale.URLs-admitted), func(stepNew int) {
 			if admitted == 0 {
 				inboxBytes(b, s, stepNew)
 			}
@@ -175,8 +249,8 @@ func BenchmarkScale(b *testing.B) {
 		pprof.StopCPUProfile()
 	}
 	runtime.GC()
-	if *scaleMemProf != "" {
-		writeHeapProfile(b, *scaleMemProf)
+	if scale.MemProfile != "" {
+		writeHeapProfile(b, scale.MemProfile)
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -193,12 +267,12 @@ func BenchmarkScale(b *testing.B) {
 	fileBytes := fileSize(b, path)
 	logf("after a checkpoint: file %.0f MiB, %.1f bytes per admitted URL without the filter's buckets", float64(fileBytes)/(1<<20), float64(fileBytes-filterAlloc(b, s))/float64(admitted))
 	bucketBytes(b, s)
-	cycle := leaseCycle(b, s, *scaleLease)
+	cycle := leaseCycle(b, s, scale.Leases)
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	stop := profileTo(b, *scaleReProf)
+	stop := profileTo(b, scale.ReopenProfile)
 	start := time.Now()
 	s = open()
 	reopen := time.Since(start)
@@ -233,7 +307,7 @@ func (w written) Sub(o written) written { return written{w.time - o.time, w.page
 
 // profileCPU starts a CPU profile into -scale.cpuprofile, when given, and
 // returns what stops it.
-func profileCPU(b *testing.B) (stop func()) { return profileTo(b, *scaleProf) }
+func profileCPU(b *testing.B) (stop func()) { return profileTo(b, scale.CPUProfile) }
 
 // profileTo starts a CPU profile into path, when not empty, and returns
 // what stops it.
@@ -267,11 +341,11 @@ func writeHeapProfile(b *testing.B, path string) {
 	}
 }
 
-// scaleConfig is the configuration the scale benchmarks open the shard with.
-func scaleConfig() config.Config {
+// stateConfig is the configuration the scale benchmarks open the shard with.
+func (c scaleConfig) stateConfig() config.Config {
 	cfg := config.Default()
 	cfg.Frontier.Filter.Mode = "fixed"
-	cfg.Frontier.Filter.Capacity = *scaleCap
+	cfg.Frontier.Filter.Capacity = c.FilterCapacity
 	cfg.Frontier.MaxLeasesPerReply = 10_000
 	cfg.Scope.SeedHostsOnly = false
 	cfg.Scope.MaxRepeatedSegments = 0
@@ -279,23 +353,23 @@ func scaleConfig() config.Config {
 	cfg.Robots.Obey = false
 	cfg.Politeness.MinDelay = 0
 	cfg.Politeness.DelayFactor = 0
-	if *scaleAudit > 0 {
-		cfg.Audit.Fraction = *scaleAudit
+	if c.Audit > 0 {
+		cfg.Audit.Fraction = c.Audit
 	}
-	if *scaleLayout != "" {
-		cfg.Frontier.Filter.Layout = *scaleLayout
+	if c.Layout != "" {
+		cfg.Frontier.Filter.Layout = c.Layout
 	}
 	return cfg
 }
 
-// scaleTune is the Options.tune the scale benchmarks open the shard with:
+// tune is the Options.tune the scale benchmarks open the shard with:
 // the knobs that are not configuration.
-func scaleTune(k *knobs) {
-	if *scaleFill > 0 {
-		k.segmentFill = *scaleFill
+func (c scaleConfig) tune(k *knobs) {
+	if c.Fill > 0 {
+		k.segmentFill = c.Fill
 	}
-	if *scaleSealRun >= 0 {
-		k.sealRunBytes = *scaleSealRun
+	if c.SealRun >= 0 {
+		k.sealRunBytes = c.SealRun
 	}
 }
 
@@ -313,7 +387,7 @@ func stager(s *State, hosts int) (next func() []Prepared, stop func()) {
 		}
 		return ps
 	}
-	if *scaleSerial {
+	if scale.Serial {
 		return gen, func() {}
 	}
 	staged := make(chan []Prepared, 1)
@@ -333,7 +407,7 @@ func stager(s *State, hosts int) (next func() []Prepared, stop func()) {
 // newScaleGen is the scale benchmarks' link generator over hosts hosts:
 // the same seed, so the same links, in every run.
 func newScaleGen(hosts int) *localGen {
-	return &localGen{count: make([]int, hosts), rnd: 88172645463325252, noRepeat: *scaleNoRep}
+	return &localGen{count: make([]int, hosts), rnd: 88172645463325252, noRepeat: scale.NoRepeat}
 }
 
 // scaleBatches is one Apply's batches of the scale workload: 100 pages of
@@ -398,11 +472,11 @@ func flush(b *testing.B, s *State) {
 //	go test -tags scale ./frontier -run '^$' -bench Workload -benchtime 1x \
 //	    -scale.urls 20000000 -scale.hosts 100000
 func BenchmarkScaleWorkload(b *testing.B) {
-	g := newScaleGen(*scaleHosts)
+	g := newScaleGen(scale.Hosts)
 	logf("%12s %8s %10s %12s", "admitted", "dups_%", "repeat_%", "URLs/host")
-	admitted, next := 0, *scaleStep
+	admitted, next := 0, scale.Step
 	var links, dups, repeats int
-	for admitted < *scaleURLs {
+	for admitted < scale.URLs {
 		seen := map[string]bool{}
 		batchLinks := 0
 		for _, lb := range g.scaleBatches() {
@@ -420,7 +494,7 @@ func BenchmarkScaleWorkload(b *testing.B) {
 		admitted = g.added
 		if admitted >= next {
 			logf("%12d %8.1f %10.1f %12.0f", admitted, 100*float64(dups)/float64(links), 100*float64(repeats)/float64(dups), float64(admitted)/float64(len(g.count)))
-			links, dups, repeats, next = 0, 0, 0, next+*scaleStep
+			links, dups, repeats, next = 0, 0, 0, next+scale.Step
 		}
 	}
 }
@@ -443,7 +517,7 @@ func BenchmarkScaleWorkload(b *testing.B) {
 // more than the small one's in the same minute.
 // It holds two filters of -scale.filter URLs (2.4 GiB at 1e9).
 func BenchmarkScaleSideBySide(b *testing.B) {
-	dir := *scaleDir
+	dir := scale.Dir
 	if dir == "" {
 		dir = b.TempDir()
 	}
@@ -457,30 +531,30 @@ func BenchmarkScaleSideBySide(b *testing.B) {
 	grow := func(name string, to int) *shard {
 		path := filepath.Join(dir, fmt.Sprintf("scale-%s-%d.db", name, os.Getpid()))
 		b.Cleanup(func() { os.Remove(path) })
-		s, err := Open(Options{Config: scaleConfig(), Path: path, tune: scaleTune})
+		s, err := Open(Options{Config: scale.stateConfig(), Path: path, tune: scale.tune})
 		if err != nil {
 			b.Fatal(err)
 		}
-		next, stop := stager(s, *scaleHosts)
+		next, stop := stager(s, scale.Hosts)
 		b.Cleanup(func() { stop(); s.Close() })
 		sh := &shard{name: name, s: s, next: next}
 		for sh.size < to {
-			sh.size += growStep(b, s, next, min(*scaleStep, to-sh.size), nil).admitted
+			sh.size += growStep(b, s, next, min(scale.Step, to-sh.size), nil).admitted
 			flush(b, s)
 		}
 		logf("%s shard grown to %d URLs", name, sh.size)
 		return sh
 	}
-	small, big := grow("small", *scaleStep), grow("big", *scaleURLs)
+	small, big := grow("small", scale.Step), grow("big", scale.URLs)
 	logf("%6s %12s %10s %12s %10s %8s %13s %11s", "round", "small_at", "small_new/s", "big_at", "big_new/s", "big/small", "small_mprobe", "big_mprobe")
 	var ratios []float64
-	for r := 1; r <= *scaleRounds; r++ {
+	for r := 1; r <= scale.Rounds; r++ {
 		for _, sh := range []*shard{small, big} {
 			stop := func() {}
-			if *scaleStepDir != "" {
-				stop = profileTo(b, filepath.Join(*scaleStepDir, fmt.Sprintf("%s-%02d.pprof", sh.name, r)))
+			if scale.StepProfiles != "" {
+				stop = profileTo(b, filepath.Join(scale.StepProfiles, fmt.Sprintf("%s-%02d.pprof", sh.name, r)))
 			}
-			st := growStep(b, sh.s, sh.next, *scaleStep, nil)
+			st := growStep(b, sh.s, sh.next, scale.Step, nil)
 			stop()
 			sh.size += st.admitted
 			flush(b, sh.s)
@@ -507,14 +581,14 @@ func BenchmarkScaleSideBySide(b *testing.B) {
 // freelist rebuild), so each Open commits a transaction: run it on a copy
 // of the kept file. -scale.cpuprofile profiles all the Opens.
 func BenchmarkReopen(b *testing.B) {
-	if *scaleReopen == "" {
+	if scale.Reopen == "" {
 		b.Skip("-scale.reopen FILE not given")
 	}
 	defer profileCPU(b)()
 	var total time.Duration
-	for i := 0; i < *scaleReopens; i++ {
+	for i := 0; i < scale.Reopens; i++ {
 		start := time.Now()
-		s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen, tune: scaleTune})
+		s, err := Open(Options{Config: scale.stateConfig(), Path: scale.Reopen, tune: scale.tune})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -525,7 +599,7 @@ func BenchmarkReopen(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(total.Seconds()/float64(*scaleReopens), "reopen-s")
+	b.ReportMetric(total.Seconds()/float64(scale.Reopens), "reopen-s")
 }
 
 // BenchmarkCycle opens an existing state file (one BenchmarkScale kept
@@ -536,16 +610,16 @@ func BenchmarkReopen(b *testing.B) {
 //	go test -tags scale ./frontier -run '^$' -bench Cycle -benchtime 1x \
 //	    -scale.reopen FILE [-scale.leases 200000] [-scale.cpuprofile cpu.out]
 func BenchmarkCycle(b *testing.B) {
-	if *scaleReopen == "" {
+	if scale.Reopen == "" {
 		b.Skip("-scale.reopen FILE not given")
 	}
-	s, err := Open(Options{Config: scaleConfig(), Path: *scaleReopen, tune: scaleTune})
+	s, err := Open(Options{Config: scale.stateConfig(), Path: scale.Reopen, tune: scale.tune})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	defer profileCPU(b)()
-	cycle := leaseCycle(b, s, *scaleLease)
+	cycle := leaseCycle(b, s, scale.Leases)
 	logf("lease + outcome at %d queued: %.0f URLs/s", s.Status().Queued, cycle)
 	b.ReportMetric(cycle, "leases/s")
 }
@@ -558,7 +632,7 @@ func leaseCycle(b *testing.B, s *State, n int) float64 {
 	// first, whether the cycle runs any GC at all is luck (one that ran
 	// none measured 41-51k/s, one that ran two 21-25k/s, same code).
 	runtime.GC()
-	defer profileTo(b, *scaleCyProf)()
+	defer profileTo(b, scale.CycleProfile)()
 	start := time.Now()
 	done := 0
 	for done < n {
@@ -833,18 +907,18 @@ func logf(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 //	go test -tags scale ./frontier -run '^$' -bench CheckpointStall -benchtime 1x \
 //	    [-scale.filter 1000000000] [-scale.dir /var/tmp]
 func BenchmarkCheckpointStall(b *testing.B) {
-	dir := *scaleDir
+	dir := scale.Dir
 	if dir == "" {
 		dir = b.TempDir()
 	}
 	path := filepath.Join(dir, fmt.Sprintf("stall-%d.db", os.Getpid()))
 	defer os.Remove(path)
-	s, err := Open(Options{Config: scaleConfig(), Path: path, tune: scaleTune})
+	s, err := Open(Options{Config: scale.stateConfig(), Path: path, tune: scale.tune})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	next, stopGen := stager(s, *scaleHosts)
+	next, stopGen := stager(s, scale.Hosts)
 	defer stopGen()
 	chunks := int((s.filter.Stats().Bits/8 + uint64(s.filter.ChunkBytes()) - 1) / uint64(s.filter.ChunkBytes()))
 	apply := func(until func() bool) (r applyRun) {
@@ -867,7 +941,7 @@ func BenchmarkCheckpointStall(b *testing.B) {
 		b.Fatal(err)
 	}
 	base := time.Now()
-	before := apply(func() bool { return time.Since(base) >= *scaleStallBase })
+	before := apply(func() bool { return time.Since(base) >= scale.StallBase })
 	if _, err := s.Compact(); err != nil {
 		b.Fatal(err)
 	}

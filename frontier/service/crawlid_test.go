@@ -17,6 +17,7 @@ import (
 // emptied while its consumer (the NATS store) still holds the crawl must
 // not start the shard over. It used to serve from a new, empty file.
 func TestServiceRefusesMissingState(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// lose does to the state file (and consumer) what the user did.
@@ -100,6 +101,7 @@ func TestServiceRefusesMissingState(t *testing.T) {
 // crawl ID and leaves it byte for byte as it was. Before, Close wrote to
 // the file it refused.
 func TestServiceLeavesAnotherCrawlsFileUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, killed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "closed", true: "killed"}[killed], func(t *testing.T) {
 			e := bustest.Start(t)
@@ -159,6 +161,7 @@ func TestServiceLeavesAnotherCrawlsFileUnchanged(t *testing.T) {
 // TestServiceKeepsItsCrawlID: a restart with the same file passes the
 // check, and the consumer carries the file's crawl ID.
 func TestServiceKeepsItsCrawlID(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	h := startService(t, e, cfg)

@@ -23,6 +23,7 @@ import (
 // count; they are counted stale, or dead-lettered when malformed. The
 // holder's own outcome is then applied.
 func TestForgedOutcomesChangeNothing(t *testing.T) {
+	t.Parallel()
 	e, _ := bustest.StartWithUsers(t)
 	cfg := svcConfig(t, e)
 	cfg.Frontier.LeaseTimeout = time.Minute // the live lease must not expire during the test

@@ -22,6 +22,7 @@ import (
 // failure: the robots.txt was tried 1 + max_retries = 4 times, then the
 // URLs were given up as robots-unavailable.
 func TestGuardBlockedIsPermanent(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int64
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)

@@ -138,6 +138,7 @@ type killLoad struct {
 }
 
 func TestKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}

@@ -23,6 +23,7 @@ import (
 // the crawler embeds a page's links in its outcome and skips links it
 // has published before only for the first, and both admit every page.
 func TestOutcomeLinksWithCrawler(t *testing.T) {
+	t.Parallel()
 	const pages = 20
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -111,6 +112,7 @@ func TestOutcomeLinksWithCrawler(t *testing.T) {
 // state file and changes when a seed host is added (links rejected as off
 // the seed hosts may be admitted now).
 func TestLeaseReplyEpoch(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	h := startService(t, e, cfg)
@@ -154,6 +156,7 @@ func TestLeaseReplyEpoch(t *testing.T) {
 // batches; a batch's outcomes (robots, pages, one with its links) are
 // applied as if sent one by one, and counted as batched.
 func TestServiceOutcomeBatch(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	h := startService(t, e, svcConfig(t, e))
 	h.links("", 0, "http://a.test/", "http://b.test/", "http://c.test/")

@@ -18,6 +18,7 @@ import (
 //
 //	go test ./frontier -run TestRestartTakesUnackedAtOnce -v
 func TestRestartTakesUnackedAtOnce(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	opts := Options{AckWait: time.Hour}

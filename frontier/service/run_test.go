@@ -44,6 +44,9 @@ func httpGet(t *testing.T, url string) string {
 	}
 }
 
+// TestRunServesMetrics is not parallel: the port freeAddr found is free
+// only until something else binds one, as parallel tests do; the serial
+// tests run before the parallel ones start.
 func TestRunServesMetrics(t *testing.T) {
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
@@ -97,6 +100,7 @@ func TestRunServesMetrics(t *testing.T) {
 }
 
 func TestRunMetricsAddressTaken(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

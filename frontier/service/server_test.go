@@ -232,6 +232,7 @@ func (h *svcHarness) crawlRobots(ls []msg.Lease) []msg.Lease {
 }
 
 func TestServiceEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	h := startService(t, e, svcConfig(t, e))
 
@@ -319,6 +320,7 @@ func TestServiceEndToEnd(t *testing.T) {
 }
 
 func TestServiceDeadLetters(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	h := startService(t, e, svcConfig(t, e))
 	outcome, _ := (&msg.Outcome{LeaseID: 1, URL: "http://a.test/"}).MarshalBinary()
@@ -381,6 +383,7 @@ func TestServiceDeadLetters(t *testing.T) {
 }
 
 func TestWorkResponderCaps(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	cfg.Frontier.MaxLeasesPerReply = 3
@@ -426,6 +429,7 @@ func TestWorkResponderCaps(t *testing.T) {
 }
 
 func TestLeaseExpiryRedelivers(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	h := startService(t, e, svcConfig(t, e))
 	h.links("", 0, "http://a.test/")
@@ -451,6 +455,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 }
 
 func TestServiceRestartResumes(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	h := startService(t, e, cfg)
@@ -471,6 +476,7 @@ func TestServiceRestartResumes(t *testing.T) {
 }
 
 func TestControlErrors(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	h := startService(t, e, svcConfig(t, e))
 	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
@@ -529,6 +535,7 @@ func publisher(t testing.TB, cfg config.Config, nc *nats.Conn) *svcHarness {
 }
 
 func TestNewServiceRejects(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	nc := bustest.Connect(t, e)
@@ -562,6 +569,7 @@ func TestNewServiceRejects(t *testing.T) {
 // TestStatusPendingBeforeRun: an embedding process may read Status before
 // Run has created the consumer; the backlog must show already.
 func TestStatusPendingBeforeRun(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	nc := bustest.Connect(t, e)
@@ -590,6 +598,7 @@ func TestStatusPendingBeforeRun(t *testing.T) {
 // frontier says on the wake subject when work is ready, once; without an
 // empty reply it says nothing.
 func TestWakeAfterEmptyReply(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	h := startService(t, e, svcConfig(t, e))
 	wakes, err := h.nc.SubscribeSync(h.subj.Wake())
@@ -653,6 +662,7 @@ func TestExpiryCutoff(t *testing.T) {
 // service pulls again and keeps applying. It used to stop on "no
 // heartbeat received", which left its shard unserved until restarted.
 func TestServiceRidesOutMissedHeartbeats(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	proxy := bustest.StartProxy(t, e.ClientURL())
@@ -711,6 +721,7 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 // were answered empty, before any outcome; garbage and unknown leases on
 // that subject are counted and change nothing.
 func TestFetchedNoticeFreesTheSlot(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	h := startService(t, e, svcConfig(t, e))
 	wakes, err := h.nc.SubscribeSync(h.subj.Wake())
@@ -765,6 +776,7 @@ func TestFetchedNoticeFreesTheSlot(t *testing.T) {
 // batch nor any gathered behind it is acked, so a restarted frontier gets
 // them again and loses nothing.
 func TestFailedApplyStopsIngest(t *testing.T) {
+	t.Parallel()
 	e := bustest.Start(t)
 	cfg := svcConfig(t, e)
 	// No lease expiry tick, which would meet the closed State first.

@@ -114,6 +114,7 @@ func (h *svcHarness) waitPending(bound time.Duration) msg.Status {
 // size, reason and a bounded prefix), terminated, and never comes back:
 // past three AckWaits the backlog is 0 and each was counted once.
 func TestTooLargeToDeadLetter(t *testing.T) {
+	t.Parallel()
 	srv := startSmallServer(t, 1<<20)
 	cfg := smallConfig(t, srv.ClientURL())
 	const ackWait = time.Second
@@ -152,6 +153,7 @@ var errPoison = errors.New("injected: this message fails its transaction")
 // is dead-lettered, terminated, and the frontier serves on with every
 // other message applied. It does not restart in a loop.
 func TestPoisonMessageTerminated(t *testing.T) {
+	t.Parallel()
 	e := startSmallServer(t, 8<<20)
 	url := e.ClientURL()
 	cfg := smallConfig(t, url)
