@@ -80,12 +80,7 @@ var rules = []rule{
 	{component: cFetch, fn: "crypto/"},
 	{component: cFetch, fn: "golang.org/x/net/http"},
 	{component: cFetch, fn: fetcherPkg + "(*Worker).fetch"},
-	{component: cFetch, file: "/fetcher/client.go"},
-	{component: cFetch, file: "/fetcher/body.go"},
-	{component: cFetch, file: "/fetcher/dial.go"},
-	{component: cFetch, file: "/fetcher/dnscache.go"},
-	{component: cFetch, file: "/fetcher/guard.go"},
-	{component: cFetch, file: "/fetcher/sniff.go"},
+	{component: cFetch, file: "/fetcher/httpclient/"},
 	{component: cFetch, file: "/fetcher/budget.go"},
 	// Sending a page's links to their frontier.
 	{component: cPublish, fn: fetcherPkg + "(*Worker).publishLinks"},
