@@ -8,6 +8,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/stats"
 )
 
@@ -94,7 +95,7 @@ func (s *State) inTruth(truth *bolt.Bucket, h uint64) bool {
 	if _, ok := s.truthPending[h]; ok {
 		return true
 	}
-	return has(truth, u64key(h))
+	return has(truth, store.U64Key(h))
 }
 
 // writeTruthKeyLocked writes url's key to truth if it is pending: a lease
@@ -107,7 +108,7 @@ func (s *State) writeTruthKeyLocked(truth *bolt.Bucket, url string) error {
 	if _, ok := s.truthPending[h]; !ok {
 		return nil
 	}
-	if err := truth.Put(u64key(h), nil); err != nil {
+	if err := truth.Put(store.U64Key(h), nil); err != nil {
 		return fmt.Errorf("put truth: %w", err)
 	}
 	delete(s.truthPending, h)
@@ -128,9 +129,9 @@ func (s *State) writeTruthLocked() error {
 	for len(keys) > 0 {
 		n := min(len(keys), s.knobs.compactChunk)
 		err := s.updateLocked(func(tx *bolt.Tx) error {
-			truth := tx.Bucket(bucketTruth)
+			truth := tx.Bucket(store.BucketTruth)
 			for _, k := range keys[:n] {
-				if err := truth.Put(u64key(k), nil); err != nil {
+				if err := truth.Put(store.U64Key(k), nil); err != nil {
 					return fmt.Errorf("put truth: %w", err)
 				}
 			}

@@ -1,6 +1,10 @@
 package frontier
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
+)
 
 // Sentinel errors of the frontier's state. Functions wrap them with
 // context; test with errors.Is.
@@ -13,7 +17,8 @@ var (
 	// Migrate converts (it also wraps ErrMismatch).
 	ErrNeedsMigration = errors.New("frontier: state file needs `frontier migrate`")
 	// ErrCorrupt reports a state file whose records are truncated or garbled.
-	ErrCorrupt = errors.New("frontier: state file is corrupt")
+	// It is store.ErrCorrupt, which the record decoders wrap.
+	ErrCorrupt = store.ErrCorrupt
 	// ErrClosed reports a call on a closed State.
 	ErrClosed = errors.New("frontier: state is closed")
 	// ErrFailed reports a call on a State whose earlier Apply, Lease or

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"time"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/robots"
 )
 
@@ -11,7 +12,7 @@ import (
 // derived from the file on open (inflight leases, parsed robots.txt).
 type host struct {
 	name string
-	rec  hostRecord
+	rec  store.HostRecord
 
 	rules    *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
 	inbox    []uint64       // keys of its inbox records, oldest first
@@ -33,7 +34,7 @@ func (s *State) robotsDue(h *host, now time.Time) bool {
 		return false
 	}
 	switch h.rec.RobotsStatus {
-	case robotsUnknown, robotsUnavailable:
+	case store.RobotsUnknown, store.RobotsUnavailable:
 		return true
 	}
 	return s.cfg.Robots.TTL > 0 && !now.Before(h.rec.RobotsFetched.Time().Add(s.cfg.Robots.TTL))

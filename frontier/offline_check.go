@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 	"github.com/trawlhq/trawl/internal/config"
 )
@@ -86,7 +87,7 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 	if info.Size == 0 {
 		return r, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
 	}
-	var schema schemaRecord
+	var schema store.SchemaRecord
 	var chain dedup.ChainConfig
 	err = guard(func() error {
 		db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
@@ -104,12 +105,12 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 			var meta *bolt.Bucket
 			meta, schema, err = readSchema(tx)
 			if err == nil && schema.Version == SchemaVersion {
-				err = schema.validate() // as Open's checkSchema, before the plan is used
+				err = schema.Validate() // as Open's checkSchema, before the plan is used
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			r.CrawlID = string(meta.Get(keyCrawlID))
+			r.CrawlID = string(meta.Get(store.KeyCrawlID))
 			if schema.Sizing.Bits == 0 { // a scalable chain: open it with its own plan
 				if chain, err = dedup.StoredChain(tx); err != nil {
 					return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)

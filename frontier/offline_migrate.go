@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // MigrateReport says what Migrate converted.
@@ -106,7 +107,7 @@ func sealInPlace(path string, rep *MigrateReport) error {
 			}
 			switch schema.Version {
 			case 2:
-				if _, err := tx.CreateBucket(bucketTails); err != nil {
+				if _, err := tx.CreateBucket(store.BucketTails); err != nil {
 					return fmt.Errorf("%w: bucket tails in a schema 2 file: %w", ErrCorrupt, err)
 				}
 			case 3:
@@ -120,7 +121,7 @@ func sealInPlace(path string, rep *MigrateReport) error {
 				return err
 			}
 			schema.Version = SchemaVersion
-			if err := meta.Put(keySchema, schema.encode()); err != nil {
+			if err := meta.Put(store.KeySchema, schema.Encode()); err != nil {
 				return err
 			}
 			if migrateFailpoint != nil {
@@ -136,27 +137,27 @@ func sealInPlace(path string, rep *MigrateReport) error {
 // (so each is appended), lists gen 0 in the record of each host that has
 // one, and deletes `segments`. It returns how many it moved.
 func sealSegments(tx *bolt.Tx) (uint64, error) {
-	old := tx.Bucket(bucketSegments)
+	old := tx.Bucket(store.BucketSegments)
 	if old == nil {
 		return 0, fmt.Errorf("%w: no segments bucket", ErrCorrupt)
 	}
-	sealed, err := tx.CreateBucket(bucketSealed)
+	sealed, err := tx.CreateBucket(store.BucketSealed)
 	if err != nil {
 		return 0, fmt.Errorf("%w: bucket sealed in a file of an older schema: %w", ErrCorrupt, err)
 	}
 	sealed.FillPercent = sealedFill
-	hosts := tx.Bucket(bucketHosts)
+	hosts := tx.Bucket(store.BucketHosts)
 	var n uint64
 	var last string
 	err = old.ForEach(func(k, v []byte) error {
-		host, err := queueKeyHost(k)
+		host, err := store.QueueKeyHost(k)
 		if err != nil {
 			return err
 		}
 		if v == nil {
 			return fmt.Errorf("%w: nested bucket %q in segments", ErrCorrupt, k)
 		}
-		if err := sealed.Put(withGen(migrateGen, k), v); err != nil {
+		if err := sealed.Put(store.WithGen(migrateGen, k), v); err != nil {
 			return err
 		}
 		n++
@@ -169,13 +170,13 @@ func sealSegments(tx *bolt.Tx) (uint64, error) {
 	if err != nil {
 		return n, fmt.Errorf("seal segments: %w", err)
 	}
-	return n, tx.DeleteBucket(bucketSegments)
+	return n, tx.DeleteBucket(store.BucketSegments)
 }
 
 // hashTruth rewrites `truth`, keyed by canonical URL until schema 4, keyed
 // by the URL's dedup hash (audit.go), in key order.
 func hashTruth(tx *bolt.Tx) error {
-	old := tx.Bucket(bucketTruth)
+	old := tx.Bucket(store.BucketTruth)
 	if old == nil {
 		return fmt.Errorf("%w: no truth bucket", ErrCorrupt)
 	}
@@ -190,17 +191,17 @@ func hashTruth(tx *bolt.Tx) error {
 	if err != nil {
 		return fmt.Errorf("hash truth: %w", err)
 	}
-	if err := tx.DeleteBucket(bucketTruth); err != nil {
+	if err := tx.DeleteBucket(store.BucketTruth); err != nil {
 		return err
 	}
-	truth, err := tx.CreateBucket(bucketTruth)
+	truth, err := tx.CreateBucket(store.BucketTruth)
 	if err != nil {
 		return err
 	}
 	truth.FillPercent = 1 // in key order: each page filled once
 	slices.Sort(hs)
 	for _, h := range slices.Compact(hs) {
-		if err := truth.Put(u64key(h), nil); err != nil {
+		if err := truth.Put(store.U64Key(h), nil); err != nil {
 			return err
 		}
 	}
@@ -217,12 +218,12 @@ func listSealed(hosts *bolt.Bucket, host string) error {
 	if v == nil {
 		return fmt.Errorf("%w: segments of %s, which has no host record", ErrCorrupt, host)
 	}
-	r, err := decodeHost(v)
+	r, err := store.DecodeHost(v)
 	if err != nil {
 		return fmt.Errorf("host record of %s: %w", host, err)
 	}
-	r.Sealed = sealedGensOf(migrateGen)
-	return hosts.Put([]byte(host), r.encode())
+	r.Sealed = store.SealedGensOf(migrateGen)
+	return hosts.Put([]byte(host), r.Encode())
 }
 
 // migrateTx writes the SchemaVersion form of the schema 1 file tx reads
@@ -265,20 +266,20 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 	}
 	schema.Version = SchemaVersion
 	err = dst.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
+		for _, name := range store.AllBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
 		}
 		for _, host := range sealedHosts {
-			if err := listSealed(tx.Bucket(bucketHosts), host); err != nil {
+			if err := listSealed(tx.Bucket(store.BucketHosts), host); err != nil {
 				return err
 			}
 		}
 		if err := hashTruth(tx); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(keySchema, schema.encode())
+		return tx.Bucket(store.BucketMeta).Put(store.KeySchema, schema.Encode())
 	})
 	if err != nil {
 		return err
@@ -331,49 +332,49 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) (sealedH
 	k, v := c.First()
 	for err == nil && k != nil {
 		err = dst.Update(func(tx *bolt.Tx) error {
-			sealed, err := tx.CreateBucketIfNotExists(bucketSealed)
+			sealed, err := tx.CreateBucketIfNotExists(store.BucketSealed)
 			if err != nil {
 				return err
 			}
-			tails, err := tx.CreateBucketIfNotExists(bucketTails)
+			tails, err := tx.CreateBucketIfNotExists(store.BucketTails)
 			if err != nil {
 				return err
 			}
 			sealed.FillPercent, tails.FillPercent = sealedFill, segmentFill
-			var run inboxRecord
+			var run store.InboxRecord
 			flush := func() error {
-				var h hostRecord
-				added, err := appendSegments(sealed, tails, migrateGen, &h, run.Host, run.segment)
+				var h store.HostRecord
+				added, err := store.AppendSegments(sealed, tails, migrateGen, &h, run.Host, run.Segment)
 				rep.Segments += uint64(added)
-				run.entries = run.entries[:0]
+				run.Entries = run.Entries[:0]
 				if len(h.Sealed) > 0 && (len(sealedHosts) == 0 || sealedHosts[len(sealedHosts)-1] != run.Host) {
 					sealedHosts = append(sealedHosts, run.Host)
 				}
 				return err
 			}
 			for n := 0; k != nil && n < migrateChunk; n++ {
-				host, err := queueKeyHost(k)
+				host, err := store.QueueKeyHost(k)
 				if err != nil {
 					return err
 				}
-				r, err := decodeURL(v)
+				r, err := store.DecodeURL(v)
 				if err != nil {
 					return fmt.Errorf("queue record of %s: %w", host, err)
 				}
-				seq := beUint64(k[len(host)+1:])
-				if len(run.entries) > 0 && (run.Host != host || run.end() != seq) {
+				seq := store.BEUint64(k[len(host)+1:])
+				if len(run.Entries) > 0 && (run.Host != host || run.End() != seq) {
 					if err := flush(); err != nil {
 						return err
 					}
 				}
-				if len(run.entries) == 0 {
-					run.Host, run.first = host, seq
+				if len(run.Entries) == 0 {
+					run.Host, run.First = host, seq
 				}
-				run.entries = append(run.entries, r)
+				run.Entries = append(run.Entries, r)
 				rep.QueuedURLs++
 				k, v = c.Next()
 			}
-			if len(run.entries) > 0 {
+			if len(run.Entries) > 0 {
 				return flush()
 			}
 			return nil

@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/fixture"
 )
@@ -116,13 +117,13 @@ func checkTruthHashed(t *testing.T, s *State, pages int) {
 	for _, host := range []string{"a.test", "b.test", "c.test"} {
 		for _, u := range fixturePages(host, 0, pages) {
 			if s.scope.sampled(auditHash(u)) {
-				want[string(u64key(hashKey(u)))] = true
+				want[string(store.U64Key(hashKey(u)))] = true
 			}
 		}
 	}
 	got := map[string]bool{}
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil })
+		return tx.Bucket(store.BucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil })
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
 	for _, host := range []string{"a.test", "b.test", "c.test"} {
-		if g := s.hosts[host].rec.Sealed.list(); !slices.Equal(g, []uint64{migrateGen}) {
+		if g := s.hosts[host].rec.Sealed.List(); !slices.Equal(g, []uint64{migrateGen}) {
 			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, migrateGen)
 		}
 	}
@@ -225,14 +226,14 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 	}
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		a := s.hosts["a.test"]
-		if v := tx.Bucket(bucketTails).Get([]byte("a.test")); v != nil {
+		if v := tx.Bucket(store.BucketTails).Get([]byte("a.test")); v != nil {
 			return fmt.Errorf("a.test kept a tail of %d bytes after a whole run", len(v))
 		}
-		if g := a.rec.Sealed.list(); len(g) != 2 || g[0] != migrateGen || g[1] <= migrateGen {
+		if g := a.rec.Sealed.List(); len(g) != 2 || g[0] != migrateGen || g[1] <= migrateGen {
 			return fmt.Errorf("a.test lists sealed gens %v, want [%d, a later one]", g, migrateGen)
 		}
 		last := uint64(0)
-		err := forEachQueued(queueBucketsOf(tx), a, func(seq uint64, _ urlRecord) error { last = seq; return nil })
+		err := store.ForEachQueued(store.QueueBucketsOf(tx), a.name, &a.rec, func(seq uint64, _ store.URLRecord) error { last = seq; return nil })
 		if err != nil || last != 199 {
 			return fmt.Errorf("a.test's queue ends at seq %d (%v), want 199", last, err)
 		}
@@ -254,10 +255,10 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		t.Fatalf("status at the end: queued %d done %d", st.Queued, st.Done)
 	}
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		if n := keyCount(tx.Bucket(bucketSealed)); n != 0 {
+		if n := keyCount(tx.Bucket(store.BucketSealed)); n != 0 {
 			return fmt.Errorf("%d sealed segments left with nothing queued", n)
 		}
-		if tx.Bucket(bucketSegments) != nil {
+		if tx.Bucket(store.BucketSegments) != nil {
 			return fmt.Errorf("bucket segments left after the migration")
 		}
 		return nil

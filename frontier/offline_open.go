@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // The offline tools work on the state file of a stopped shard and never
@@ -63,16 +64,16 @@ func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 // the meta bucket too, where a tool that converts the file writes the
 // record back. Any schema version decodes; the caller decides which it
 // takes.
-func readSchema(tx *bolt.Tx) (*bolt.Bucket, schemaRecord, error) {
-	meta := tx.Bucket(bucketMeta)
+func readSchema(tx *bolt.Tx) (*bolt.Bucket, store.SchemaRecord, error) {
+	meta := tx.Bucket(store.BucketMeta)
 	if meta == nil {
-		return nil, schemaRecord{}, fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
+		return nil, store.SchemaRecord{}, fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
 	}
-	b := meta.Get(keySchema)
+	b := meta.Get(store.KeySchema)
 	if b == nil {
-		return meta, schemaRecord{}, fmt.Errorf("%w: no schema record", ErrCorrupt)
+		return meta, store.SchemaRecord{}, fmt.Errorf("%w: no schema record", ErrCorrupt)
 	}
-	schema, err := decodeSchema(b)
+	schema, err := store.DecodeSchema(b)
 	return meta, schema, err
 }
 

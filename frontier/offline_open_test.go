@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // TestOfflineToolsReadOneSchema: Check, Migrate and RebuildFilter read
@@ -18,10 +20,10 @@ func TestOfflineToolsReadOneSchema(t *testing.T) {
 		name, want string
 		edit       func(tx *bolt.Tx) error
 	}{
-		{"no meta bucket", "no meta bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketMeta) }},
-		{"no schema record", "no schema record", func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keySchema) }},
+		{"no meta bucket", "no meta bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(store.BucketMeta) }},
+		{"no schema record", "no schema record", func(tx *bolt.Tx) error { return tx.Bucket(store.BucketMeta).Delete(store.KeySchema) }},
 		{"a garbled schema record", "schema record", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keySchema, append(tx.Bucket(bucketMeta).Get(keySchema), 0))
+			return tx.Bucket(store.BucketMeta).Put(store.KeySchema, append(tx.Bucket(store.BucketMeta).Get(store.KeySchema), 0))
 		}},
 	}
 	for _, tc := range cases {

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // RebuildReport says what RebuildFilter read, built and replaced.
@@ -89,7 +90,7 @@ func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) err
 		return err
 	}
 	schema.Sizing = f.Sizing()
-	if err := meta.Put(keySchema, schema.encode()); err != nil {
+	if err := meta.Put(store.KeySchema, schema.Encode()); err != nil {
 		return err
 	}
 	if rebuildFailpoint != nil {
@@ -99,7 +100,7 @@ func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) err
 }
 
 // rebuildOld describes the filter being replaced.
-func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema schemaRecord) error {
+func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema store.SchemaRecord) error {
 	var old seenFilter
 	var err error
 	if schema.Sizing.Bits == 0 {
@@ -124,25 +125,25 @@ func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema schemaRecord) error {
 func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 	var hs []uint64
 	add := func(url string) { hs = append(hs, hashKey(url)) }
-	err := tx.Bucket(bucketInbox).ForEach(func(_, v []byte) error {
-		r, err := decodeInbox(v)
-		for _, u := range r.entries {
+	err := tx.Bucket(store.BucketInbox).ForEach(func(_, v []byte) error {
+		r, err := store.DecodeInbox(v)
+		for _, u := range r.Entries {
 			add(u.URL)
 		}
 		return err
 	})
 	if err == nil {
-		err = forEachQueuedAll(queueBucketsOf(tx), nil, func(_ string, r urlRecord) error {
+		err = store.ForEachQueuedAll(store.QueueBucketsOf(tx), nil, func(_ string, r store.URLRecord) error {
 			add(r.URL)
 			return nil
 		})
 	}
 	if err == nil {
-		err = tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+		err = tx.Bucket(store.BucketLeases).ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
 				return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
 			}
-			r, err := decodeLease(0, v)
+			r, err := store.DecodeLease(0, v)
 			if err == nil && !r.Robots {
 				add(r.URL)
 			}
@@ -150,7 +151,7 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 		})
 	}
 	// done and truth are keyed by the hashes themselves.
-	for _, name := range [][]byte{bucketDone, bucketTruth} {
+	for _, name := range [][]byte{store.BucketDone, store.BucketTruth} {
 		if err != nil {
 			break
 		}

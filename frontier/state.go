@@ -17,9 +17,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/robots"
 )
+
+// SchemaVersion is the version of the state file's layout
+// (store.SchemaVersion, where the layout is documented). Open refuses a
+// file of an older version with ErrNeedsMigration (Migrate converts it)
+// and of a newer one with ErrMismatch.
+const SchemaVersion = store.SchemaVersion
 
 // Options configure Open. The zero value of every field but Config means
 // its default.
@@ -95,7 +102,7 @@ type guarded struct {
 	alloc     hostAlloc
 	seedNames map[string]bool // seed host names without port
 	ready     readyHeap
-	leases    map[uint64]*leaseRecord
+	leases    map[uint64]*store.LeaseRecord
 	deadlines leaseHeap
 	nextLease uint64
 	// tx is the write transaction Lease and ExpireLeasesBefore leave open (see
@@ -107,7 +114,7 @@ type guarded struct {
 	inboxN int64 // URLs in the inbox, not leased
 	// pending are the URLs the Apply under way admitted, per host (in
 	// pendingHosts), until flushInboxLocked writes them to the inbox.
-	pending      []segment
+	pending      []store.Segment
 	pendingHosts []*host
 	lastHost     *host // see findHostLocked
 	heads        headCache
@@ -160,7 +167,7 @@ func Open(opts Options) (*State, error) {
 		maxInflight: max(1, fc.MaxInflightPerHost), readOnly: opts.ReadOnly, knobs: defaultKnobs(),
 		guarded: guarded{
 			hosts: make(map[string]*host), seedNames: make(map[string]bool),
-			leases: make(map[uint64]*leaseRecord), heads: headCache{max: int(fc.HeadCache)},
+			leases: make(map[uint64]*store.LeaseRecord), heads: headCache{max: int(fc.HeadCache)},
 		},
 	}
 	if opts.tune != nil {
@@ -267,7 +274,7 @@ func (s *State) openFile() error {
 	if err == nil && s.stampCrawlID {
 		// A file from before crawl IDs: it gets one now.
 		err = s.db.Update(func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keyCrawlID, []byte(s.crawlID))
+			return tx.Bucket(store.BucketMeta).Put(store.KeyCrawlID, []byte(s.crawlID))
 		})
 	}
 	if err != nil {
@@ -289,10 +296,10 @@ func (s *State) openFile() error {
 // load creates the layout in a new file, or checks and reads an existing
 // one in read transactions only (see openFile).
 func (s *State) load() error {
-	want := schemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.schemaSizing(), Audit: s.cfg.Audit.Fraction}
+	want := store.SchemaRecord{Version: SchemaVersion, Shard: s.cfg.Frontier.Shard, Shards: s.cfg.Frontier.Shards, Sizing: s.schemaSizing(), Audit: s.cfg.Audit.Fraction}
 	fresh := false
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if meta := tx.Bucket(bucketMeta); meta != nil {
+		if meta := tx.Bucket(store.BucketMeta); meta != nil {
 			return s.checkMetaTx(meta, &want)
 		}
 		fresh = true // createTx refuses a file with other buckets
@@ -348,15 +355,15 @@ func (s *State) load() error {
 // checkMetaTx checks an existing file's schema against want (adopting the
 // stored filter mode) and reads its crawl ID, drawing one for a file from
 // before crawl IDs (stampCrawlID).
-func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
-	if err := s.adoptStoredFilter(meta.Get(keySchema), want); err != nil {
+func (s *State) checkMetaTx(meta *bolt.Bucket, want *store.SchemaRecord) error {
+	if err := s.adoptStoredFilter(meta.Get(store.KeySchema), want); err != nil {
 		return err
 	}
-	if err := checkSchema(meta.Get(keySchema), *want); err != nil {
+	if err := checkSchema(meta.Get(store.KeySchema), *want); err != nil {
 		return err
 	}
-	if id := meta.Get(keyCrawlID); id != nil || s.readOnly {
-		if id != nil && !validCrawlID(string(id)) {
+	if id := meta.Get(store.KeyCrawlID); id != nil || s.readOnly {
+		if id != nil && !store.ValidCrawlID(string(id)) {
 			return fmt.Errorf("%w: crawl ID %q", ErrCorrupt, id)
 		}
 		s.crawlID = string(id)
@@ -364,14 +371,14 @@ func (s *State) checkMetaTx(meta *bolt.Bucket, want *schemaRecord) error {
 	}
 	// A file from before crawl IDs: openFile stores one once every check
 	// has passed.
-	s.crawlID, s.stampCrawlID = newCrawlID(), true
+	s.crawlID, s.stampCrawlID = store.NewCrawlID(), true
 	return nil
 }
 
 // createTx lays out a new, empty file: its buckets, schema record, crawl
 // ID and a first checkpoint of a new filter. A file with other buckets is
 // not a frontier state file.
-func (s *State) createTx(tx *bolt.Tx, want schemaRecord) error {
+func (s *State) createTx(tx *bolt.Tx, want store.SchemaRecord) error {
 	if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 		return fmt.Errorf("%w: bucket %q but no frontier meta: not a frontier state file", ErrCorrupt, name)
 	}); err != nil {
@@ -380,17 +387,17 @@ func (s *State) createTx(tx *bolt.Tx, want schemaRecord) error {
 	if s.readOnly {
 		return fmt.Errorf("%w: an empty bbolt file, not a frontier state file", ErrCorrupt)
 	}
-	for _, b := range allBuckets {
+	for _, b := range store.AllBuckets {
 		if _, err := tx.CreateBucket(b); err != nil {
 			return fmt.Errorf("frontier: create bucket %s: %w", b, err)
 		}
 	}
-	meta := tx.Bucket(bucketMeta)
-	if err := meta.Put(keySchema, want.encode()); err != nil {
+	meta := tx.Bucket(store.BucketMeta)
+	if err := meta.Put(store.KeySchema, want.Encode()); err != nil {
 		return err
 	}
-	s.crawlID = newCrawlID()
-	if err := meta.Put(keyCrawlID, []byte(s.crawlID)); err != nil {
+	s.crawlID = store.NewCrawlID()
+	if err := meta.Put(store.KeyCrawlID, []byte(s.crawlID)); err != nil {
 		return err
 	}
 	f, err := s.newFilter()
@@ -407,7 +414,7 @@ func (s *State) createTx(tx *bolt.Tx, want schemaRecord) error {
 
 // checkBucketsTx checks every bucket is there.
 func checkBucketsTx(tx *bolt.Tx) error {
-	for _, b := range allBuckets {
+	for _, b := range store.AllBuckets {
 		if tx.Bucket(b) == nil {
 			return fmt.Errorf("%w: bucket %s missing", ErrCorrupt, b)
 		}
@@ -431,22 +438,22 @@ func (s *State) loadFilterTx(tx *bolt.Tx) error {
 	return nil
 }
 
-func checkSchema(b []byte, want schemaRecord) error {
+func checkSchema(b []byte, want store.SchemaRecord) error {
 	if b == nil {
 		return fmt.Errorf("%w: no schema record", ErrCorrupt)
 	}
-	got, err := decodeSchema(b)
+	got, err := store.DecodeSchema(b)
 	if err != nil {
 		return err
 	}
 	switch {
 	case got.Version < want.Version && got.Version >= 1:
 		return fmt.Errorf("%w: %w: schema version %d (%s), this code reads %d (%s)", ErrMismatch, ErrNeedsMigration,
-			got.Version, schemaNames[got.Version], want.Version, schemaNames[SchemaVersion])
+			got.Version, store.SchemaNames[got.Version], want.Version, store.SchemaNames[SchemaVersion])
 	case got.Version != want.Version:
 		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, got.Version, want.Version)
 	}
-	if err := got.validate(); err != nil {
+	if err := got.Validate(); err != nil {
 		return err
 	}
 	switch {
@@ -467,7 +474,7 @@ func checkSchema(b []byte, want schemaRecord) error {
 
 // loadTx rebuilds the in-memory state from the file.
 func (s *State) loadTx(tx *bolt.Tx) error {
-	if err := s.loadMetaTx(tx.Bucket(bucketMeta)); err != nil {
+	if err := s.loadMetaTx(tx.Bucket(store.BucketMeta)); err != nil {
 		return err
 	}
 	loaded, err := s.loadHostsTx(tx)
@@ -507,14 +514,14 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 
 // loadMetaTx reads the counters and the lease sequence.
 func (s *State) loadMetaTx(meta *bolt.Bucket) error {
-	if b := meta.Get(keyCounters); b != nil {
-		c, err := decodeCounters(b)
-		if err != nil {
+	if b := meta.Get(store.KeyCounters); b != nil {
+		var c counters
+		if err := store.DecodeCounters(b, c[:]); err != nil {
 			return err
 		}
 		s.count = c
 	}
-	if b := meta.Get(keyLeaseSeq); b != nil {
+	if b := meta.Get(store.KeyLeaseSeq); b != nil {
 		if len(b) != 8 {
 			return fmt.Errorf("%w: lease sequence is %d bytes", ErrCorrupt, len(b))
 		}
@@ -531,7 +538,7 @@ func (s *State) loadMetaTx(meta *bolt.Bucket) error {
 // loadHostsTx reads every host with its parsed robots.txt, and sums the
 // queued and done counts. It returns the hosts read, in key order.
 func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
-	rb, hb := tx.Bucket(bucketRobots), tx.Bucket(bucketHosts)
+	rb, hb := tx.Bucket(store.BucketRobots), tx.Bucket(store.BucketHosts)
 	// Sized up front, and the hosts allocated as one block (hostalloc.go):
 	// growing the map and a million allocations were half of loading 1M
 	// hosts. Stats walks only the bucket's pages.
@@ -540,7 +547,7 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
 	s.alloc.reserve(n)
 	loaded := make([]*host, 0, n)
 	err := hb.ForEach(func(k, v []byte) error {
-		rec, err := decodeHost(v)
+		rec, err := store.DecodeHost(v)
 		if err != nil {
 			return fmt.Errorf("host %q: %w", k, err)
 		}
@@ -548,7 +555,7 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
 		h := s.alloc.new(unsafe.String(unsafe.SliceData(k), len(k)))
 		h.rec = rec
 		loaded = append(loaded, h)
-		if rec.RobotsStatus == robotsOK {
+		if rec.RobotsStatus == store.RobotsOK {
 			h.rules = robots.Parse(rb.Get(k))
 		}
 		s.hosts[h.name] = h
@@ -568,30 +575,30 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
 // admission alone), and takes the audit sample's keys among the URLs
 // still queued there as pending (audit.go: they are not in `truth` yet).
 func (s *State) loadInboxTx(tx *bolt.Tx) error {
-	return tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
+	return tx.Bucket(store.BucketInbox).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: inbox key of %d bytes", ErrCorrupt, len(k))
 		}
-		r, err := decodeInbox(v)
+		r, err := store.DecodeInbox(v)
 		if err != nil {
 			return err
 		}
 		h := s.getHostLocked(r.Host) // new since its record was last written: no record yet
-		if r.first < h.rec.CompactedSeq {
+		if r.First < h.rec.CompactedSeq {
 			// Moved to its segments before a crash; Compact deletes it.
 			s.inboxStaleMax = max(s.inboxStaleMax, binary.BigEndian.Uint64(k))
 			return nil
 		}
-		if end := r.end(); end > h.rec.NextSeq {
+		if end := r.End(); end > h.rec.NextSeq {
 			// Admitted after the host record was last written.
-			n := end - max(h.rec.NextSeq, r.first)
+			n := end - max(h.rec.NextSeq, r.First)
 			h.rec.NextSeq = end
 			h.rec.Queued += n
 			h.rec.Admitted += n
 			s.queued += int64(n)
 		}
 		h.inbox = append(h.inbox, binary.BigEndian.Uint64(k))
-		queued := r.entries[r.leased(h.rec.HeadSeq):]
+		queued := r.Entries[r.Leased(h.rec.HeadSeq):]
 		s.inboxN += int64(len(queued))
 		for i := range queued {
 			if s.scope.sampled(auditHash(queued[i].URL)) {
@@ -605,12 +612,12 @@ func (s *State) loadInboxTx(tx *bolt.Tx) error {
 // loadLeasesTx reads the open leases into their hosts and the deadline
 // heap, and moves the lease sequence past them.
 func (s *State) loadLeasesTx(tx *bolt.Tx) error {
-	return tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+	return tx.Bucket(store.BucketLeases).ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
 		}
 		id := binary.BigEndian.Uint64(k)
-		l, err := decodeLease(id, v)
+		l, err := store.DecodeLease(id, v)
 		if err != nil {
 			return fmt.Errorf("lease %d: %w", id, err)
 		}
@@ -792,21 +799,21 @@ func (s *State) FlushOlder(age time.Duration) error {
 
 // putHostsLocked writes every dirty host record and the counters.
 func (s *State) putMetaLocked(tx *bolt.Tx, dirty []*host) error {
-	hb := tx.Bucket(bucketHosts)
+	hb := tx.Bucket(store.BucketHosts)
 	for _, h := range dirty {
 		if !h.dirty {
 			continue
 		}
 		h.dirty = false
-		if err := hb.Put([]byte(h.name), h.rec.encode()); err != nil {
+		if err := hb.Put([]byte(h.name), h.rec.Encode()); err != nil {
 			return fmt.Errorf("put host %s: %w", h.name, err)
 		}
 	}
-	meta := tx.Bucket(bucketMeta)
-	if err := meta.Put(keyCounters, encodeCounters(&s.count)); err != nil {
+	meta := tx.Bucket(store.BucketMeta)
+	if err := meta.Put(store.KeyCounters, store.EncodeCounters(s.count[:])); err != nil {
 		return fmt.Errorf("put counters: %w", err)
 	}
-	return meta.Put(keyLeaseSeq, u64key(s.nextLease))
+	return meta.Put(store.KeyLeaseSeq, store.U64Key(s.nextLease))
 }
 
 // Checkpoint compacts the inbox (Compact), then writes the filter's dirty
@@ -1121,7 +1128,7 @@ func (s *State) counters() map[string]uint64 {
 	for c := 0; c < numClasses; c++ {
 		m["outcome_"+classNames[c]] = s.count[cClassBase+c]
 	}
-	for r := doneReason(1); r <= maxDoneReason; r++ {
+	for r := store.DoneReason(1); r <= store.MaxDoneReason; r++ {
 		m["finished_"+strings.ReplaceAll(r.String(), "-", "_")] = s.count[cDoneByReason+int(r)]
 	}
 	m["hosts_given_up"] = s.count[cHostsGivenUp]

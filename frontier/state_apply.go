@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/robots"
 )
 
@@ -94,7 +95,7 @@ func (s *State) Apply(links []Prepared, outcomes []Outcome) (ApplyResult, error)
 			}
 		}
 		// The retries of throttled URLs (requeueLastLocked).
-		if err := s.flushInboxLocked(tx.Bucket(bucketInbox)); err != nil {
+		if err := s.flushInboxLocked(tx.Bucket(store.BucketInbox)); err != nil {
 			return err
 		}
 		return s.putMetaLocked(tx, touched)
@@ -127,7 +128,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 	defer func() {
 		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(seen, keepLinks), keepScratch(newHashes, keepLinks)
 	}()
-	truth := tx.Bucket(bucketTruth)
+	truth := tx.Bucket(store.BucketTruth)
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
 	for i := range cands {
 		c := &cands[i]
@@ -160,7 +161,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		s.enqueueLocked(h, pl.Key, c.depth, pl.Hops, now)
 		res.Admitted++
 	}
-	if err := s.flushInboxLocked(tx.Bucket(bucketInbox)); err != nil {
+	if err := s.flushInboxLocked(tx.Bucket(store.BucketInbox)); err != nil {
 		return nil, err
 	}
 	if err := s.filter.AppendJournal(tx, newHashes); err != nil {
@@ -210,7 +211,7 @@ func (s *State) admitLocked(cands []candidate, links []Prepared, res *ApplyResul
 				continue
 			}
 			switch {
-			case h != nil && s.cfg.Robots.Obey && h.rules != nil && h.rec.RobotsStatus == robotsOK &&
+			case h != nil && s.cfg.Robots.Obey && h.rules != nil && h.rec.RobotsStatus == store.RobotsOK &&
 				!h.rules.Test(s.agent, robots.PathOf(pl.Key)).Allowed:
 				res.RobotsDenied++
 			default:
@@ -259,7 +260,7 @@ func (s *State) auditLocked(truth *bolt.Bucket, pl *PreparedLink, seen bool, res
 		// false-positive skip. Record the key so it counts once.
 		res.FPSkips++
 		s.count[cFPSkips]++
-		if err := truth.Put(u64key(pl.Hash), nil); err != nil {
+		if err := truth.Put(store.U64Key(pl.Hash), nil); err != nil {
 			return false, fmt.Errorf("put truth: %w", err)
 		}
 		if s.cfg.Audit.Rescue {
@@ -315,7 +316,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 	}
 	res.Outcomes++
 	h := s.hosts[l.Host]
-	if err := s.dropLeaseLocked(tx.Bucket(bucketLeases), h, l); err != nil {
+	if err := s.dropLeaseLocked(tx.Bucket(store.BucketLeases), h, l); err != nil {
 		return nil, err
 	}
 	h.dirty = true
@@ -326,8 +327,8 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 	if l.Robots {
 		return h, s.applyRobotsLocked(tx, h, o, now)
 	}
-	ret := tx.Bucket(bucketReturned)
-	db := tx.Bucket(bucketDone)
+	ret := tx.Bucket(store.BucketReturned)
+	db := tx.Bucket(store.BucketDone)
 	p := s.cfg.Politeness
 	st := o.Status
 	switch {
@@ -343,15 +344,15 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 		s.throttled(h, now, o.RetryAfter, attempts, retry && h.rec.Queued == 0 && h.inflight == 0)
 		if s.givesUp(h) {
 			s.count[cHostsGivenUp]++
-			if err := s.finishLocked(db, h, l.URL, st, doneHostGaveUp, now); err != nil {
+			if err := s.finishLocked(db, h, l.URL, st, store.DoneHostGaveUp, now); err != nil {
 				return nil, err
 			}
-			return h, s.giveUpHostLocked(tx, h, doneHostGaveUp, now)
+			return h, s.giveUpHostLocked(tx, h, store.DoneHostGaveUp, now)
 		}
 		if !retry {
-			reason := doneRateLimited
+			reason := store.DoneRateLimited
 			if st == 503 {
-				reason = doneUnavailable
+				reason = store.DoneUnavailable
 			}
 			return h, s.finishLocked(db, h, l.URL, st, reason, now)
 		}
@@ -362,23 +363,23 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 		// No response and never one (the crawler's guard refused the
 		// host's addresses): retrying would only ask again.
 		s.count[cFailed]++
-		return h, s.finishLocked(db, h, l.URL, st, doneFailed, now)
+		return h, s.finishLocked(db, h, l.URL, st, store.DoneFailed, now)
 	case st == 0 || st >= 500:
 		s.politeAfterResponse(h, now, o.ResponseTime)
 		s.hostFailed(h, now)
 		attempts := l.Attempts + 1
 		if int(attempts) > p.MaxRetries {
 			s.count[cFailed]++
-			return h, s.finishLocked(db, h, l.URL, st, doneFailed, now)
+			return h, s.finishLocked(db, h, l.URL, st, store.DoneFailed, now)
 		}
 		s.count[cRetries]++
 		return h, s.requeueLocked(ret, h, l, attempts)
 	default:
-		if !l.fetched { // else its Fetched notice did
+		if !l.Fetched { // else its Fetched notice did
 			s.politeAfterResponse(h, now, o.ResponseTime)
 		}
 		s.hostSucceeded(h)
-		return h, s.finishLocked(db, h, l.URL, st, doneFetched, now)
+		return h, s.finishLocked(db, h, l.URL, st, store.DoneFetched, now)
 	}
 }
 
@@ -389,12 +390,12 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 // host gets a new one. Neither is the URL's fault, so neither spends its
 // retries; a crawler that cannot archive stops, so this cannot loop. The
 // host keeps its politeness delay: the request may have reached it.
-func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *Outcome, now time.Time) error {
+func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Outcome, now time.Time) error {
 	s.politeAfterResponse(h, now, o.ResponseTime)
 	if l.Robots {
 		return nil
 	}
-	return s.requeueLocked(tx.Bucket(bucketReturned), h, l, l.Attempts)
+	return s.requeueLocked(tx.Bucket(store.BucketReturned), h, l, l.Attempts)
 }
 
 // applyRobotsLocked stores the result of a robots.txt lease: RFC 9309 2xx
@@ -403,12 +404,12 @@ func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *leaseRecord, o *Outcome, 
 // unavailable, as Google's crawler treats it: "slow down" is no licence to
 // crawl everything.
 func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *Outcome, now time.Time) error {
-	rb := tx.Bucket(bucketRobots)
-	if h.rec.RobotsStatus == robotsOK {
+	rb := tx.Bucket(store.BucketRobots)
+	if h.rec.RobotsStatus == store.RobotsOK {
 		s.loosened++ // rules that denied links are replaced
 	}
 	h.rec.RobotsHTTP = uint32(min(max(o.Status, 0), 999))
-	h.rec.RobotsFetched = stampOf(now)
+	h.rec.RobotsFetched = store.StampOf(now)
 	st := o.Status
 	switch {
 	case st >= 200 && st < 300:
@@ -416,7 +417,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *Outcome, now time.Tim
 		if len(body) > robots.MaxBytes {
 			body = body[:robots.MaxBytes]
 		}
-		h.rec.RobotsStatus = robotsOK
+		h.rec.RobotsStatus = store.RobotsOK
 		h.rules = robots.FromResponse(st, body)
 		if err := rb.Put([]byte(h.name), body); err != nil {
 			return fmt.Errorf("put robots: %w", err)
@@ -424,7 +425,7 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *Outcome, now time.Tim
 		s.politeAfterResponse(h, now, o.ResponseTime)
 		s.hostSucceeded(h)
 	case st >= 400 && st < 500 && st != 429:
-		h.rec.RobotsStatus = robotsAllowAll
+		h.rec.RobotsStatus = store.RobotsAllowAll
 		h.rules = nil
 		if err := rb.Delete([]byte(h.name)); err != nil {
 			return fmt.Errorf("delete robots: %w", err)
@@ -435,16 +436,16 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *Outcome, now time.Tim
 		// The host cannot be reached (the crawler's guard refused its
 		// addresses): its queued URLs fail now, not after max_retries
 		// robots.txt attempts.
-		h.rec.RobotsStatus = robotsUnavailable
+		h.rec.RobotsStatus = store.RobotsUnavailable
 		h.rules = nil
-		return s.giveUpHostLocked(tx, h, doneFailed, now)
+		return s.giveUpHostLocked(tx, h, store.DoneFailed, now)
 	default:
-		h.rec.RobotsStatus = robotsUnavailable
+		h.rec.RobotsStatus = store.RobotsUnavailable
 		h.rules = nil
 		s.politeAfterResponse(h, now, o.ResponseTime)
 		s.raiseBackoff(h, now, o.RetryAfter)
 		if int(h.rec.BackoffLevel) > s.cfg.Politeness.MaxRetries {
-			return s.giveUpHostLocked(tx, h, doneRobotsUnavailable, now)
+			return s.giveUpHostLocked(tx, h, store.DoneRobotsUnavailable, now)
 		}
 	}
 	return nil
@@ -463,17 +464,17 @@ func (s *State) applyRobotsLocked(tx *bolt.Tx, h *host, o *Outcome, now time.Tim
 //     (givesUp), each after the host's wait (throttled).
 //   - doneFailed: the robots.txt fetch failed permanently (the crawler's
 //     private network guard refused the host's addresses).
-func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now time.Time) error {
-	qb, db := queueBucketsOf(tx), tx.Bucket(bucketDone)
+func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason store.DoneReason, now time.Time) error {
+	qb, db := store.QueueBucketsOf(tx), tx.Bucket(store.BucketDone)
 	n := 0
 	for {
 		hd, ok, err := s.peekLocked(qb, h)
 		if err != nil || !ok {
-			if err == nil && reason == doneRobotsUnavailable && n > 0 {
+			if err == nil && reason == store.DoneRobotsUnavailable && n > 0 {
 				s.log.Warn("frontier: robots.txt unavailable; gave up the host's queued URLs",
 					"host", h.name, "urls", n, "robots_status", h.rec.RobotsHTTP)
 			}
-			if err == nil && reason == doneHostGaveUp {
+			if err == nil && reason == store.DoneHostGaveUp {
 				s.log.Warn("frontier: host answers 429/503 to URL after URL; gave up its queued URLs",
 					"host", h.name, "urls", n, "throttled_urls", h.rec.BackoffLevel)
 			}
@@ -488,9 +489,9 @@ func (s *State) giveUpHostLocked(tx *bolt.Tx, h *host, reason doneReason, now ti
 			return err
 		}
 		switch reason {
-		case doneRobotsUnavailable:
+		case store.DoneRobotsUnavailable:
 			s.count[cRobotsGiveUp]++
-		case doneFailed:
+		case store.DoneFailed:
 			s.count[cFailed]++
 		}
 		n++

@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
@@ -481,10 +482,10 @@ func checkBuckets(t *testing.T, rep *CheckReport, size int64) {
 		got[u.Name] = u
 		total += u.Alloc
 	}
-	if h := got[string(bucketHosts)]; int64(h.Keys) != rep.Status.Hosts {
+	if h := got[string(store.BucketHosts)]; int64(h.Keys) != rep.Status.Hosts {
 		t.Errorf("bucket hosts has %d keys, want one per known host (%d)", h.Keys, rep.Status.Hosts)
 	}
-	for _, name := range []string{string(bucketTails), dedup.BucketChunks} {
+	for _, name := range []string{string(store.BucketTails), dedup.BucketChunks} {
 		if got[name].Alloc == 0 {
 			t.Errorf("bucket %s: no pages (%+v)", name, rep.Buckets)
 		}
@@ -508,7 +509,7 @@ func TestCheck(t *testing.T) {
 	}
 
 	rep, err := Check(opts.Path, opts.Config)
-	if err != nil || !rep.OK() || rep.Status == nil || rep.Status.Queued != 3000 || !validCrawlID(rep.CrawlID) {
+	if err != nil || !rep.OK() || rep.Status == nil || rep.Status.Queued != 3000 || !store.ValidCrawlID(rep.CrawlID) {
 		t.Fatalf("good file: %+v, %v", rep, err)
 	}
 	checkBuckets(t, rep, int64(len(good)))
@@ -520,7 +521,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketTails).Cursor()
+		c := tx.Bucket(store.BucketTails).Cursor()
 		k, _ := c.First()
 		if k == nil {
 			return errors.New("no queue tail to remove")
