@@ -117,9 +117,9 @@ func (s *State) prepareOne(rawURL string) (rejected string, pl PreparedLink) {
 // explainFilterLocked fills in what the Bloom filter and the audit say.
 func (s *State) explainFilterLocked(e *Explanation) {
 	key := e.Canonical
-	e.FilterSeen = s.filter.TestHash(hashKey(key))
+	e.FilterSeen = s.filter.TestHash(store.URLHash(key))
 	if c, ok := s.filter.(*dedup.Chain); ok && e.FilterSeen {
-		w := c.Which(hashKey(key))
+		w := c.Which(store.URLHash(key))
 		e.FilterSubfilter = &w
 	}
 	e.AuditSampled = s.scope.sampled(auditHash(key))
@@ -177,8 +177,8 @@ func (s *State) robotsVerdict(h *host, key string) *robots.Verdict {
 // URL's done or queued record when no lease holds it.
 func (s *State) explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
-	e.InTruth = s.inTruth(tx.Bucket(store.BucketTruth), hashKey(key))
-	if b := tx.Bucket(store.BucketDone).Get(store.U64Key(hashKey(key))); b != nil && e.State == "unknown" {
+	e.InTruth = s.inTruth(tx.Bucket(store.BucketTruth), store.URLHash(key))
+	if b := tx.Bucket(store.BucketDone).Get(store.U64Key(store.URLHash(key))); b != nil && e.State == "unknown" {
 		d, err := store.DecodeDone(b)
 		if err != nil {
 			return err

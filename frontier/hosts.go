@@ -2,7 +2,6 @@ package frontier
 
 import (
 	"container/heap"
-	"time"
 
 	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/robots"
@@ -24,20 +23,6 @@ type host struct {
 	pending        int32 // 1 + its index in State.pending while the Apply under way admits URLs of it, else 0
 	robotsInflight bool  // a robots.txt lease is out
 	dirty          bool  // rec changed in the current transaction
-}
-
-// robotsDue reports whether the host's next lease must fetch robots.txt:
-// never fetched, unavailable (its retry time is the host's next fetch), or
-// older than the TTL.
-func (s *State) robotsDue(h *host, now time.Time) bool {
-	if !s.cfg.Robots.Obey {
-		return false
-	}
-	switch h.rec.RobotsStatus {
-	case store.RobotsUnknown, store.RobotsUnavailable:
-		return true
-	}
-	return s.cfg.Robots.TTL > 0 && !now.Before(h.rec.RobotsFetched.Time().Add(s.cfg.Robots.TTL))
 }
 
 // wantsReady reports whether h belongs in the ready heap: it has queued

@@ -185,7 +185,7 @@ func hashTruth(tx *bolt.Tx) error {
 		if v == nil {
 			return fmt.Errorf("%w: nested bucket %q in truth", ErrCorrupt, k)
 		}
-		hs = append(hs, hashKey(string(k)))
+		hs = append(hs, store.URLHash(string(k)))
 		return nil
 	})
 	if err != nil {

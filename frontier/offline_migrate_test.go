@@ -117,7 +117,7 @@ func checkTruthHashed(t *testing.T, s *State, pages int) {
 	for _, host := range []string{"a.test", "b.test", "c.test"} {
 		for _, u := range fixturePages(host, 0, pages) {
 			if s.scope.sampled(auditHash(u)) {
-				want[string(store.U64Key(hashKey(u)))] = true
+				want[string(store.U64Key(store.URLHash(u)))] = true
 			}
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // (offline_migrate.go) and RebuildFilter (offline_rebuild.go). This file
 // holds what they share: opening the file and reading its schema record.
 // They stay in package frontier because they read and write the on-disk
-// format (the records of layout.go, queue segments, gens, the inbox)
+// format (the records of package store, queue segments, gens, the inbox)
 // through its unexported encoders; they move to a package of their own
 // once that format has an API apart from the live State.
 

@@ -124,7 +124,7 @@ func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema store.SchemaRecord) erro
 // heldHashes returns the dedup.Hash of every key the file holds.
 func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 	var hs []uint64
-	add := func(url string) { hs = append(hs, hashKey(url)) }
+	add := func(url string) { hs = append(hs, store.URLHash(url)) }
 	err := tx.Bucket(store.BucketInbox).ForEach(func(_, v []byte) error {
 		r, err := store.DecodeInbox(v)
 		for _, u := range r.Entries {

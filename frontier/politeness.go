@@ -6,14 +6,14 @@ package frontier
 // (raiseBackoff), both from backoffDelay, the pause after a streak of
 // errors (hostFailed, hostSucceeded), and when a host is given up
 // (givesUp). hosts.go keeps the ready heap ordered by eligibleAt;
-// leases.go and state_apply.go only call these.
+// lease.go and outcome.go only call these.
 //
 // Throttling (429/503) is about a URL until the host shows it is about
 // the host. The host record's BackoffLevel is that evidence: how many
 // URLs answered 429/503 on their first try since the host's last
 // success (at least 1 once any did). A URL's own retries add nothing to
 // it, since they say nothing new about the host; its retry waits behind
-// the host's other queued URLs (state_apply.go), so one throttled path
+// the host's other queued URLs (outcome.go), so one throttled path
 // cannot take the host's turns.
 
 import (

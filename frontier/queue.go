@@ -15,12 +15,12 @@ import (
 //     retry), one record each under host + 0x00 + seq, at the head because
 //     leases are taken from the head, so they are older than every URL
 //     still queued. Few: at most the host's leases.
-//  2. the compacted queue (segment.go), from the host record's HeadSeq:
+//  2. the compacted queue (store's segment.go), from the host record's HeadSeq:
 //     the host's sealed segments in `sealed`, under the gens its host
 //     record lists (Sealed), then its tail in `tails`.
 //     A lease moves HeadSeq past the URL rather than rewriting the
 //     segment, and deletes the segment (or tail) with its last URL.
-//  3. the inbox: URLs admitted since the last compaction (state_inbox.go),
+//  3. the inbox: URLs admitted since the last compaction (inbox.go),
 //     from HeadSeq too once the host has no segments or tail left.
 
 // headOf is the URL at the head of a host's queue and where it is stored.

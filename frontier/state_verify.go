@@ -86,7 +86,7 @@ func newFilterCheck(f seenFilter) *filterCheck {
 }
 
 // url queues the URL u (of kind what).
-func (c *filterCheck) url(u, what string) error { return c.add(hashKey(u), u, what) }
+func (c *filterCheck) url(u, what string) error { return c.add(store.URLHash(u), u, what) }
 
 // hash queues a key that is a dedup hash (of kind what).
 func (c *filterCheck) hash(h uint64, what string) error { return c.add(h, "", what) }

@@ -25,7 +25,7 @@
 //	                        without one gets one on its next Open
 //	inbox    u64 BE (the bucket's NextSequence) -> inbox record: the
 //	         URLs one Apply admitted for one host, admitted since the
-//	         last compaction, in admission order (frontier's state_inbox.go).
+//	         last compaction, in admission order (frontier's inbox.go).
 //	sealed   gen (u64 BE) + host + 0x00 + seq (u64 BE) -> segment record:
 //	         a block of a host's queued URLs with consecutive seqs,
 //	         front-coded and S2-compressed (version 2; version 1 is

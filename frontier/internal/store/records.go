@@ -542,7 +542,11 @@ func DecodeCounters(b []byte, c []uint64) error {
 	return d.end("counters record")
 }
 
-// queueKey is host + 0x00 + seq. Keys and values handed to bbolt's Put
+// URLHash is the hash a URL is known by: dedup's key hash of it, which
+// keys the URL in `done` and `truth` (as U64Key) and in the filter.
+func URLHash(url string) uint64 { return dedup.Hash([]byte(url)) }
+
+// QueueKey is host + 0x00 + seq. Keys and values handed to bbolt's Put
 // must stay untouched until the transaction ends, so every record and key
 // is freshly allocated.
 func QueueKey(host string, seq uint64) []byte {

@@ -179,22 +179,6 @@ func (s *State) addLeaseLocked(h *host, l *store.LeaseRecord) {
 	heap.Push(&s.deadlines, l)
 }
 
-// finishLocked records url as done.
-func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, reason store.DoneReason, now time.Time) error {
-	r := store.DoneRecord{Status: status, Reason: reason, Finished: now}
-	if err := db.Put(store.U64Key(hashKey(url)), r.Encode()); err != nil {
-		return fmt.Errorf("put done: %w", err)
-	}
-	h.rec.Done++
-	h.dirty = true
-	s.doneN++
-	s.count[cDone]++
-	if int(reason) < doneReasonSlots {
-		s.count[cDoneByReason+int(reason)]++
-	}
-	return nil
-}
-
 // Fetched takes a crawler's notice that its request for a lease's URL is
 // over, ahead of the outcome (FetchNotice): the lease stops counting
 // against max_inflight_per_host and the host's next fetch is set as for
