@@ -11,6 +11,10 @@ import (
 	"github.com/trawlhq/trawl/robots"
 )
 
+// Admission: the links of an Apply pass the stateful scope rules, the
+// filter's test-and-set and the audit sample (audit.go), and the new ones
+// join their host's queue through the inbox (inbox.go).
+
 // candidate is a link that passed the stateful rules and goes to the filter.
 type candidate struct {
 	pl    *PreparedLink

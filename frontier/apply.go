@@ -8,6 +8,11 @@ import (
 	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
+// Apply is one step of the state machine for a batch of what crawlers
+// sent: its links are admitted (admit.go) and its outcomes applied
+// (outcome.go) in one bbolt transaction, committed with the host records
+// they touched (commit.go).
+
 // ApplyResult says what one Apply did.
 type ApplyResult struct {
 	Received     int                // links in the prepared batches

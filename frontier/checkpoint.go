@@ -10,6 +10,9 @@ import (
 	"github.com/trawlhq/trawl/dedup"
 )
 
+// Checkpointing: the inbox compacted (compact.go) and the filter's
+// dirty chunks written, in parts, with the state released between them.
+
 // Checkpoint compacts the inbox (Compact), then writes the filter's dirty
 // chunks in transactions of frontier.checkpoint_part, the last of which
 // writes the counters and truncates the journal up to the keys journaled

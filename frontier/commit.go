@@ -10,6 +10,10 @@ import (
 	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
+// Committing: the bbolt transactions the State writes in, the host
+// records and counters written with them, and flushing what a lazy
+// transaction left uncommitted.
+
 // Write transactions. updateLocked runs fn in the open write transaction
 // (beginning one if none is open) and commits it, fsync included, before it
 // returns: Apply, Compact and Checkpoint use it, and the service acks

@@ -13,6 +13,10 @@ import (
 	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
+// Compaction: moving the oldest inbox records into their hosts' queue
+// segments (store.SegmentPlanner plans them, on two goroutines for a big
+// transaction), and dropping the moved records.
+
 // Compact moves every inbox record into its host's queue segments and
 // reports how many it moved. It works host by host, in sorted order, so
 // that each host it touches costs one segment append however many of its

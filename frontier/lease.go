@@ -12,6 +12,10 @@ import (
 	"github.com/trawlhq/trawl/robots"
 )
 
+// Leasing: Lease takes the head of each ready host's queue (queue.go),
+// moves it to `leases` and holds the host until its politeness delay has
+// passed (politeness.go); expired leases go back to their host's head.
+
 // maxRobotsSkips bounds how many robots-disallowed URLs one Lease call drops
 // from a single host's queue before moving on, so a huge disallowed queue
 // cannot stall a call.

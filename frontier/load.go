@@ -15,6 +15,9 @@ import (
 	"github.com/trawlhq/trawl/robots"
 )
 
+// Loading: what Open reads from the state file (schema, counters,
+// filter, hosts, inbox, leases) into memory, or writes into a new one.
+
 // load creates the layout in a new file, or checks and reads an existing
 // one in read transactions only (see openFile).
 func (s *State) load() error {

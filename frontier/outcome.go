@@ -9,21 +9,10 @@ import (
 	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
-// countDroppedLocked counts the links the crawler dropped from o's page
-// (Outcome.LinksTooLong, LinksOverCap, LinksInvalid) as received and
-// rejected by the rule that would have rejected them here, whether or not
-// o's lease is still known, as the links o carries are.
-func (s *State) countDroppedLocked(o *Outcome, res *ApplyResult) {
-	for _, d := range [...]struct {
-		r Reason
-		n uint32
-	}{{ReasonTooLong, o.LinksTooLong}, {ReasonLinksPerPage, o.LinksOverCap}, {ReasonInvalidURL, o.LinksInvalid}} {
-		res.Received += int(d.n)
-		res.Rejected[d.r] += d.n
-		s.count[cLinksReceived] += uint64(d.n)
-		s.count[reasonCounter(d.r)] += uint64(d.n)
-	}
-}
+// Outcomes: applyOutcomeLocked handles one lease's outcome, top-down:
+// the lease is found and dropped, robots.txt applied (robots.go), the
+// host's politeness moved (politeness.go), and the URL finished, retried
+// or put back in its host's queue (queue.go, inbox.go).
 
 // applyOutcomeLocked applies one outcome and returns the host it touched.
 func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *ApplyResult) (*host, error) {
@@ -183,4 +172,20 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 		s.count[cDoneByReason+int(reason)]++
 	}
 	return nil
+}
+
+// countDroppedLocked counts the links the crawler dropped from o's page
+// (Outcome.LinksTooLong, LinksOverCap, LinksInvalid) as received and
+// rejected by the rule that would have rejected them here, whether or not
+// o's lease is still known, as the links o carries are.
+func (s *State) countDroppedLocked(o *Outcome, res *ApplyResult) {
+	for _, d := range [...]struct {
+		r Reason
+		n uint32
+	}{{ReasonTooLong, o.LinksTooLong}, {ReasonLinksPerPage, o.LinksOverCap}, {ReasonInvalidURL, o.LinksInvalid}} {
+		res.Received += int(d.n)
+		res.Rejected[d.r] += d.n
+		s.count[cLinksReceived] += uint64(d.n)
+		s.count[reasonCounter(d.r)] += uint64(d.n)
+	}
 }

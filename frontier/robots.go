@@ -10,6 +10,10 @@ import (
 	"github.com/trawlhq/trawl/robots"
 )
 
+// robots.txt: the outcome of a host's robots.txt lease, and when the
+// host's robots.txt is due again. Its rules are applied to links in
+// admit.go and to leases in lease.go.
+
 // applyRobotsLocked stores the result of a robots.txt lease: RFC 9309 2xx
 // parse, 4xx allow all, anything else unavailable (disallow all; the host
 // backs off and the next lease retries robots.txt). 429 counts as
