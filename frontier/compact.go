@@ -217,7 +217,7 @@ func (s *State) writeChunkLocked(c *chunk) (moved int, err error) {
 	}
 	err = s.updateLocked(func(tx *bolt.Tx) error {
 		sealed, tails := tx.Bucket(store.BucketSealed), tx.Bucket(store.BucketTails)
-		sealed.FillPercent, tails.FillPercent = sealedFill, s.knobs.segmentFill
+		sealed.FillPercent, tails.FillPercent = store.SealedFill, s.knobs.segmentFill
 		// The gen of the segments this transaction seals: above every
 		// gen in the bucket, so they are appended after all of them.
 		gen, err := sealed.NextSequence()
@@ -273,7 +273,7 @@ const parallelPlan = 256
 func (s *State) planCompaction(inputs []planInput) ([]hostPlan, error) {
 	plans := make([]hostPlan, len(inputs))
 	plan := func(lo, hi int) error {
-		return guard(func() error {
+		return store.Guard(func() error {
 			return s.db.View(func(tx *bolt.Tx) error {
 				recs := readInboxRecords(tx.Bucket(store.BucketInbox), inputs[lo:hi])
 				// Their buffers serve every host.

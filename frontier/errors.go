@@ -12,10 +12,12 @@ var (
 	// ErrMismatch reports a state file written for another crawl: another
 	// schema version, shard, shard count or filter sizing. The file is left
 	// untouched.
-	ErrMismatch = errors.New("frontier: state file does not match")
+	// It is store.ErrMismatch.
+	ErrMismatch = store.ErrMismatch
 	// ErrNeedsMigration reports a state file of an older schema that
 	// Migrate converts (it also wraps ErrMismatch).
-	ErrNeedsMigration = errors.New("frontier: state file needs `frontier migrate`")
+	// It is store.ErrNeedsMigration.
+	ErrNeedsMigration = store.ErrNeedsMigration
 	// ErrCorrupt reports a state file whose records are truncated or garbled.
 	// It is store.ErrCorrupt, which the record decoders wrap.
 	ErrCorrupt = store.ErrCorrupt
@@ -27,7 +29,8 @@ var (
 	ErrFailed = errors.New("frontier: state failed; reopen it")
 	// ErrInUse reports a state file another process has open
 	// (RebuildFilter works on a stopped shard only).
-	ErrInUse = errors.New("frontier: state file is in use")
+	// It is store.ErrInUse.
+	ErrInUse = store.ErrInUse
 	// ErrInvalid reports a bad argument or option.
 	ErrInvalid = errors.New("frontier: invalid argument")
 )

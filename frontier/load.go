@@ -61,7 +61,7 @@ func (s *State) load() error {
 	defer func() { <-loaded }()
 	go func() {
 		defer close(loaded)
-		filterErr = guard(func() error { return s.db.View(s.loadFilterTx) })
+		filterErr = store.Guard(func() error { return s.db.View(s.loadFilterTx) })
 	}()
 	err = s.db.View(s.loadTx)
 	<-loaded

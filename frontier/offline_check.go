@@ -79,7 +79,7 @@ func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 // checks find is in Problems.
 func Check(path string, cfg config.Config) (*CheckReport, error) {
 	r := &CheckReport{Path: path}
-	info, err := checkFile(path)
+	info, err := store.CheckFile(path)
 	r.File = info
 	if err != nil {
 		return r, err
@@ -89,7 +89,7 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 	}
 	var schema store.SchemaRecord
 	var chain dedup.ChainConfig
-	err = guard(func() error {
+	err = store.Guard(func() error {
 		db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
 		if err != nil {
 			return fmt.Errorf("frontier: open %s: %w", path, err)
@@ -103,7 +103,7 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 				r.Buckets = bucketUsage(tx)
 			}
 			var meta *bolt.Bucket
-			meta, schema, err = readSchema(tx)
+			meta, schema, err = store.ReadSchema(tx)
 			if err == nil && schema.Version == SchemaVersion {
 				err = schema.Validate() // as Open's checkSchema, before the plan is used
 			}

@@ -53,7 +53,7 @@ func Migrate(path string) (*MigrateReport, error) {
 	defer old.Close()
 	rep.BytesBefore = size
 	tmp := path + ".migrate"
-	err = guard(func() error {
+	err = store.Guard(func() error {
 		return old.View(func(tx *bolt.Tx) error { return migrateTx(tx, tmp, rep) })
 	})
 	done := func() (*MigrateReport, error) {
@@ -99,9 +99,9 @@ func sealInPlace(path string, rep *MigrateReport) error {
 		return err
 	}
 	defer db.Close()
-	return guard(func() error {
+	return store.Guard(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			meta, schema, err := readSchema(tx)
+			meta, schema, err := store.ReadSchema(tx)
 			if err != nil {
 				return err
 			}
@@ -145,7 +145,7 @@ func sealSegments(tx *bolt.Tx) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: bucket sealed in a file of an older schema: %w", ErrCorrupt, err)
 	}
-	sealed.FillPercent = sealedFill
+	sealed.FillPercent = store.SealedFill
 	hosts := tx.Bucket(store.BucketHosts)
 	var n uint64
 	var last string
@@ -230,7 +230,7 @@ func listSealed(hosts *bolt.Bucket, host string) error {
 // to tmp (after removing a leftover tmp); for another version it sets
 // rep.From and writes nothing.
 func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
-	_, schema, err := readSchema(src)
+	_, schema, err := store.ReadSchema(src)
 	if err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) (sealedH
 			if err != nil {
 				return err
 			}
-			sealed.FillPercent, tails.FillPercent = sealedFill, segmentFill
+			sealed.FillPercent, tails.FillPercent = store.SealedFill, store.SegmentFill
 			var run store.InboxRecord
 			flush := func() error {
 				var h store.HostRecord

@@ -30,7 +30,7 @@ import (
 // would commit one as it opens it, before the command's checks could
 // refuse the file); the command's first commit writes the freelist.
 func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
-	info, err := checkFile(path)
+	info, err := store.CheckFile(path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -42,7 +42,7 @@ func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 	bo.ReadOnly = readOnly
 	bo.NoFreelistSync = true
 	var db *bolt.DB
-	err = guard(func() (err error) {
+	err = store.Guard(func() (err error) {
 		db, err = bolt.Open(path, 0o600, &bo)
 		return err
 	})
@@ -56,25 +56,6 @@ func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 		return nil, 0, fmt.Errorf("frontier: open %s: %w", path, err)
 	}
 	return db, info.Size, nil
-}
-
-// readSchema reads the schema record of the state file tx reads, for the
-// offline tools (Check, Migrate, RebuildFilter): a file without the meta
-// bucket or without the record is ErrCorrupt, saying which. It returns
-// the meta bucket too, where a tool that converts the file writes the
-// record back. Any schema version decodes; the caller decides which it
-// takes.
-func readSchema(tx *bolt.Tx) (*bolt.Bucket, store.SchemaRecord, error) {
-	meta := tx.Bucket(store.BucketMeta)
-	if meta == nil {
-		return nil, store.SchemaRecord{}, fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
-	}
-	b := meta.Get(store.KeySchema)
-	if b == nil {
-		return meta, store.SchemaRecord{}, fmt.Errorf("%w: no schema record", ErrCorrupt)
-	}
-	schema, err := store.DecodeSchema(b)
-	return meta, schema, err
 }
 
 // replaceFile renames tmp over path and syncs the directory, so that the

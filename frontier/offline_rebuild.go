@@ -47,7 +47,7 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 		return rep, err
 	}
 	defer db.Close()
-	err = guard(func() error {
+	err = store.Guard(func() error {
 		return db.Update(func(tx *bolt.Tx) error { return rebuildTx(tx, rep, capacity, fp) })
 	})
 	if err != nil {
@@ -65,7 +65,7 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 var rebuildFailpoint func() error
 
 func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) error {
-	meta, schema, err := readSchema(tx)
+	meta, schema, err := store.ReadSchema(tx)
 	if err != nil {
 		return err
 	}

@@ -250,7 +250,7 @@ func boltOptions(readOnly bool) *bolt.Options {
 // corrupt file gives ErrCorrupt, never a crash: a panic or fault while
 // bbolt opens it or while load reads it is an error.
 func (s *State) openFile() error {
-	if _, err := checkFile(s.path); err != nil {
+	if _, err := store.CheckFile(s.path); err != nil {
 		return err
 	}
 	if s.readOnly {
@@ -258,14 +258,14 @@ func (s *State) openFile() error {
 			return fmt.Errorf("frontier: %w", err)
 		}
 	}
-	err := guard(func() (err error) {
+	err := store.Guard(func() (err error) {
 		s.db, err = bolt.Open(s.path, 0o600, boltOptions(s.readOnly))
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("frontier: open %s: %w", s.path, err)
 	}
-	err = guard(s.load)
+	err = store.Guard(s.load)
 	if err == nil && s.stampCrawlID {
 		// A file from before crawl IDs: it gets one now.
 		err = s.db.Update(func(tx *bolt.Tx) error {
@@ -273,7 +273,7 @@ func (s *State) openFile() error {
 		})
 	}
 	if err != nil {
-		_ = guard(func() error {
+		_ = store.Guard(func() error {
 			if s.filter != nil {
 				s.filter.Close()
 			}

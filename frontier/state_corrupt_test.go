@@ -395,7 +395,7 @@ func openCorrupt(t *testing.T, opts Options, b []byte) string {
 func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 	for _, n := range []int{0, 10, 3000} {
 		good, opts := goodStateFile(t, 100_000, n)
-		info, err := checkFile(opts.Path)
+		info, err := store.CheckFile(opts.Path)
 		if err != nil {
 			t.Fatalf("%d URLs: %v", n, err)
 		}
@@ -580,14 +580,14 @@ func TestCheck(t *testing.T) {
 // URLs, per byte in use), next to the whole Open and Close of that file.
 func BenchmarkCheckFile(b *testing.B) {
 	_, opts := goodStateFile(b, 1_000_000, 200_000)
-	info, err := checkFile(opts.Path)
+	info, err := store.CheckFile(opts.Path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("check", func(b *testing.B) {
 		b.SetBytes(int64(info.Pages * info.PageSize))
 		for b.Loop() {
-			if _, err := checkFile(opts.Path); err != nil {
+			if _, err := store.CheckFile(opts.Path); err != nil {
 				b.Fatal(err)
 			}
 		}

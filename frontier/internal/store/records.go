@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/dedup"
 )
 
@@ -182,7 +184,26 @@ func (d *dec) end(what string) error {
 	return d.err
 }
 
-// schemaRecord identifies the crawl a file belongs to.
+// ReadSchema reads the schema record of the state file tx reads, for the
+// offline tools (frontier.Check, offline.Migrate, offline.RebuildFilter): a file without the meta
+// bucket or without the record is ErrCorrupt, saying which. It returns
+// the meta bucket too, where a tool that converts the file writes the
+// record back. Any schema version decodes; the caller decides which it
+// takes.
+func ReadSchema(tx *bolt.Tx) (*bolt.Bucket, SchemaRecord, error) {
+	meta := tx.Bucket(BucketMeta)
+	if meta == nil {
+		return nil, SchemaRecord{}, fmt.Errorf("%w: no meta bucket: not a frontier state file", ErrCorrupt)
+	}
+	b := meta.Get(KeySchema)
+	if b == nil {
+		return meta, SchemaRecord{}, fmt.Errorf("%w: no schema record", ErrCorrupt)
+	}
+	schema, err := DecodeSchema(b)
+	return meta, schema, err
+}
+
+// SchemaRecord identifies the crawl a file belongs to.
 type SchemaRecord struct {
 	Version uint64
 	Shard   int

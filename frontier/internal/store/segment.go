@@ -47,6 +47,25 @@ import (
 // sequence number, bbolt's element header) is spread over dozens of URLs.
 const SegmentBytes = 1536
 
+// SegmentFill is the bbolt FillPercent of `tails` when Compact writes
+// it: where a leaf page that outgrew its 4 KiB is split. Compaction grows
+// every touched host's tail in place, so with many hosts (a million, a
+// few new URLs each per compaction) every page grows at every
+// compaction: split at 90%, a page gave one of 90%, which overflowed
+// again at the next compaction, and a sliver, and the pages settled at
+// 47% in use (675 MiB allocated for 318 MiB of segments at 20M URLs over
+// 1M hosts in the scale benchmark, when the tails were among the sealed
+// segments). A compaction that touches most hosts writes every page
+// again, so that was twice the writes it needed. Split at 60%, both halves have room to
+// grow: 72% in use (436 MiB) there (TestSegmentPagesStayFilled). The
+// default of frontier's knobs.segmentFill (the scale benchmark's -scale.fill).
+const SegmentFill = 0.6
+
+// SealedFill is the bbolt FillPercent of `sealed`. Every put goes after
+// the bucket's last key (a new gen), so a page is never grown again once
+// written: filled whole, it takes the fewest pages to write.
+const SealedFill = 1.0
+
 // segment is a decoded queue segment.
 type Segment struct {
 	First   uint64 // seq of entries[0]
