@@ -99,7 +99,7 @@
 //     comes past its deadline but before its lease expired counts.
 //   - The filter is a scalable dedup.Chain (frontier.filter.mode, the
 //     default for new files) or one fixed dedup.Filter; a file keeps the
-//     kind it was created with, and RebuildFilter (offline) replaces either
+//     kind it was created with, and offline.RebuildFilter (package frontier/offline) replaces either
 //     with a right-sized fixed one built from the keys the file holds.
 //   - The filter is checkpointed only by Checkpoint, CheckpointIfDue and
 //     Close (the last two only when due); between checkpoints admitted keys

@@ -28,7 +28,7 @@ var (
 	// must be closed and reopened.
 	ErrFailed = errors.New("frontier: state failed; reopen it")
 	// ErrInUse reports a state file another process has open
-	// (RebuildFilter works on a stopped shard only).
+	// (offline.RebuildFilter and offline.Migrate work on a stopped shard only).
 	// It is store.ErrInUse.
 	ErrInUse = store.ErrInUse
 	// ErrInvalid reports a bad argument or option.

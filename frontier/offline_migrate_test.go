@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/fixture"
 )
@@ -43,7 +44,7 @@ func TestMigrateSchema1(t *testing.T) {
 	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrNeedsMigration) {
 		t.Fatalf("Open of a schema 1 file: %v, want ErrNeedsMigration", err)
 	}
-	rep, err := Migrate(path)
+	rep, err := offline.Migrate(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestMigrateSchema1(t *testing.T) {
 		t.Fatalf("leftover .migrate file: %v", err)
 	}
 	// Migrating again is a no-op.
-	if rep, err := Migrate(path); err != nil || rep.From != SchemaVersion || rep.QueuedURLs != 0 {
+	if rep, err := offline.Migrate(path, nil); err != nil || rep.From != SchemaVersion || rep.QueuedURLs != 0 {
 		t.Fatalf("second migrate: %+v, %v", rep, err)
 	}
 	clk := newClock()
@@ -186,7 +187,7 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		!strings.Contains(err.Error(), "frontier migrate --data-file "+path) {
 		t.Fatalf("Open of a schema %d file: %v, want ErrNeedsMigration naming the command", from, err)
 	}
-	rep, err := Migrate(path)
+	rep, err := offline.Migrate(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,8 +208,8 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
 	for _, host := range []string{"a.test", "b.test", "c.test"} {
-		if g := s.hosts[host].rec.Sealed.List(); !slices.Equal(g, []uint64{migrateGen}) {
-			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, migrateGen)
+		if g := s.hosts[host].rec.Sealed.List(); !slices.Equal(g, []uint64{store.MigratedGen}) {
+			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, store.MigratedGen)
 		}
 	}
 	checkTruthHashed(t, s, 150)
@@ -229,8 +230,8 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		if v := tx.Bucket(store.BucketTails).Get([]byte("a.test")); v != nil {
 			return fmt.Errorf("a.test kept a tail of %d bytes after a whole run", len(v))
 		}
-		if g := a.rec.Sealed.List(); len(g) != 2 || g[0] != migrateGen || g[1] <= migrateGen {
-			return fmt.Errorf("a.test lists sealed gens %v, want [%d, a later one]", g, migrateGen)
+		if g := a.rec.Sealed.List(); len(g) != 2 || g[0] != store.MigratedGen || g[1] <= store.MigratedGen {
+			return fmt.Errorf("a.test lists sealed gens %v, want [%d, a later one]", g, store.MigratedGen)
 		}
 		last := uint64(0)
 		err := store.ForEachQueued(store.QueueBucketsOf(tx), a.name, &a.rec, func(seq uint64, _ store.URLRecord) error { last = seq; return nil })
@@ -281,9 +282,8 @@ func testMigrateFailure(t *testing.T, file func(*testing.T) (string, config.Conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	migrateFailpoint = func() error { return errors.New("injected") }
-	t.Cleanup(func() { migrateFailpoint = nil })
-	if _, err := Migrate(path); err == nil || !strings.Contains(err.Error(), "injected") {
+	fail := &offline.Options{Failpoint: func() error { return errors.New("injected") }}
+	if _, err := offline.Migrate(path, fail); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("Migrate with the failpoint: %v", err)
 	}
 	after, err := os.ReadFile(path)
@@ -300,8 +300,7 @@ func testMigrateFailure(t *testing.T, file func(*testing.T) (string, config.Conf
 	if err := os.WriteFile(path+".migrate", []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	migrateFailpoint = nil
-	if _, err := Migrate(path); err != nil {
+	if _, err := offline.Migrate(path, nil); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Open(Options{Config: cfg, Path: path})
@@ -321,7 +320,7 @@ func TestMigrateRefusesAFileInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := Migrate(path); !errors.Is(err, ErrInUse) {
+	if _, err := offline.Migrate(path, nil); !errors.Is(err, ErrInUse) {
 		t.Fatalf("Migrate of a file in use: %v, want ErrInUse", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/frontier/offline"
 )
 
 // TestOfflineToolsReadOneSchema: Check, Migrate and RebuildFilter read
@@ -35,11 +36,11 @@ func TestOfflineToolsReadOneSchema(t *testing.T) {
 					return err
 				},
 				"migrate": func(path string) error {
-					_, err := Migrate(path)
+					_, err := offline.Migrate(path, nil)
 					return err
 				},
 				"rebuild": func(path string) error {
-					_, err := RebuildFilter(path, 1000, 0.01)
+					_, err := offline.RebuildFilter(path, 1000, 0.01, nil)
 					return err
 				},
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
@@ -410,10 +411,10 @@ func TestRefusedFileUnchanged(t *testing.T) {
 		// without writing either.
 		path := writeState(t, tests[0].b) // another schema version
 		before := fileSum(t, path)
-		if _, err := RebuildFilter(path, 1000, 0.01); !errors.Is(err, ErrMismatch) {
+		if _, err := offline.RebuildFilter(path, 1000, 0.01, nil); !errors.Is(err, ErrMismatch) {
 			t.Errorf("%s file, rebuild of another schema version: %v, want ErrMismatch", file.name, err)
 		}
-		if _, err := Migrate(path); err == nil {
+		if _, err := offline.Migrate(path, nil); err == nil {
 			t.Errorf("%s file, migrate of another schema version: accepted", file.name)
 		}
 		refusals += 2

@@ -15,7 +15,7 @@ var (
 	// untouched.
 	ErrMismatch = errors.New("frontier: state file does not match")
 	// ErrNeedsMigration reports a state file of an older schema that
-	// frontier.Migrate converts (it also wraps ErrMismatch).
+	// offline.Migrate converts (it also wraps ErrMismatch).
 	ErrNeedsMigration = errors.New("frontier: state file needs `frontier migrate`")
 	// ErrInUse reports a state file another process has open
 	// (the offline tools work on a stopped shard only).

@@ -65,6 +65,10 @@ func HeadOfSegment(v []byte, host string, headSeq uint64, what string) (rec URLR
 	return rec, seq, end, nil
 }
 
+// MigratedGen is the gen Migrate puts the sealed segments it converts
+// under: below every gen a compaction draws (NextSequence, from 1).
+const MigratedGen = 0
+
 // withGen is the `sealed` key, under gen, of the segment keyed k without
 // a gen (host + 0x00 + seq: how planSegments and schema 3 key it).
 // sealedPrefix is the part of such keys before seq: a host's segments

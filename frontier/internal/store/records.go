@@ -20,7 +20,7 @@ import (
 // bucket, every host's last segment in `segments`; 3: sealed segments in
 // `segments` under host + 0x00 + seq, `truth` keyed by URL) is refused
 // by frontier.Open with frontier.ErrNeedsMigration, naming `frontier
-// migrate`, which converts it (frontier.Migrate); a newer version is
+// migrate`, which converts it (offline.Migrate); a newer version is
 // refused (frontier.ErrMismatch).
 const SchemaVersion = 4
 

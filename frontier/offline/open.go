@@ -1,4 +1,4 @@
-package frontier
+package offline
 
 import (
 	"errors"
@@ -13,19 +13,13 @@ import (
 	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
-// The offline tools work on the state file of a stopped shard and never
-// run beside a State: Check (offline_check.go), Migrate
-// (offline_migrate.go) and RebuildFilter (offline_rebuild.go). This file
-// holds what they share: opening the file and reading its schema record.
-// They stay in package frontier because they read and write the on-disk
-// format (the records of package store, queue segments, gens, the inbox)
-// through its unexported encoders; they move to a package of their own
-// once that format has an API apart from the live State.
+// What Migrate and RebuildFilter share: opening the file of a stopped
+// shard, and putting a converted copy in its place.
 
 // openStopped opens the state file of a stopped shard for an offline
 // command (what: its name, for the message): the file's structure is
 // checked first, a missing or empty file is an error, and a file another
-// process holds is ErrInUse within a second. It returns the file's size.
+// process holds is frontier.ErrInUse within a second. It returns the file's size.
 // Opening writes nothing, even to a file without a freelist page (bbolt
 // would commit one as it opens it, before the command's checks could
 // refuse the file); the command's first commit writes the freelist.
@@ -50,7 +44,7 @@ func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 		db.NoFreelistSync = false
 	}
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, 0, fmt.Errorf("%w: %s: stop its frontier first (%s works on a stopped shard)", ErrInUse, path, what)
+		return nil, 0, fmt.Errorf("%w: %s: stop its frontier first (%s works on a stopped shard)", store.ErrInUse, path, what)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("frontier: open %s: %w", path, err)

@@ -1,4 +1,4 @@
-package frontier
+package offline
 
 import (
 	"encoding/binary"
@@ -38,8 +38,8 @@ type RebuildReport struct {
 //
 // All of it is one bbolt transaction: a crash or an error before the
 // commit leaves the old filter as it was. A file another process holds is
-// ErrInUse within a second.
-func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, error) {
+// frontier.ErrInUse within a second.
+func RebuildFilter(path string, capacity uint64, fp float64, opts *Options) (*RebuildReport, error) {
 	start := time.Now()
 	rep := &RebuildReport{Path: path}
 	db, _, err := openStopped(path, "rebuild", false)
@@ -48,7 +48,7 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 	}
 	defer db.Close()
 	err = store.Guard(func() error {
-		return db.Update(func(tx *bolt.Tx) error { return rebuildTx(tx, rep, capacity, fp) })
+		return db.Update(func(tx *bolt.Tx) error { return rebuildTx(tx, rep, capacity, fp, opts) })
 	})
 	if err != nil {
 		return rep, fmt.Errorf("frontier: rebuild %s: %w", path, err)
@@ -60,17 +60,13 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 	return rep, nil
 }
 
-// rebuildFailpoint, when set (tests), is called after the new filter is
-// written into tx and before the commit.
-var rebuildFailpoint func() error
-
-func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) error {
+func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64, opts *Options) error {
 	meta, schema, err := store.ReadSchema(tx)
 	if err != nil {
 		return err
 	}
-	if schema.Version != SchemaVersion {
-		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, schema.Version, SchemaVersion)
+	if schema.Version != store.SchemaVersion {
+		return fmt.Errorf("%w: schema version %d, this code reads %d", store.ErrMismatch, schema.Version, store.SchemaVersion)
 	}
 	if err := rebuildOld(tx, rep, schema); err != nil {
 		return err
@@ -93,15 +89,15 @@ func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) err
 	if err := meta.Put(store.KeySchema, schema.Encode()); err != nil {
 		return err
 	}
-	if rebuildFailpoint != nil {
-		return rebuildFailpoint()
-	}
-	return nil
+	return opts.failpoint()
 }
 
 // rebuildOld describes the filter being replaced.
 func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema store.SchemaRecord) error {
-	var old seenFilter
+	var old interface {
+		Stats() dedup.Stats
+		Close() error
+	}
 	var err error
 	if schema.Sizing.Bits == 0 {
 		rep.Before = "scalable"
@@ -114,7 +110,7 @@ func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema store.SchemaRecord) erro
 		old, err = dedup.Load(tx, schema.Sizing)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: load the old filter: %w", ErrCorrupt, err)
+		return fmt.Errorf("%w: load the old filter: %w", store.ErrCorrupt, err)
 	}
 	fs := old.Stats()
 	rep.OldBytes, rep.OldItems = fs.Bits/8, fs.Items
@@ -141,7 +137,7 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 	if err == nil {
 		err = tx.Bucket(store.BucketLeases).ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
-				return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
+				return fmt.Errorf("%w: lease key of %d bytes", store.ErrCorrupt, len(k))
 			}
 			r, err := store.DecodeLease(0, v)
 			if err == nil && !r.Robots {
@@ -157,7 +153,7 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 		}
 		err = tx.Bucket(name).ForEach(func(k, _ []byte) error {
 			if len(k) != 8 {
-				return fmt.Errorf("%w: %s key of %d bytes", ErrCorrupt, name, len(k))
+				return fmt.Errorf("%w: %s key of %d bytes", store.ErrCorrupt, name, len(k))
 			}
 			hs = append(hs, binary.BigEndian.Uint64(k))
 			return nil
