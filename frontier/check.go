@@ -68,7 +68,7 @@ func bucketUsage(tx *bolt.Tx) []BucketUsage {
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
 // Check inspects the state file at path without writing to it: its bbolt
-// structure (checkFile, before anything maps it), bbolt's own consistency
+// structure (store.CheckFile, before anything maps it), bbolt's own consistency
 // check (every page reachable once or free, keys in order), then Open,
 // read-only, with the shard, shard count, filter sizing and audit
 // fraction its schema record names: Open runs Verify's checks itself, so

@@ -87,7 +87,7 @@ func (s *State) commitLocked() error {
 // commit costs a page or more each time), and the first of them after an
 // Open drops the freelist from the meta page again, so a file that was not
 // closed (kill -9) has none, and bbolt rebuilds it when it opens the file.
-// checkFile checks a freelist against the pages in use before bbolt
+// store.CheckFile checks a freelist against the pages in use before bbolt
 // trusts it.
 func (s *State) commitFinalLocked() error {
 	s.db.NoFreelistSync = false

@@ -105,7 +105,7 @@ const (
 	// cRobotsGiveUp counts URLs given up because their host's robots.txt
 	// stayed unavailable (appended after the classes: only append).
 	cRobotsGiveUp = cClassBase + numClasses
-	// cDoneByReason + r counts the URLs finished with doneReason r
+	// cDoneByReason + r counts the URLs finished with store.DoneReason r
 	// (doneReasonSlots slots, most unused: room for new reasons without
 	// moving the counters after them).
 	cDoneByReason = cRobotsGiveUp + 1

@@ -39,7 +39,7 @@ const inboxFill = 0.95
 // inboxRecordBytes bounds an inbox record's URLs (their bytes plus 10
 // each, before front coding): one Apply may admit any number of URLs of a
 // host (a sitemap), and a reader refuses a segment body over
-// maxSegmentBody. The default of knobs.inboxRecordBytes.
+// store.MaxSegmentBody. The default of knobs.inboxRecordBytes.
 const inboxRecordBytes = store.MaxSegmentBody / 4
 
 // enqueueLocked queues a new URL of h: it joins h's URLs of this Apply,
@@ -126,7 +126,7 @@ func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
 }
 
 // A compaction's transactions run as a pipeline of two stages: while the
-// lock holder writes one transaction's segments (putSegments, the host
+// lock holder writes one transaction's segments (store.PutSegments, the host
 // records, the commit and its fsync, on one goroutine: bbolt has one
 // writer), the next transaction's hosts are planned (their inbox records
 // read, decoded and re-encoded as segments, in read transactions) on

@@ -12,7 +12,7 @@ import (
 )
 
 // TestOfflineToolsReadOneSchema: Check, Migrate and RebuildFilter read
-// the schema record through readSchema, so each refuses a file without
+// the schema record through store.ReadSchema, so each refuses a file without
 // the meta bucket, without the record, or with a garbled one, as
 // ErrCorrupt with the same reason, and leaves it as it was.
 func TestOfflineToolsReadOneSchema(t *testing.T) {

@@ -166,7 +166,7 @@ func (s *State) requeueLocked(returned *bolt.Bucket, h *host, l *store.LeaseReco
 // that gets runs like it every compaction keeps no tail to rewrite.
 // Rewriting tails was the one part of a compaction's cost that grew as
 // the queue filled up: at 100k hosts (about 20 new URLs per host per 2M),
-// the tails filled to an average of half of segmentBytes over the first
+// the tails filled to an average of half of store.SegmentBytes over the first
 // compactions, and with them the pages every compaction rewrote (17k to
 // 29k) and its time (1.0 to 1.4 s per 2M). A host whose runs are small (a
 // million hosts, a few new URLs each) still appends them to its tail, which

@@ -237,7 +237,7 @@ func boltOptions(readOnly bool) *bolt.Options {
 
 // openFile opens s.path with bbolt, loads it and checks it, writing
 // nothing to an existing file until every check that can refuse it has
-// passed: its structure (checkFile, with plain reads before bbolt maps
+// passed: its structure (store.CheckFile, with plain reads before bbolt maps
 // it), its schema and crawl ID, the filter with its journal, and every
 // record against the others and the filter (verifyLoaded, unless
 // frontier.verify_on_open is off: what `frontier check` finds, Open

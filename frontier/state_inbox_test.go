@@ -383,7 +383,7 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 
 // frontier.head_cache 0 keeps nothing, and leasing works the same, from
 // the inbox and from sealed segments and the tail (whose heads are then
-// read without decoding the segment, headOfSegment).
+// read without decoding the segment, store.HeadOfSegment).
 func TestHeadCacheOff(t *testing.T) {
 	t.Parallel()
 	for _, compact := range []bool{false, true} {
@@ -698,7 +698,7 @@ func TestCompactWritesFollowNewURLs(t *testing.T) {
 // TestCompactSealsWholeRuns: a host's run of new URLs of sealRunBytes or
 // more is sealed whole, with the tail it joins, and the host keeps no
 // tail. So a compaction of such runs writes as many pages at the twentieth
-// as at the second (with tails that fill up to segmentBytes, the pages
+// as at the second (with tails that fill up to store.SegmentBytes, the pages
 // a compaction rewrites grow over the first few), and each host's queue
 // still holds its URLs once, in admission order.
 func TestCompactSealsWholeRuns(t *testing.T) {

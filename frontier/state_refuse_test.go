@@ -69,7 +69,7 @@ type fileRecord struct {
 
 // recordsOf lists every record (key and value) of the state file b,
 // with its offset in the file: the bucket of each as bbolt reads it, and
-// where it lies from checkFile's walk over b, which reaches only the
+// where it lies from store.CheckFile's walk over b, which reaches only the
 // pages in use (a file keeps stale copies of records in free pages).
 func recordsOf(t testing.TB, b []byte) []fileRecord {
 	t.Helper()

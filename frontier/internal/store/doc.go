@@ -101,7 +101,7 @@
 // Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
 // deadline, attempts, enqueued at; version 2 adds hops, as the URL record.
 //
-// Done record: version, HTTP status, reason (doneReason), finished at.
+// Done record: version, HTTP status, reason (DoneReason), finished at.
 //
 // Counters record: version, n, then n uvarints in the order of the
 // counter constants (new counters only append; a shorter record leaves

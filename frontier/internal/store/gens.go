@@ -5,8 +5,8 @@ import (
 	"iter"
 )
 
-// sealedGens is the list of gens a host has sealed segments under,
-// ascending (its queue's order; hostRecord.Sealed), held as the host
+// SealedGens is the list of gens a host has sealed segments under,
+// ascending (its queue's order; HostRecord.Sealed), held as the host
 // record stores it (records.go): the first gen as a uvarint, then the
 // difference from each gen to the next. A host's consecutive gens are a
 // compaction or a few apart, so a gen costs a byte or two of memory
@@ -17,7 +17,7 @@ import (
 // The zero value is the empty list.
 type SealedGens []byte
 
-// sealedGensOf is the list of gs, which must ascend.
+// SealedGensOf is the list of gs, which must ascend.
 func SealedGensOf(gs ...uint64) SealedGens {
 	var g SealedGens
 	for _, gen := range gs {
@@ -39,7 +39,7 @@ func (g SealedGens) All() iter.Seq[uint64] {
 		for b := g; len(b) > 0; {
 			d, n := binary.Uvarint(b)
 			if n <= 0 {
-				return // not from add or decodeHost, which check every varint
+				return // not from add or DecodeHost, which check every varint
 			}
 			b, gen = b[n:], gen+d
 			if !yield(gen) {

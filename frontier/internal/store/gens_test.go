@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// sealedGens holds what a []uint64 would, in order, through adds and
+// SealedGens holds what a []uint64 would, in order, through adds and
 // drops from the front, whatever the gaps (from 1 to 2^40, so that a
 // dropped gen's varint is shorter or longer than the next one's), and
 // its bytes are what the host record stores: the first gen, then the

@@ -7,7 +7,7 @@ import "fmt"
 // hold one URL each and are still read.
 const inboxGroupVersion = 3
 
-// inboxRecord is one inbox record: URLs of Host with consecutive seqs.
+// InboxRecord is one inbox record: URLs of Host with consecutive seqs.
 type InboxRecord struct {
 	Host string
 	Segment
@@ -21,7 +21,7 @@ func (r *InboxRecord) Encode() []byte {
 	return append(e, seg...)
 }
 
-// decodeInbox reads an inbox record of any version; a version 1 or 2
+// DecodeInbox reads an inbox record of any version; a version 1 or 2
 // record (version, host, seq, URL, depth, attempts, enqueued at, and for
 // 2 hops) becomes a record of one URL.
 func DecodeInbox(b []byte) (InboxRecord, error) {
@@ -45,7 +45,7 @@ func DecodeInbox(b []byte) (InboxRecord, error) {
 	return r, d.end("inbox record")
 }
 
-// inboxRun reads a host's inbox records for planCompaction: their URLs
+// InboxRun reads a host's inbox records for planCompaction: their URLs
 // as segment bodies, decompressed into one buffer, not decoded.
 type InboxRun struct {
 	buf    []byte

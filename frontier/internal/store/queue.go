@@ -9,7 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// queueBuckets are the buckets a host queue lives in, and `truth`, which
+// QueueBuckets are the buckets a host queue lives in, and `truth`, which
 // a lease from the inbox writes a pending audit key to (audit.go).
 type QueueBuckets struct {
 	Returned, Sealed, Tails, Inbox, Truth *bolt.Bucket
@@ -35,10 +35,10 @@ func errHeadPast(what, host string, headSeq, end uint64) error {
 	return fmt.Errorf("%w: %s of %s ends at seq %d, its head seq is %d", ErrCorrupt, what, host, end, headSeq)
 }
 
-// headOfSegment is headIn for the first segment record v of host, whose
+// HeadOfSegment is headIn for the first segment record v of host, whose
 // HeadSeq is headSeq (what: which record)
 // without decoding it into URLs: it reads the whole record (so that damage
-// anywhere in it is found, as decodeSegment finds it) and makes a string
+// anywhere in it is found, as DecodeSegment finds it) and makes a string
 // of the head's URL alone. It returns the head, its seq and the segment's
 // end seq.
 func HeadOfSegment(v []byte, host string, headSeq uint64, what string) (rec URLRecord, seq, end uint64, err error) {
@@ -69,7 +69,7 @@ func HeadOfSegment(v []byte, host string, headSeq uint64, what string) (rec URLR
 // under: below every gen a compaction draws (NextSequence, from 1).
 const MigratedGen = 0
 
-// withGen is the `sealed` key, under gen, of the segment keyed k without
+// WithGen is the `sealed` key, under gen, of the segment keyed k without
 // a gen (host + 0x00 + seq: how planSegments and schema 3 key it).
 // sealedPrefix is the part of such keys before seq: a host's segments
 // under gen.
@@ -79,7 +79,7 @@ func WithGen(gen uint64, k []byte) []byte {
 
 func sealedPrefix(gen uint64, host string) []byte { return WithGen(gen, QueuePrefix(host)) }
 
-// sealedKeyParts splits a `sealed` key into its gen and host.
+// SealedKeyParts splits a `sealed` key into its gen and host.
 func SealedKeyParts(k []byte) (gen uint64, host string, err error) {
 	if len(k) < 8 {
 		return 0, "", fmt.Errorf("%w: sealed key %q", ErrCorrupt, k)
@@ -88,7 +88,7 @@ func SealedKeyParts(k []byte) (gen uint64, host string, err error) {
 	return BEUint64(k[:8]), host, err
 }
 
-// firstSealed returns the first sealed segment of host, whose record is
+// FirstSealed returns the first sealed segment of host, whose record is
 // h: the first under the first gen h lists, which must hold one.
 func FirstSealed(sealed *bolt.Bucket, host string, h *HostRecord) (k, v []byte, err error) {
 	prefix := sealedPrefix(h.Sealed.First(), host)
@@ -98,7 +98,7 @@ func FirstSealed(sealed *bolt.Bucket, host string, h *HostRecord) (k, v []byte, 
 	return k, v, nil
 }
 
-// dropSealed deletes the first sealed segment of host, key, whose URLs
+// DropSealed deletes the first sealed segment of host, key, whose URLs
 // are all leased, and takes its gen off the host's record h when it was
 // the last under it.
 func DropSealed(sealed *bolt.Bucket, host string, h *HostRecord, key []byte) error {
@@ -112,11 +112,11 @@ func DropSealed(sealed *bolt.Bucket, host string, h *HostRecord, key []byte) err
 	return nil
 }
 
-// appendSegments writes run, URLs of host with consecutive seqs, after the
+// AppendSegments writes run, URLs of host with consecutive seqs, after the
 // host's compacted queue: into its tail (`tails`) while that is under
-// segmentBytes and the seqs run on (dropping its URLs below headSeq, which
+// SegmentBytes and the seqs run on (dropping its URLs below headSeq, which
 // are leased), sealing the tail into `sealed` under gen and starting a new
-// one each time it reaches segmentBytes. It reports how many segments and
+// one each time it reaches SegmentBytes. It reports how many segments and
 // tails it added. It always leaves the host a tail (migration writes each
 // queue once); Compact's planner seals a big run whole (sealRunBytes).
 //
@@ -156,7 +156,7 @@ type SegmentPut struct {
 	tail       bool
 }
 
-// putSegments writes puts, the segment records of the host whose record
+// PutSegments writes puts, the segment records of the host whose record
 // is h, into sealed (under gen, which it adds to h's Sealed) and tails.
 // gen must be above every gen in sealed: the transaction's NextSequence
 // of it.
@@ -191,7 +191,7 @@ func PutSegments(sealed, tails *bolt.Bucket, gen uint64, h *HostRecord, puts []S
 	return nil
 }
 
-// bodyRun is a run of URLs with consecutive seqs as segment bodies
+// BodyRun is a run of URLs with consecutive seqs as segment bodies
 // (segment.go), those of each body following those of the one before:
 // the entries from seq first on (those before it are left out).
 type BodyRun struct {
@@ -199,7 +199,7 @@ type BodyRun struct {
 	bodies [][]byte
 }
 
-// planSegments is appendSegments without the writes: it only reads tails
+// planSegments is AppendSegments without the writes: it only reads tails
 // (a read transaction will do) and returns the records to put, the new
 // sealed segments in key order, then the host's tail (a put without a
 // value when the planner's whole sealed the run and the tail with it),
@@ -210,7 +210,7 @@ func planSegments(tails *bolt.Bucket, host string, headSeq uint64, run BodyRun) 
 	return p.Plan(host, headSeq, run)
 }
 
-// segmentPlanner is planSegments with buffers that serve one host after
+// SegmentPlanner is planSegments with buffers that serve one host after
 // another (a compaction plans tens of thousands): the entries go from
 // run's bodies into the segments' as bytes, never a string per URL, and
 // the records to put are cut from a shared buffer.
@@ -223,7 +223,7 @@ type SegmentPlanner struct {
 	key   []byte
 }
 
-// planArena is the size of the buffers segmentPlanner cuts records from.
+// planArena is the size of the buffers SegmentPlanner cuts records from.
 const planArena = 64 << 10
 
 // alloc returns n bytes (length 0) of p's arena.
@@ -390,7 +390,7 @@ func (b *segmentBuilder) resume(r *segmentReader, v []byte, next, headSeq uint64
 	return b.n > 0, first, end, r.end()
 }
 
-// forEachQueued calls fn with every URL host, whose record is h, has in
+// ForEachQueued calls fn with every URL host, whose record is h, has in
 // `returned`, `sealed` and `tails`, head first (its inbox URLs are not
 // included: callers walk the inbox on their own).
 func ForEachQueued(qb QueueBuckets, host string, h *HostRecord, fn func(seq uint64, r URLRecord) error) error {
@@ -432,7 +432,7 @@ func ForEachQueued(qb QueueBuckets, host string, h *HostRecord, fn func(seq uint
 	return nil
 }
 
-// forEachQueuedAll calls fn with every URL in `returned`, `sealed` and
+// ForEachQueuedAll calls fn with every URL in `returned`, `sealed` and
 // `tails`, with its host. With headSeq, segment and tail URLs below
 // headSeq(host) (leased) are skipped; without, they are included.
 func ForEachQueuedAll(qb QueueBuckets, headSeq func(host string) uint64, fn func(host string, r URLRecord) error) error {
@@ -484,7 +484,7 @@ func ForEachQueuedAll(qb QueueBuckets, headSeq func(host string) uint64, fn func
 	})
 }
 
-// queueKeyHost is the host of a `returned` key (or a `sealed` one after
+// QueueKeyHost is the host of a `returned` key (or a `sealed` one after
 // its gen).
 func QueueKeyHost(k []byte) (string, error) {
 	i := bytes.IndexByte(k, 0)
@@ -494,7 +494,7 @@ func QueueKeyHost(k []byte) (string, error) {
 	return string(k[:i]), nil
 }
 
-// beUint64 reads a u64key, 0 for a key of another length.
+// beUint64 reads a U64Key, 0 for a key of another length.
 func BEUint64(b []byte) uint64 {
 	if len(b) != 8 {
 		return 0

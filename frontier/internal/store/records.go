@@ -256,7 +256,7 @@ func DecodeSchema(b []byte) (SchemaRecord, error) {
 	return r, d.end("schema record")
 }
 
-// urlRecord is one queued URL.
+// URLRecord is one queued URL.
 type URLRecord struct {
 	URL        string
 	Depth      uint32
@@ -305,7 +305,7 @@ func RobotsStatusName(s uint8) string {
 	return fmt.Sprintf("robots(%d)", s)
 }
 
-// hostRecord is the persistent state of one host. A shard keeps one in
+// HostRecord is the persistent state of one host. A shard keeps one in
 // memory for every host it knows (a million on a broad crawl), so its
 // times are stamps and its small fields sit together at the end: 120
 // bytes, where time.Time fields in declaration order made it 176.
@@ -342,7 +342,7 @@ type HostRecord struct {
 // pointer the collector scans: a host record holds three.
 type Stamp int64
 
-// stampOf is t's stamp.
+// StampOf is t's stamp.
 func StampOf(t time.Time) Stamp {
 	if t.IsZero() {
 		return 0
@@ -426,7 +426,7 @@ func DecodeHost(b []byte) (HostRecord, error) {
 			if i > 0 && delta == 0 || g+delta < g {
 				d.fail("host sealed gens order")
 			}
-			// The list is kept as stored (sealedGens): an overlong
+			// The list is kept as stored (SealedGens): an overlong
 			// varint would not be written back the same.
 			if d.err == nil && left-len(d.b) != uvarintLen(delta) {
 				d.fail("host sealed gen encoding")
@@ -441,7 +441,7 @@ func DecodeHost(b []byte) (HostRecord, error) {
 	return r, d.end("host record")
 }
 
-// leaseRecord is one lease handed out and not yet finished.
+// LeaseRecord is one lease handed out and not yet finished.
 type LeaseRecord struct {
 	ID         uint64 // the key, not encoded
 	Host       string
@@ -485,7 +485,7 @@ func DecodeLease(id uint64, b []byte) (LeaseRecord, error) {
 	return r, d.end("lease record")
 }
 
-// doneReason says how a URL finished.
+// DoneReason says how a URL finished.
 type DoneReason uint8
 
 const (
@@ -538,7 +538,7 @@ func DecodeDone(b []byte) (DoneRecord, error) {
 	return r, d.end("done record")
 }
 
-// encodeCounters is the counters record of c.
+// EncodeCounters is the counters record of c.
 func EncodeCounters(c []uint64) []byte {
 	e := enc(make([]byte, 0, 8*len(c))).u(recordVersion).u(uint64(len(c)))
 	for _, v := range c {
@@ -547,7 +547,7 @@ func EncodeCounters(c []uint64) []byte {
 	return e
 }
 
-// decodeCounters reads the counters record b into c: counters past the
+// DecodeCounters reads the counters record b into c: counters past the
 // record's end stay 0, counters past c's end are read and dropped.
 func DecodeCounters(b []byte, c []uint64) error {
 	clear(c)
@@ -574,7 +574,7 @@ func QueueKey(host string, seq uint64) []byte {
 	return appendQueueKey(make([]byte, 0, len(host)+9), host, seq)
 }
 
-// appendQueueKey appends queueKey(host, seq) to b.
+// appendQueueKey appends QueueKey(host, seq) to b.
 func appendQueueKey(b []byte, host string, seq uint64) []byte {
 	b = append(append(b, host...), 0)
 	return binary.BigEndian.AppendUint64(b, seq)

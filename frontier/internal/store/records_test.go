@@ -59,7 +59,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Errorf("host record with sealed gens %v: %v, want ErrCorrupt", gens, err)
 		}
 	}
-	// Nor an overlong varint among them (kept as stored, sealedGens, it
+	// Nor an overlong varint among them (kept as stored, SealedGens, it
 	// would not be written back the same).
 	overlong := append(h.Encode()[:len(h.Encode())-len(enc(nil).u(4).u(0).u(1).u(299).u(1<<40-300))], 2, 0x85, 0x00, 0x01)
 	if _, err := DecodeHost(overlong); !errors.Is(err, ErrCorrupt) {
@@ -210,7 +210,7 @@ func sameInbox(a, b InboxRecord) bool {
 // them: an array longer than any record the tests write.
 type counters [40]uint64
 
-// decodeCountersOf is decodeCounters into a new counters.
+// decodeCountersOf is DecodeCounters into a new counters.
 func decodeCountersOf(b []byte) (counters, error) {
 	var c counters
 	err := DecodeCounters(b, c[:])

@@ -31,17 +31,17 @@ import (
 // (github.com/klauspost/compress/s2) of at most 1 MiB decoded.
 //
 // Compact appends a host's new URLs to its tail while that one is under
-// segmentBytes, and past it seals the tail into `sealed` and starts a
+// SegmentBytes, and past it seals the tail into `sealed` and starts a
 // new one, so a compaction rewrites one old record per host, its tail,
 // and writes only new sealed segments into `sealed` (bounded work per
 // host and per new URL, whatever the queue's length; queue.go,
-// appendSegments). A run of new URLs big enough to make a segment of its
+// AppendSegments). A run of new URLs big enough to make a segment of its
 // own (sealRunBytes) is sealed whole, the tail with it, and leaves the
 // host no tail to rewrite at the next compaction. Lease takes a host's head from its first segment (or
 // tail), at the host record's HeadSeq, and moves HeadSeq past it; the
 // segment is not rewritten, only deleted with its last URL.
 
-// segmentBytes is the size past which a segment takes no more URLs. Small
+// SegmentBytes is the size past which a segment takes no more URLs. Small
 // enough that a lease's rewrite of the head segment is cheap and several
 // share a 4 KiB bbolt page; large enough that the per-key overhead (host,
 // sequence number, bbolt's element header) is spread over dozens of URLs.
@@ -81,16 +81,16 @@ func (g *Segment) Leased(head uint64) int {
 	return int(min(max(head, g.First)-g.First, uint64(len(g.Entries))))
 }
 
-// segmentCompressed is the version of a segment record whose body is one
+// SegmentCompressed is the version of a segment record whose body is one
 // S2 block (see encode).
 const SegmentCompressed = 2
 
-// maxSegmentBody bounds the decompressed body of a segment record a
-// reader accepts: far above what encode writes (segmentBytes plus one
+// MaxSegmentBody bounds the decompressed body of a segment record a
+// reader accepts: far above what encode writes (SegmentBytes plus one
 // URL), far below what a forged length could make it allocate.
 const MaxSegmentBody = 1 << 20
 
-// encode writes version segmentCompressed: the version, then the body
+// encode writes version SegmentCompressed: the version, then the body
 // (first seq, count, entries) compressed as one S2 block. Front coding
 // leaves each URL's changing tail (a path segment, a number, a suffix
 // like ".html"); S2 turns the repeats among the tails of a segment into
@@ -98,7 +98,7 @@ const MaxSegmentBody = 1 << 20
 // URLs (TestSegmentCompresses).
 func (g *Segment) Encode() []byte { return compressBody(g.EncodeBody()) }
 
-// compressBody is the segment record of body: version segmentCompressed
+// compressBody is the segment record of body: version SegmentCompressed
 // and body as one S2 block.
 func compressBody(body []byte) []byte { return appendCompressed(nil, body) }
 
@@ -159,7 +159,7 @@ func DecodeSegment(b []byte) (Segment, error) {
 }
 
 // segmentBody is the body of the segment record b: decompressed for
-// version segmentCompressed, as stored (a view of b) for version 1.
+// version SegmentCompressed, as stored (a view of b) for version 1.
 func segmentBody(b []byte) ([]byte, error) {
 	d := dec{b: b}
 	if d.versionUpTo("segment", SegmentCompressed) == SegmentCompressed && d.err == nil {

@@ -57,7 +57,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 	}
 }
 
-// appendSegments fills a host's tail up to segmentBytes, seals it into
+// AppendSegments fills a host's tail up to SegmentBytes, seals it into
 // `sealed` past that or at a gap in the seqs, and leaves other hosts'
 // segments and tails alone.
 func TestAppendSegments(t *testing.T) {
@@ -174,8 +174,8 @@ func FuzzSegment(f *testing.F) {
 	f.Add(append([]byte{1}, (&Segment{First: 3, Entries: testEntries("h.example", 2)}).EncodeBody()...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := DecodeSegment(b)
-		// headOfSegment and appendSegments' resume read with the same
-		// reader: they refuse what decodeSegment refuses and find what it
+		// HeadOfSegment and AppendSegments' resume read with the same
+		// reader: they refuse what DecodeSegment refuses and find what it
 		// finds.
 		rec, seq, _, herr := HeadOfSegment(b, "h.example", g.First+uint64(len(g.Entries))/2, "queue segment")
 		if (herr == nil) != (err == nil) {
@@ -296,8 +296,8 @@ func TestAppendSegmentsKeepsRecords(t *testing.T) {
 	}
 }
 
-// headOfSegment finds the same head as decoding the segment (headIn) at
-// every head seq, and refuses what decodeSegment refuses.
+// HeadOfSegment finds the same head as decoding the segment (headIn) at
+// every head seq, and refuses what DecodeSegment refuses.
 func TestHeadOfSegment(t *testing.T) {
 	t.Parallel()
 	g := Segment{First: 10, Entries: testEntries("a.example", 9)}
@@ -375,7 +375,7 @@ func openTestDB(t *testing.T) *bolt.DB {
 	return db
 }
 
-// One segmentPlanner plans host after host with the same buffers (a
+// One SegmentPlanner plans host after host with the same buffers (a
 // compaction's planning): what it plans for each host is what a planner
 // of its own plans, and decodes to the host's tail plus its new URLs.
 // Hosts in turn: a long tail sealed into segments, a version 1 tail (the
