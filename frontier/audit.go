@@ -8,6 +8,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/stats"
 )
 
@@ -72,7 +73,7 @@ func auditStatus(c *counters, fraction, impliedFP float64) AuditStatus {
 // pending again, so a crash loses none. Memory: one key per sampled new
 // URL since the last compaction (1/64 of them by default).
 //
-// The sample is keyed by the key's dedup hash (hashKey, as `done` is),
+// The sample is keyed by the key's dedup hash (store.URLHash, as `done` is),
 // the 64 bits the filter itself tells keys apart by: two URLs with one
 // hash are one key to the filter, so they are one in the sample too, and
 // the sample still counts exactly the filter's false positives. Keyed by
@@ -94,7 +95,7 @@ func (s *State) inTruth(truth *bolt.Bucket, h uint64) bool {
 	if _, ok := s.truthPending[h]; ok {
 		return true
 	}
-	return has(truth, u64key(h))
+	return has(truth, store.U64Key(h))
 }
 
 // writeTruthKeyLocked writes url's key to truth if it is pending: a lease
@@ -103,11 +104,11 @@ func (s *State) writeTruthKeyLocked(truth *bolt.Bucket, url string) error {
 	if len(s.truthPending) == 0 {
 		return nil
 	}
-	h := hashKey(url)
+	h := store.URLHash(url)
 	if _, ok := s.truthPending[h]; !ok {
 		return nil
 	}
-	if err := truth.Put(u64key(h), nil); err != nil {
+	if err := truth.Put(store.U64Key(h), nil); err != nil {
 		return fmt.Errorf("put truth: %w", err)
 	}
 	delete(s.truthPending, h)
@@ -128,9 +129,9 @@ func (s *State) writeTruthLocked() error {
 	for len(keys) > 0 {
 		n := min(len(keys), s.knobs.compactChunk)
 		err := s.updateLocked(func(tx *bolt.Tx) error {
-			truth := tx.Bucket(bucketTruth)
+			truth := tx.Bucket(store.BucketTruth)
 			for _, k := range keys[:n] {
-				if err := truth.Put(u64key(k), nil); err != nil {
+				if err := truth.Put(store.U64Key(k), nil); err != nil {
 					return fmt.Errorf("put truth: %w", err)
 				}
 			}
@@ -145,4 +146,41 @@ func (s *State) writeTruthLocked() error {
 		keys = keys[n:]
 	}
 	return nil
+}
+
+// auditLocked records what the exact sample says of a link the filter
+// answered seen or new, and says whether to enqueue it: a new key, or a
+// false-positive skip the audit rescues (audit.rescue).
+func (s *State) auditLocked(truth *bolt.Bucket, pl *PreparedLink, seen bool, res *ApplyResult) (enqueue bool, err error) {
+	if !s.scope.sampled(pl.Audit) {
+		if seen {
+			res.Duplicates++
+		}
+		return !seen, nil
+	}
+	switch {
+	case !seen:
+		// Enqueued, so it is in the inbox until Compact writes it to
+		// truth (or a lease does).
+		s.count[cSampledNew]++
+		s.pendTruth(pl.Hash)
+		return true, nil
+	case !pl.inTruth && !s.inTruth(truth, pl.Hash):
+		// The filter says seen, the exact sample says new: a
+		// false-positive skip. Record the key so it counts once.
+		res.FPSkips++
+		s.count[cFPSkips]++
+		if err := truth.Put(store.U64Key(pl.Hash), nil); err != nil {
+			return false, fmt.Errorf("put truth: %w", err)
+		}
+		if s.cfg.Audit.Rescue {
+			res.Rescued++
+			s.count[cRescued]++
+			return true, nil
+		}
+		return false, nil
+	default:
+		res.Duplicates++
+		return false, nil
+	}
 }

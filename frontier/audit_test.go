@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -198,7 +199,7 @@ func TestAuditKeysPendingUntilCompact(t *testing.T) {
 	urls := hostURLs(50, 2)
 	truthKeys := func() int {
 		n := 0
-		if err := h.s.db.View(func(tx *bolt.Tx) error { n = keyCount(tx.Bucket(bucketTruth)); return nil }); err != nil {
+		if err := h.s.db.View(func(tx *bolt.Tx) error { n = keyCount(tx.Bucket(store.BucketTruth)); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return n

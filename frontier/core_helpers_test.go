@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 )
@@ -148,4 +150,12 @@ func coreBatches(lbs []*msg.LinkBatch) []*LinkBatch {
 		out[i] = c
 	}
 	return out
+}
+
+// keyCount is how many keys b holds (its Stats count only what is
+// committed).
+func keyCount(b *bolt.Bucket) int {
+	n := 0
+	_ = b.ForEach(func(_, _ []byte) error { n++; return nil })
+	return n
 }

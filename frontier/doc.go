@@ -6,7 +6,28 @@
 // This package is the core: State, a state machine over the bbolt file
 // with no network in it (it imports neither NATS nor HTTP). Package
 // frontier/service puts a State on NATS JetStream (ingest, the lease
-// responder, wake, metrics, the frontier process's Run).
+// responder, wake, metrics, the frontier process's Run). The file's
+// on-disk format (records, queue segments, the inbox records, the
+// storage of a host's queue) is package frontier/internal/store, whose
+// doc.go documents the layout and its versions; the tools that convert a
+// stopped shard's file (Migrate, RebuildFilter) are package
+// frontier/offline.
+//
+// # The steps, a file each
+//
+//   - state.go: State, Options, Open and Close; load.go what Open reads.
+//   - admit.go: the links of an Apply (apply.go) admitted: scope rules
+//     (scope.go), the filter (filter.go), the audit sample (audit.go),
+//     then the host's queue through the inbox (inbox.go).
+//   - lease.go: Lease, Fetched and expiry; queue.go reads and pops a
+//     host's head, heads.go caches it.
+//   - outcome.go: an outcome, top-down from applyOutcomeLocked, calling
+//     politeness.go (when the host may be fetched again) and robots.go.
+//   - compact.go, checkpoint.go, commit.go: moving the inbox into queue
+//     segments, checkpointing the filter, the transactions and what is
+//     written with them.
+//   - status.go, counters.go, explain.go, verify.go, check.go: what the
+//     State reports, and the checks of its file.
 //
 // # Core types
 //
@@ -70,7 +91,7 @@
 //     and are idempotent.
 //   - Open checks a file's bbolt structure with plain reads before it maps
 //     it, and turns faults and bbolt panics while opening into ErrCorrupt
-//     naming the file (state_file.go, through internal/boltcheck); it
+//     naming the file (store.CheckFile, through internal/boltcheck); it
 //     never reinitializes a file.
 //     Every check that can refuse a file (structure, schema, crawl ID,
 //     filter and journal, Verify's checks of every record) runs before
@@ -102,7 +123,7 @@
 //     comes past its deadline but before its lease expired counts.
 //   - The filter is a scalable dedup.Chain (frontier.filter.mode, the
 //     default for new files) or one fixed dedup.Filter; a file keeps the
-//     kind it was created with, and RebuildFilter (offline) replaces either
+//     kind it was created with, and offline.RebuildFilter (package frontier/offline) replaces either
 //     with a right-sized fixed one built from the keys the file holds.
 //   - The filter is checkpointed only by Checkpoint, CheckpointIfDue and
 //     Close (the last two only when due); between checkpoints admitted keys

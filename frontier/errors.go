@@ -1,6 +1,10 @@
 package frontier
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
+)
 
 // Sentinel errors of the frontier's state. Functions wrap them with
 // context; test with errors.Is.
@@ -8,12 +12,15 @@ var (
 	// ErrMismatch reports a state file written for another crawl: another
 	// schema version, shard, shard count or filter sizing. The file is left
 	// untouched.
-	ErrMismatch = errors.New("frontier: state file does not match")
+	// It is store.ErrMismatch.
+	ErrMismatch = store.ErrMismatch
 	// ErrNeedsMigration reports a state file of an older schema that
 	// Migrate converts (it also wraps ErrMismatch).
-	ErrNeedsMigration = errors.New("frontier: state file needs `frontier migrate`")
+	// It is store.ErrNeedsMigration.
+	ErrNeedsMigration = store.ErrNeedsMigration
 	// ErrCorrupt reports a state file whose records are truncated or garbled.
-	ErrCorrupt = errors.New("frontier: state file is corrupt")
+	// It is store.ErrCorrupt, which the record decoders wrap.
+	ErrCorrupt = store.ErrCorrupt
 	// ErrClosed reports a call on a closed State.
 	ErrClosed = errors.New("frontier: state is closed")
 	// ErrFailed reports a call on a State whose earlier Apply, Lease or
@@ -21,8 +28,9 @@ var (
 	// must be closed and reopened.
 	ErrFailed = errors.New("frontier: state failed; reopen it")
 	// ErrInUse reports a state file another process has open
-	// (RebuildFilter works on a stopped shard only).
-	ErrInUse = errors.New("frontier: state file is in use")
+	// (offline.RebuildFilter and offline.Migrate work on a stopped shard only).
+	// It is store.ErrInUse.
+	ErrInUse = store.ErrInUse
 	// ErrInvalid reports a bad argument or option.
 	ErrInvalid = errors.New("frontier: invalid argument")
 )

@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/parser"
 	"github.com/trawlhq/trawl/robots"
 )
@@ -116,9 +117,9 @@ func (s *State) prepareOne(rawURL string) (rejected string, pl PreparedLink) {
 // explainFilterLocked fills in what the Bloom filter and the audit say.
 func (s *State) explainFilterLocked(e *Explanation) {
 	key := e.Canonical
-	e.FilterSeen = s.filter.TestHash(hashKey(key))
+	e.FilterSeen = s.filter.TestHash(store.URLHash(key))
 	if c, ok := s.filter.(*dedup.Chain); ok && e.FilterSeen {
-		w := c.Which(hashKey(key))
+		w := c.Which(store.URLHash(key))
 		e.FilterSubfilter = &w
 	}
 	e.AuditSampled = s.scope.sampled(auditHash(key))
@@ -140,7 +141,7 @@ func (s *State) explainHostLocked(h *host, key string, now time.Time) *HostExpla
 		Seed: h.rec.Seed, Queued: h.rec.Queued, Admitted: h.rec.Admitted, Done: h.rec.Done,
 		Inflight: int(h.inflight), NextFetch: h.rec.NextFetch.Time(), PausedUntil: h.rec.PausedUntil.Time(),
 		BackoffLevel: h.rec.BackoffLevel, ErrorStreak: h.rec.ErrorStreak, LastResponse: h.rec.LastResponse,
-		Robots: robotsStatusName(h.rec.RobotsStatus), RobotsHTTP: h.rec.RobotsHTTP,
+		Robots: store.RobotsStatusName(h.rec.RobotsStatus), RobotsHTTP: h.rec.RobotsHTTP,
 		RobotsFetched: h.rec.RobotsFetched.Time(), CrawlDelay: s.crawlDelay(h),
 	}
 	if !h.rec.RobotsFetched.IsZero() {
@@ -158,11 +159,11 @@ func (s *State) explainHostLocked(h *host, key string, now time.Time) *HostExpla
 func (s *State) robotsVerdict(h *host, key string) *robots.Verdict {
 	var rules *robots.Robots
 	switch h.rec.RobotsStatus {
-	case robotsOK:
+	case store.RobotsOK:
 		rules = h.rules
-	case robotsAllowAll:
+	case store.RobotsAllowAll:
 		rules = robots.AllowAll()
-	case robotsUnavailable:
+	case store.RobotsUnavailable:
 		rules = robots.DisallowAll()
 	}
 	if rules == nil {
@@ -176,9 +177,9 @@ func (s *State) robotsVerdict(h *host, key string) *robots.Verdict {
 // URL's done or queued record when no lease holds it.
 func (s *State) explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
-	e.InTruth = s.inTruth(tx.Bucket(bucketTruth), hashKey(key))
-	if b := tx.Bucket(bucketDone).Get(u64key(hashKey(key))); b != nil && e.State == "unknown" {
-		d, err := decodeDone(b)
+	e.InTruth = s.inTruth(tx.Bucket(store.BucketTruth), store.URLHash(key))
+	if b := tx.Bucket(store.BucketDone).Get(store.U64Key(store.URLHash(key))); b != nil && e.State == "unknown" {
+		d, err := store.DecodeDone(b)
 		if err != nil {
 			return err
 		}
@@ -195,7 +196,7 @@ func (s *State) explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	key := e.Canonical
 	errFound := errors.New("found")
-	err := forEachQueued(queueBucketsOf(tx), h, func(_ uint64, r urlRecord) error {
+	err := store.ForEachQueued(store.QueueBucketsOf(tx), h.name, &h.rec, func(_ uint64, r store.URLRecord) error {
 		if r.URL == key {
 			e.State, e.Attempts, e.Hops = "queued", r.Attempts, r.Hops
 			return errFound
@@ -208,13 +209,13 @@ func explainQueuedTx(tx *bolt.Tx, e *Explanation, h *host) error {
 	if err != nil {
 		return err
 	}
-	ib := tx.Bucket(bucketInbox)
+	ib := tx.Bucket(store.BucketInbox)
 	for _, id := range h.inbox {
-		r, err := decodeInbox(ib.Get(u64key(id)))
+		r, err := store.DecodeInbox(ib.Get(store.U64Key(id)))
 		if err != nil {
 			return err
 		}
-		for _, u := range r.entries[r.leased(h.rec.HeadSeq):] {
+		for _, u := range r.Entries[r.Leased(h.rec.HeadSeq):] {
 			if u.URL == key {
 				e.State, e.Attempts, e.Hops = "queued", u.Attempts, u.Hops
 				return nil

@@ -6,6 +6,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // seenFilter is what the State needs of its URL-seen filter: a fixed
@@ -43,11 +44,11 @@ func (s *State) schemaSizing() dedup.Sizing {
 // State's: a file keeps the kind and layout it was written with whatever
 // frontier.filter.mode and .layout say now (they apply to new crawls;
 // `frontier filter rebuild` changes a file's kind). want's sizing follows.
-func (s *State) adoptStoredFilter(schema []byte, want *schemaRecord) error {
+func (s *State) adoptStoredFilter(schema []byte, want *store.SchemaRecord) error {
 	if schema == nil {
 		return nil // checkSchema reports it
 	}
-	got, err := decodeSchema(schema)
+	got, err := store.DecodeSchema(schema)
 	if err != nil {
 		return err
 	}

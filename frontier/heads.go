@@ -1,5 +1,7 @@
 package frontier
 
+import "github.com/trawlhq/trawl/frontier/internal/store"
+
 // The head cache.
 //
 // A lease reads the URL at its host's head from the host's first segment
@@ -31,7 +33,7 @@ type headCache struct {
 
 type cachedHead struct {
 	key   string // the bbolt key (segments, tails or inbox) it was decoded from
-	g     segment
+	g     store.Segment
 	bytes int
 }
 
@@ -48,7 +50,7 @@ const headGuess = 6 << 10
 func (c *headCache) keeps(ready int) bool { return ready*headGuess <= c.max }
 
 // get returns h's cached head when it was decoded from key.
-func (c *headCache) get(h *host, key []byte) *segment {
+func (c *headCache) get(h *host, key []byte) *store.Segment {
 	if e := c.m[h]; e != nil && e.key == string(key) {
 		return &e.g
 	}
@@ -56,10 +58,10 @@ func (c *headCache) get(h *host, key []byte) *segment {
 }
 
 // put caches g, decoded from key, as h's head and returns the cached copy.
-func (c *headCache) put(h *host, key []byte, g segment) *segment {
+func (c *headCache) put(h *host, key []byte, g store.Segment) *store.Segment {
 	size := 64 + len(key)
-	for i := range g.entries {
-		size += len(g.entries[i].URL) + 48
+	for i := range g.Entries {
+		size += len(g.Entries[i].URL) + 48
 	}
 	c.drop(h)
 	if size > c.max {

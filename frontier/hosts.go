@@ -2,8 +2,8 @@ package frontier
 
 import (
 	"container/heap"
-	"time"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/robots"
 )
 
@@ -11,7 +11,7 @@ import (
 // derived from the file on open (inflight leases, parsed robots.txt).
 type host struct {
 	name string
-	rec  hostRecord
+	rec  store.HostRecord
 
 	rules    *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
 	inbox    []uint64       // keys of its inbox records, oldest first
@@ -23,20 +23,6 @@ type host struct {
 	pending        int32 // 1 + its index in State.pending while the Apply under way admits URLs of it, else 0
 	robotsInflight bool  // a robots.txt lease is out
 	dirty          bool  // rec changed in the current transaction
-}
-
-// robotsDue reports whether the host's next lease must fetch robots.txt:
-// never fetched, unavailable (its retry time is the host's next fetch), or
-// older than the TTL.
-func (s *State) robotsDue(h *host, now time.Time) bool {
-	if !s.cfg.Robots.Obey {
-		return false
-	}
-	switch h.rec.RobotsStatus {
-	case robotsUnknown, robotsUnavailable:
-		return true
-	}
-	return s.cfg.Robots.TTL > 0 && !now.Before(h.rec.RobotsFetched.Time().Add(s.cfg.Robots.TTL))
 }
 
 // wantsReady reports whether h belongs in the ready heap: it has queued

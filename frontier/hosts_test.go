@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -200,7 +201,7 @@ func TestRobotsObeyOff(t *testing.T) {
 // bytes a host is 8 MB. Growing it should be a choice, made here.
 func TestHostSize(t *testing.T) {
 	t.Parallel()
-	if got := unsafe.Sizeof(hostRecord{}); got > 120 {
+	if got := unsafe.Sizeof(store.HostRecord{}); got > 120 {
 		t.Errorf("hostRecord is %d bytes, more than 120", got)
 	}
 	if got := unsafe.Sizeof(host{}); got > 192 {

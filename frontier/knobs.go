@@ -1,5 +1,7 @@
 package frontier
 
+import "github.com/trawlhq/trawl/frontier/internal/store"
+
 // knobs are the State's tuning values and failpoints that tests and the
 // scale benchmark change. Open starts from defaultKnobs (the constants
 // of the same names, each documented where it is used) and applies
@@ -22,7 +24,7 @@ func defaultKnobs() knobs {
 		compactChunk:     compactChunk,
 		inboxRecordBytes: inboxRecordBytes,
 		sealRunBytes:     sealRunBytes,
-		segmentFill:      segmentFill,
+		segmentFill:      store.SegmentFill,
 		parallelPlan:     parallelPlan,
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/fixture"
 )
@@ -42,7 +44,7 @@ func TestMigrateSchema1(t *testing.T) {
 	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrNeedsMigration) {
 		t.Fatalf("Open of a schema 1 file: %v, want ErrNeedsMigration", err)
 	}
-	rep, err := Migrate(path)
+	rep, err := offline.Migrate(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestMigrateSchema1(t *testing.T) {
 		t.Fatalf("leftover .migrate file: %v", err)
 	}
 	// Migrating again is a no-op.
-	if rep, err := Migrate(path); err != nil || rep.From != SchemaVersion || rep.QueuedURLs != 0 {
+	if rep, err := offline.Migrate(path, nil); err != nil || rep.From != SchemaVersion || rep.QueuedURLs != 0 {
 		t.Fatalf("second migrate: %+v, %v", rep, err)
 	}
 	clk := newClock()
@@ -116,13 +118,13 @@ func checkTruthHashed(t *testing.T, s *State, pages int) {
 	for _, host := range []string{"a.test", "b.test", "c.test"} {
 		for _, u := range fixturePages(host, 0, pages) {
 			if s.scope.sampled(auditHash(u)) {
-				want[string(u64key(hashKey(u)))] = true
+				want[string(store.U64Key(store.URLHash(u)))] = true
 			}
 		}
 	}
 	got := map[string]bool{}
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil })
+		return tx.Bucket(store.BucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil })
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		!strings.Contains(err.Error(), "frontier migrate --data-file "+path) {
 		t.Fatalf("Open of a schema %d file: %v, want ErrNeedsMigration naming the command", from, err)
 	}
-	rep, err := Migrate(path)
+	rep, err := offline.Migrate(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,8 +208,8 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
 	for _, host := range []string{"a.test", "b.test", "c.test"} {
-		if g := s.hosts[host].rec.Sealed.list(); !slices.Equal(g, []uint64{migrateGen}) {
-			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, migrateGen)
+		if g := s.hosts[host].rec.Sealed.List(); !slices.Equal(g, []uint64{store.MigratedGen}) {
+			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, store.MigratedGen)
 		}
 	}
 	checkTruthHashed(t, s, 150)
@@ -225,14 +227,14 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 	}
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		a := s.hosts["a.test"]
-		if v := tx.Bucket(bucketTails).Get([]byte("a.test")); v != nil {
+		if v := tx.Bucket(store.BucketTails).Get([]byte("a.test")); v != nil {
 			return fmt.Errorf("a.test kept a tail of %d bytes after a whole run", len(v))
 		}
-		if g := a.rec.Sealed.list(); len(g) != 2 || g[0] != migrateGen || g[1] <= migrateGen {
-			return fmt.Errorf("a.test lists sealed gens %v, want [%d, a later one]", g, migrateGen)
+		if g := a.rec.Sealed.List(); len(g) != 2 || g[0] != store.MigratedGen || g[1] <= store.MigratedGen {
+			return fmt.Errorf("a.test lists sealed gens %v, want [%d, a later one]", g, store.MigratedGen)
 		}
 		last := uint64(0)
-		err := forEachQueued(queueBucketsOf(tx), a, func(seq uint64, _ urlRecord) error { last = seq; return nil })
+		err := store.ForEachQueued(store.QueueBucketsOf(tx), a.name, &a.rec, func(seq uint64, _ store.URLRecord) error { last = seq; return nil })
 		if err != nil || last != 199 {
 			return fmt.Errorf("a.test's queue ends at seq %d (%v), want 199", last, err)
 		}
@@ -254,10 +256,10 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 		t.Fatalf("status at the end: queued %d done %d", st.Queued, st.Done)
 	}
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		if n := keyCount(tx.Bucket(bucketSealed)); n != 0 {
+		if n := keyCount(tx.Bucket(store.BucketSealed)); n != 0 {
 			return fmt.Errorf("%d sealed segments left with nothing queued", n)
 		}
-		if tx.Bucket(bucketSegments) != nil {
+		if tx.Bucket(store.BucketSegments) != nil {
 			return fmt.Errorf("bucket segments left after the migration")
 		}
 		return nil
@@ -280,9 +282,8 @@ func testMigrateFailure(t *testing.T, file func(*testing.T) (string, config.Conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	migrateFailpoint = func() error { return errors.New("injected") }
-	t.Cleanup(func() { migrateFailpoint = nil })
-	if _, err := Migrate(path); err == nil || !strings.Contains(err.Error(), "injected") {
+	fail := &offline.Options{Failpoint: func() error { return errors.New("injected") }}
+	if _, err := offline.Migrate(path, fail); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("Migrate with the failpoint: %v", err)
 	}
 	after, err := os.ReadFile(path)
@@ -299,8 +300,7 @@ func testMigrateFailure(t *testing.T, file func(*testing.T) (string, config.Conf
 	if err := os.WriteFile(path+".migrate", []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	migrateFailpoint = nil
-	if _, err := Migrate(path); err != nil {
+	if _, err := offline.Migrate(path, nil); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Open(Options{Config: cfg, Path: path})
@@ -320,7 +320,7 @@ func TestMigrateRefusesAFileInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := Migrate(path); !errors.Is(err, ErrInUse) {
+	if _, err := offline.Migrate(path, nil); !errors.Is(err, ErrInUse) {
 		t.Fatalf("Migrate of a file in use: %v, want ErrInUse", err)
 	}
 }

@@ -6,10 +6,13 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/frontier/offline"
 )
 
 // TestOfflineToolsReadOneSchema: Check, Migrate and RebuildFilter read
-// the schema record through readSchema, so each refuses a file without
+// the schema record through store.ReadSchema, so each refuses a file without
 // the meta bucket, without the record, or with a garbled one, as
 // ErrCorrupt with the same reason, and leaves it as it was.
 func TestOfflineToolsReadOneSchema(t *testing.T) {
@@ -18,10 +21,10 @@ func TestOfflineToolsReadOneSchema(t *testing.T) {
 		name, want string
 		edit       func(tx *bolt.Tx) error
 	}{
-		{"no meta bucket", "no meta bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketMeta) }},
-		{"no schema record", "no schema record", func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keySchema) }},
+		{"no meta bucket", "no meta bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(store.BucketMeta) }},
+		{"no schema record", "no schema record", func(tx *bolt.Tx) error { return tx.Bucket(store.BucketMeta).Delete(store.KeySchema) }},
 		{"a garbled schema record", "schema record", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keySchema, append(tx.Bucket(bucketMeta).Get(keySchema), 0))
+			return tx.Bucket(store.BucketMeta).Put(store.KeySchema, append(tx.Bucket(store.BucketMeta).Get(store.KeySchema), 0))
 		}},
 	}
 	for _, tc := range cases {
@@ -33,11 +36,11 @@ func TestOfflineToolsReadOneSchema(t *testing.T) {
 					return err
 				},
 				"migrate": func(path string) error {
-					_, err := Migrate(path)
+					_, err := offline.Migrate(path, nil)
 					return err
 				},
 				"rebuild": func(path string) error {
-					_, err := RebuildFilter(path, 1000, 0.01)
+					_, err := offline.RebuildFilter(path, 1000, 0.01, nil)
 					return err
 				},
 			}

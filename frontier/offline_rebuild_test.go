@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/offline"
 )
 
 // grownChain returns a harness whose scalable filter grew to 3+ sub-filters
@@ -44,7 +45,7 @@ func allSeen(t *testing.T, h *harness) {
 
 func TestRebuildFilter(t *testing.T) {
 	h := grownChain(t)
-	rep, err := RebuildFilter(h.path, 10_000, 0.01)
+	rep, err := offline.RebuildFilter(h.path, 10_000, 0.01, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +71,10 @@ func TestRebuildFilter(t *testing.T) {
 func TestRebuildFailureKeepsTheOldFilter(t *testing.T) {
 	h := grownChain(t)
 	boom := errors.New("boom")
-	rebuildFailpoint = func() error { return boom }
-	t.Cleanup(func() { rebuildFailpoint = nil })
-	if _, err := RebuildFilter(h.path, 10_000, 0.01); !errors.Is(err, boom) {
+	fail := &offline.Options{Failpoint: func() error { return boom }}
+	if _, err := offline.RebuildFilter(h.path, 10_000, 0.01, fail); !errors.Is(err, boom) {
 		t.Fatalf("rebuild error %v, want the failpoint's", err)
 	}
-	rebuildFailpoint = nil
 	h.open()
 	if h.s.FilterMode() != dedup.ModeScalable || len(h.s.Status().Filter.Subfilters) < 3 {
 		t.Fatalf("after a failed rebuild: mode %v, %d sub-filters; want the old chain", h.s.FilterMode(), len(h.s.Status().Filter.Subfilters))
@@ -86,11 +85,11 @@ func TestRebuildFailureKeepsTheOldFilter(t *testing.T) {
 // TestRebuildRefuses: a file in use, and a capacity below the held keys.
 func TestRebuildRefuses(t *testing.T) {
 	h := grownChain(t)
-	if _, err := RebuildFilter(h.path, 1000, 0.01); !errors.Is(err, dedup.ErrInvalid) {
+	if _, err := offline.RebuildFilter(h.path, 1000, 0.01, nil); !errors.Is(err, dedup.ErrInvalid) {
 		t.Errorf("rebuild for 1000 of 5000 keys: %v, want dedup.ErrInvalid", err)
 	}
 	h.open()
-	if _, err := RebuildFilter(h.path, 10_000, 0.01); !errors.Is(err, ErrInUse) {
+	if _, err := offline.RebuildFilter(h.path, 10_000, 0.01, nil); !errors.Is(err, ErrInUse) {
 		t.Errorf("rebuild of an open file: %v, want ErrInUse", err)
 	}
 	allSeen(t, h)

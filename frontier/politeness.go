@@ -6,24 +6,26 @@ package frontier
 // (raiseBackoff), both from backoffDelay, the pause after a streak of
 // errors (hostFailed, hostSucceeded), and when a host is given up
 // (givesUp). hosts.go keeps the ready heap ordered by eligibleAt;
-// leases.go and state_apply.go only call these.
+// lease.go and outcome.go only call these.
 //
 // Throttling (429/503) is about a URL until the host shows it is about
 // the host. The host record's BackoffLevel is that evidence: how many
 // URLs answered 429/503 on their first try since the host's last
 // success (at least 1 once any did). A URL's own retries add nothing to
 // it, since they say nothing new about the host; its retry waits behind
-// the host's other queued URLs (state_apply.go), so one throttled path
+// the host's other queued URLs (outcome.go), so one throttled path
 // cannot take the host's turns.
 
 import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // eligibleAt is the earliest time politeness lets the host be fetched.
-func (h *host) eligibleAt() stamp { return max(h.rec.NextFetch, h.rec.PausedUntil) }
+func (h *host) eligibleAt() store.Stamp { return max(h.rec.NextFetch, h.rec.PausedUntil) }
 
 // givesUp reports whether h has shown it throttles us as a whole:
 // politeness.host_give_up distinct URLs answered 429/503 on their first
@@ -93,7 +95,7 @@ func (s *State) backoff(h *host, level uint32) time.Duration {
 // politeAfterResponse records a response from h at now that took total.
 func (s *State) politeAfterResponse(h *host, now time.Time, total time.Duration) {
 	h.rec.LastResponse = total
-	h.rec.NextFetch = stampOf(now.Add(s.politeDelay(h, total)))
+	h.rec.NextFetch = store.StampOf(now.Add(s.politeDelay(h, total)))
 	h.dirty = true
 }
 
@@ -113,7 +115,7 @@ func (s *State) raiseBackoff(h *host, now time.Time, retryAfter time.Duration) {
 	if h.rec.BackoffLevel < 64 {
 		h.rec.BackoffLevel++
 	}
-	t := stampOf(now.Add(s.backoffDelay(h, h.rec.BackoffLevel, retryAfter)))
+	t := store.StampOf(now.Add(s.backoffDelay(h, h.rec.BackoffLevel, retryAfter)))
 	h.rec.NextFetch = max(h.rec.NextFetch, t)
 	h.dirty = true
 }
@@ -137,7 +139,7 @@ func (s *State) throttled(h *host, now time.Time, retryAfter time.Duration, try 
 	if !alone {
 		wait = min(wait, s.backoff(h, h.rec.BackoffLevel))
 	}
-	h.rec.NextFetch = max(h.rec.NextFetch, stampOf(now.Add(wait)))
+	h.rec.NextFetch = max(h.rec.NextFetch, store.StampOf(now.Add(wait)))
 	h.dirty = true
 }
 
@@ -153,7 +155,7 @@ func (s *State) hostSucceeded(h *host) {
 func (s *State) hostFailed(h *host, now time.Time) {
 	h.rec.ErrorStreak++
 	if n := s.cfg.Politeness.ErrorStreak; n > 0 && int(h.rec.ErrorStreak) >= n {
-		h.rec.PausedUntil = stampOf(now.Add(s.cfg.Politeness.ErrorPause))
+		h.rec.PausedUntil = store.StampOf(now.Add(s.cfg.Politeness.ErrorPause))
 		h.rec.ErrorStreak = 0
 	}
 	h.dirty = true

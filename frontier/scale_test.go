@@ -22,6 +22,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -664,7 +665,7 @@ func inboxBytes(b *testing.B, s *State, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := s.db.View(func(tx *bolt.Tx) error {
-		st := tx.Bucket(bucketInbox).Stats()
+		st := tx.Bucket(store.BucketInbox).Stats()
 		alloc := st.BranchAlloc + st.LeafAlloc
 		logf("inbox before the first compaction: %d records for %d URLs, alloc %.1f MiB, %.1f B/URL", st.KeyN, n, float64(alloc)/(1<<20), float64(alloc)/float64(n))
 		return nil

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/route"
 	"github.com/trawlhq/trawl/parser"
@@ -135,7 +136,7 @@ func (s *State) lookUpTruth(p *Prepared) {
 		return
 	}
 	_ = s.db.View(func(tx *bolt.Tx) error {
-		truth := tx.Bucket(bucketTruth)
+		truth := tx.Bucket(store.BucketTruth)
 		if truth == nil {
 			return nil
 		}

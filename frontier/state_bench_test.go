@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/benchdata"
 )
@@ -204,8 +205,8 @@ func BenchmarkRawBoltPuts(b *testing.B) {
 				u := g.URL(g.Next)
 				g.Next++
 				host := u[len("https://") : len("https://")+len(fmt.Sprintf("www.host%d.example.com", (g.Next-1)%10_000))]
-				rec := urlRecord{URL: u, Depth: 1, EnqueuedAt: now}
-				if err := q.Put(queueKey(host, seqs[host]), rec.encode()); err != nil {
+				rec := store.URLRecord{URL: u, Depth: 1, EnqueuedAt: now}
+				if err := q.Put(store.QueueKey(host, seqs[host]), rec.Encode()); err != nil {
 					return err
 				}
 				seqs[host]++

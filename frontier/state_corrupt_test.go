@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
@@ -130,7 +131,7 @@ func TestOpenCorruptFiles(t *testing.T) {
 			binary.NativeEndian.PutUint32(elem(b, leaves[0], 0)[12:], 1<<31)
 			return b
 		})},
-		// checkFile does not read the value bytes on a leaf's overflow
+		// store.CheckFile does not read the value bytes on a leaf's overflow
 		// pages (the filter's chunks): what bbolt follows there, the page
 		// span and the element bounds, is still checked (the bytes are
 		// the filter's to check: TestCheckSkipsValueBytes).
@@ -207,7 +208,7 @@ func TestOpenCorruptFiles(t *testing.T) {
 				if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
 					t.Error("Open changed the corrupt file")
 				}
-				// checkFile itself finds the damage (Open's guard is the
+				// store.CheckFile itself finds the damage (Open's guard is the
 				// fallback), but in a sound bbolt file.
 				if _, err := boltcheck.File(path, &boltcheck.Options{Split: split}); !errors.Is(err, boltcheck.ErrCorrupt) && tt.name != "a bbolt file of another program" {
 					t.Errorf("boltcheck.File: %v; want ErrCorrupt", err)
@@ -335,7 +336,7 @@ func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
 	return n, err
 }
 
-// TestCheckSkipsValueBytes: checkFile reads a leaf's overflow pages only
+// TestCheckSkipsValueBytes: store.CheckFile reads a leaf's overflow pages only
 // where they hold keys or bucket values, so the filter's chunks (1.12 GiB
 // of a 1e9 filter) cost it a page read each, not their size.
 func TestCheckSkipsValueBytes(t *testing.T) {
@@ -354,7 +355,7 @@ func TestCheckSkipsValueBytes(t *testing.T) {
 	}
 	t.Logf("read %d bytes; %d pages of %d in use, %d leaf overflow pages", r.n, hwm, pageSize, overflow)
 
-	// Garbled chunk bytes pass checkFile (bbolt follows nothing there)
+	// Garbled chunk bytes pass store.CheckFile (bbolt follows nothing there)
 	// and the filter's CRC refuses them.
 	big := overflowLeaf(t, good, pageSize, leaves)
 	bad := bytes.Clone(good)
@@ -389,19 +390,19 @@ func openCorrupt(t *testing.T, opts Options, b []byte) string {
 	return path
 }
 
-// TestOpenCheckedFileIsUnchanged: checkFile accepts good files of every
+// TestOpenCheckedFileIsUnchanged: store.CheckFile accepts good files of every
 // size, and the good file still opens with everything in it.
 func TestOpenCheckedFileIsUnchanged(t *testing.T) {
 	for _, n := range []int{0, 10, 3000} {
 		good, opts := goodStateFile(t, 100_000, n)
-		info, err := checkFile(opts.Path)
+		info, err := store.CheckFile(opts.Path)
 		if err != nil {
 			t.Fatalf("%d URLs: %v", n, err)
 		}
 		if info.Reached < 3 || info.Reached > info.Pages {
 			t.Errorf("%d URLs: %+v", n, info)
 		}
-		// Through the map (checkFile) and plain reads: the same walk,
+		// Through the map (store.CheckFile) and plain reads: the same walk,
 		// and the same with every level split between two goroutines.
 		plain, err := boltcheck.Check(bytes.NewReader(good), int64(len(good)), nil)
 		if err != nil || plain != info {
@@ -481,10 +482,10 @@ func checkBuckets(t *testing.T, rep *CheckReport, size int64) {
 		got[u.Name] = u
 		total += u.Alloc
 	}
-	if h := got[string(bucketHosts)]; int64(h.Keys) != rep.Status.Hosts {
+	if h := got[string(store.BucketHosts)]; int64(h.Keys) != rep.Status.Hosts {
 		t.Errorf("bucket hosts has %d keys, want one per known host (%d)", h.Keys, rep.Status.Hosts)
 	}
-	for _, name := range []string{string(bucketTails), dedup.BucketChunks} {
+	for _, name := range []string{string(store.BucketTails), dedup.BucketChunks} {
 		if got[name].Alloc == 0 {
 			t.Errorf("bucket %s: no pages (%+v)", name, rep.Buckets)
 		}
@@ -508,7 +509,7 @@ func TestCheck(t *testing.T) {
 	}
 
 	rep, err := Check(opts.Path, opts.Config)
-	if err != nil || !rep.OK() || rep.Status == nil || rep.Status.Queued != 3000 || !validCrawlID(rep.CrawlID) {
+	if err != nil || !rep.OK() || rep.Status == nil || rep.Status.Queued != 3000 || !store.ValidCrawlID(rep.CrawlID) {
 		t.Fatalf("good file: %+v, %v", rep, err)
 	}
 	checkBuckets(t, rep, int64(len(good)))
@@ -520,7 +521,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketTails).Cursor()
+		c := tx.Bucket(store.BucketTails).Cursor()
 		k, _ := c.First()
 		if k == nil {
 			return errors.New("no queue tail to remove")
@@ -574,19 +575,19 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// BenchmarkCheckFile is the cost checkFile adds to every Open (a plain
+// BenchmarkCheckFile is the cost store.CheckFile adds to every Open (a plain
 // read of every reachable page of a state file holding 200,000 queued
 // URLs, per byte in use), next to the whole Open and Close of that file.
 func BenchmarkCheckFile(b *testing.B) {
 	_, opts := goodStateFile(b, 1_000_000, 200_000)
-	info, err := checkFile(opts.Path)
+	info, err := store.CheckFile(opts.Path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("check", func(b *testing.B) {
 		b.SetBytes(int64(info.Pages * info.PageSize))
 		for b.Loop() {
-			if _, err := checkFile(opts.Path); err != nil {
+			if _, err := store.CheckFile(opts.Path); err != nil {
 				b.Fatal(err)
 			}
 		}

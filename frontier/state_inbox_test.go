@@ -12,6 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -314,29 +315,29 @@ func TestInboxReadsOneURLRecords(t *testing.T) {
 // legacyInboxOf rewrites the inbox of tx as records of one URL each
 // (versions 1 and 2 in turn), in the same order.
 func legacyInboxOf(tx *bolt.Tx) error {
-	ib := tx.Bucket(bucketInbox)
-	var recs []inboxRecord
+	ib := tx.Bucket(store.BucketInbox)
+	var recs []store.InboxRecord
 	if err := ib.ForEach(func(_, v []byte) error {
-		r, err := decodeInbox(v)
+		r, err := store.DecodeInbox(v)
 		recs = append(recs, r)
 		return err
 	}); err != nil {
 		return err
 	}
 	seq := ib.Sequence()
-	if err := tx.DeleteBucket(bucketInbox); err != nil {
+	if err := tx.DeleteBucket(store.BucketInbox); err != nil {
 		return err
 	}
-	ib, err := tx.CreateBucket(bucketInbox)
+	ib, err := tx.CreateBucket(store.BucketInbox)
 	if err == nil {
 		err = ib.SetSequence(seq)
 	}
 	for _, r := range recs {
-		for i, u := range r.entries {
+		for i, u := range r.Entries {
 			u.Hops = uint32(i % 2)
 			id, _ := ib.NextSequence()
 			if err == nil {
-				err = ib.Put(u64key(id), legacyInbox(r.Host, r.first+uint64(i), u))
+				err = ib.Put(store.U64Key(id), store.LegacyInboxRecord(r.Host, r.First+uint64(i), u))
 			}
 		}
 	}
@@ -382,7 +383,7 @@ func TestHeadCacheAfterCompactAppends(t *testing.T) {
 
 // frontier.head_cache 0 keeps nothing, and leasing works the same, from
 // the inbox and from sealed segments and the tail (whose heads are then
-// read without decoding the segment, headOfSegment).
+// read without decoding the segment, store.HeadOfSegment).
 func TestHeadCacheOff(t *testing.T) {
 	t.Parallel()
 	for _, compact := range []bool{false, true} {
@@ -397,7 +398,7 @@ func TestHeadCacheOff(t *testing.T) {
 					t.Fatalf("Compact moved %d URLs, %v; want %d", n, err, len(want))
 				}
 				if err := h.s.db.View(func(tx *bolt.Tx) error {
-					if n := keyCount(tx.Bucket(bucketSealed)); n < 1 {
+					if n := keyCount(tx.Bucket(store.BucketSealed)); n < 1 {
 						return fmt.Errorf("%d sealed segments, want some", n)
 					}
 					return nil
@@ -433,7 +434,7 @@ func (h *harness) inboxRecords() int {
 	h.t.Helper()
 	n := 0
 	if err := h.s.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketInbox).Stats().KeyN
+		n = tx.Bucket(store.BucketInbox).Stats().KeyN
 		return nil
 	}); err != nil {
 		h.t.Fatal(err)
@@ -513,7 +514,7 @@ func TestCompactPlannedInHalves(t *testing.T) {
 		}
 		segs := map[string]string{}
 		if err := h.s.db.View(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketSealed, bucketTails} {
+			for _, b := range [][]byte{store.BucketSealed, store.BucketTails} {
 				err := tx.Bucket(b).ForEach(func(k, v []byte) error {
 					segs[string(b)+"/"+string(k)] = string(v)
 					return nil
@@ -593,7 +594,7 @@ func TestSegmentPagesStayFilled(t *testing.T) {
 	}
 	var st bolt.BucketStats
 	if err := h.s.db.View(func(tx *bolt.Tx) error {
-		st = tx.Bucket(bucketTails).Stats()
+		st = tx.Bucket(store.BucketTails).Stats()
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -635,7 +636,7 @@ func TestCompactWritesFollowNewURLs(t *testing.T) {
 	var writes, sealed []int
 	segmentKeys := func() int {
 		var n int
-		if err := h.s.db.View(func(tx *bolt.Tx) error { n = keyCount(tx.Bucket(bucketSealed)); return nil }); err != nil {
+		if err := h.s.db.View(func(tx *bolt.Tx) error { n = keyCount(tx.Bucket(store.BucketSealed)); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -697,7 +698,7 @@ func TestCompactWritesFollowNewURLs(t *testing.T) {
 // TestCompactSealsWholeRuns: a host's run of new URLs of sealRunBytes or
 // more is sealed whole, with the tail it joins, and the host keeps no
 // tail. So a compaction of such runs writes as many pages at the twentieth
-// as at the second (with tails that fill up to segmentBytes, the pages
+// as at the second (with tails that fill up to store.SegmentBytes, the pages
 // a compaction rewrites grow over the first few), and each host's queue
 // still holds its URLs once, in admission order.
 func TestCompactSealsWholeRuns(t *testing.T) {
@@ -724,7 +725,7 @@ func TestCompactSealsWholeRuns(t *testing.T) {
 		if _, err := h.s.Compact(); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.s.db.View(func(tx *bolt.Tx) error { tails = keyCount(tx.Bucket(bucketTails)); return nil }); err != nil {
+		if err := h.s.db.View(func(tx *bolt.Tx) error { tails = keyCount(tx.Bucket(store.BucketTails)); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		after := h.s.db.Stats().TxStats
@@ -756,7 +757,8 @@ func TestCompactSealsWholeRuns(t *testing.T) {
 	if err := h.s.db.View(func(tx *bolt.Tx) error {
 		for k := range hosts {
 			var got []string
-			err := forEachQueued(queueBucketsOf(tx), h.s.hosts[fmt.Sprintf("h%03d.example", k)], func(_ uint64, r urlRecord) error {
+			hk := h.s.hosts[fmt.Sprintf("h%03d.example", k)]
+			err := store.ForEachQueued(store.QueueBucketsOf(tx), hk.name, &hk.rec, func(_ uint64, r store.URLRecord) error {
 				got = append(got, r.URL)
 				return nil
 			})
@@ -858,10 +860,10 @@ func TestApplyScratchBounded(t *testing.T) {
 	h := newHarness(t, noRobots)
 	h.seed(hostURLs(100, 2)...)
 	sc := &h.s.scratch
-	if cap(sc.cands) == 0 || cap(sc.hs) == 0 || cap(h.s.pending) == 0 || cap(h.s.pending[:1][0].entries) == 0 {
+	if cap(sc.cands) == 0 || cap(sc.hs) == 0 || cap(h.s.pending) == 0 || cap(h.s.pending[:1][0].Entries) == 0 {
 		t.Fatalf("a small Apply kept nothing: cands %d, hashes %d, pending %d", cap(sc.cands), cap(sc.hs), cap(h.s.pending))
 	}
-	if e := h.s.pending[:1][0].entries[:1]; e[0].URL != "" {
+	if e := h.s.pending[:1][0].Entries[:1]; e[0].URL != "" {
 		t.Fatalf("a kept pending slot still holds %q", e[0].URL)
 	}
 	var sitemap []string
@@ -872,8 +874,8 @@ func TestApplyScratchBounded(t *testing.T) {
 	if res.Admitted < keepLinks {
 		t.Fatalf("sitemap: %+v", res)
 	}
-	if cap(sc.cands) != 0 || cap(sc.hs) != 0 || cap(sc.seen) != 0 || cap(sc.fresh) != 0 || cap(h.s.pending[:1][0].entries) != 0 {
-		t.Fatalf("a sitemap-sized Apply was kept: cands %d, hashes %d, pending %d", cap(sc.cands), cap(sc.hs), cap(h.s.pending[:1][0].entries))
+	if cap(sc.cands) != 0 || cap(sc.hs) != 0 || cap(sc.seen) != 0 || cap(sc.fresh) != 0 || cap(h.s.pending[:1][0].Entries) != 0 {
+		t.Fatalf("a sitemap-sized Apply was kept: cands %d, hashes %d, pending %d", cap(sc.cands), cap(sc.hs), cap(h.s.pending[:1][0].Entries))
 	}
 	if st := h.s.Status(); st.Queued != int64(100+res.Admitted) {
 		t.Fatalf("queued %d, want %d", st.Queued, 100+res.Admitted)

@@ -16,6 +16,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
@@ -67,7 +69,7 @@ type fileRecord struct {
 
 // recordsOf lists every record (key and value) of the state file b,
 // with its offset in the file: the bucket of each as bbolt reads it, and
-// where it lies from checkFile's walk over b, which reaches only the
+// where it lies from store.CheckFile's walk over b, which reaches only the
 // pages in use (a file keeps stale copies of records in free pages).
 func recordsOf(t testing.TB, b []byte) []fileRecord {
 	t.Helper()
@@ -339,18 +341,18 @@ func TestRefusedFileUnchanged(t *testing.T) {
 		pageSize, hwm, _ := pagesOfBytes(t, file.b)
 		meta := func(key []byte, v []byte) []byte {
 			return editState(t, file.b, file.freelist, func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketMeta).Put(key, v)
+				return tx.Bucket(store.BucketMeta).Put(key, v)
 			})
 		}
-		schema := func(edit func(r *schemaRecord)) []byte {
-			var r schemaRecord
+		schema := func(edit func(r *store.SchemaRecord)) []byte {
+			var r store.SchemaRecord
 			path := writeState(t, file.b)
 			db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			err = db.View(func(tx *bolt.Tx) (err error) {
-				r, err = decodeSchema(tx.Bucket(bucketMeta).Get(keySchema))
+				r, err = store.DecodeSchema(tx.Bucket(store.BucketMeta).Get(store.KeySchema))
 				return err
 			})
 			db.Close()
@@ -358,7 +360,7 @@ func TestRefusedFileUnchanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			edit(&r)
-			return meta(keySchema, r.encode())
+			return meta(store.KeySchema, r.Encode())
 		}
 		jb := bytes.Clone(killed)
 		jb[journal[0].off] ^= 1 << journal[0].bit
@@ -368,12 +370,12 @@ func TestRefusedFileUnchanged(t *testing.T) {
 			b    []byte
 			want string
 		}{
-			{"schema version", opts, schema(func(r *schemaRecord) { r.Version++ }), "schema version"},
-			{"garbled schema record", opts, schema(func(r *schemaRecord) { r.Sizing.FP = 1e-40 }), "schema record"},
+			{"schema version", opts, schema(func(r *store.SchemaRecord) { r.Version++ }), "schema version"},
+			{"garbled schema record", opts, schema(func(r *store.SchemaRecord) { r.Sizing.FP = 1e-40 }), "schema record"},
 			{"shard count", withShards(opts, 0, 2), file.b, "shards"},
 			{"audit fraction", withAudit(opts, 0.25), file.b, "audit fraction"},
-			{"garbled crawl ID", opts, meta(keyCrawlID, []byte("not a crawl ID")), "crawl ID"},
-			{"counters disagree with the records", opts, meta(keyCounters, encodeCounters(&counters{})), "admitted 0"},
+			{"garbled crawl ID", opts, meta(store.KeyCrawlID, []byte("not a crawl ID")), "crawl ID"},
+			{"counters disagree with the records", opts, meta(store.KeyCounters, store.EncodeCounters(make([]uint64, numCounters))), "admitted 0"},
 			{"truncated below its data", opts, file.b[:hwm*pageSize/2], "truncated"},
 			{"garbled page", opts, garblePage(file.b), "page"},
 		}
@@ -409,10 +411,10 @@ func TestRefusedFileUnchanged(t *testing.T) {
 		// without writing either.
 		path := writeState(t, tests[0].b) // another schema version
 		before := fileSum(t, path)
-		if _, err := RebuildFilter(path, 1000, 0.01); !errors.Is(err, ErrMismatch) {
+		if _, err := offline.RebuildFilter(path, 1000, 0.01, nil); !errors.Is(err, ErrMismatch) {
 			t.Errorf("%s file, rebuild of another schema version: %v, want ErrMismatch", file.name, err)
 		}
-		if _, err := Migrate(path); err == nil {
+		if _, err := offline.Migrate(path, nil); err == nil {
 			t.Errorf("%s file, migrate of another schema version: accepted", file.name)
 		}
 		refusals += 2

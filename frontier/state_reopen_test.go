@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -21,7 +22,7 @@ import (
 type snapshot struct {
 	Hosts     map[string]string
 	Ready     []string
-	Leases    map[uint64]leaseRecord
+	Leases    map[uint64]store.LeaseRecord
 	Deadlines int
 	NextLease uint64
 	Counters  counters
@@ -36,7 +37,7 @@ func takeSnapshot(t *testing.T, s *State) snapshot {
 	t.Helper()
 	s.mu.Lock()
 	sn := snapshot{
-		Hosts: map[string]string{}, Leases: map[uint64]leaseRecord{}, NextLease: s.nextLease,
+		Hosts: map[string]string{}, Leases: map[uint64]store.LeaseRecord{}, NextLease: s.nextLease,
 		Counters: s.count, Queued: s.queued, Done: s.doneN, Buckets: map[string]map[string]string{},
 	}
 	for name, h := range s.hosts {
@@ -60,8 +61,8 @@ func takeSnapshot(t *testing.T, s *State) snapshot {
 	sort.Strings(sn.Seeds)
 	s.mu.Unlock()
 	err := s.db.View(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if string(b) == string(bucketMeta) {
+		for _, b := range store.AllBuckets {
+			if string(b) == string(store.BucketMeta) {
 				continue
 			}
 			m := map[string]string{}
@@ -264,8 +265,8 @@ func TestOpenRefusesMismatch(t *testing.T) {
 	// Another schema version: a newer one is refused; an older one names
 	// the command that converts it.
 	rewrite(t, path, func(tx *bolt.Tx) error {
-		r := schemaRecord{Version: SchemaVersion + 1, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
-		return tx.Bucket(bucketMeta).Put(keySchema, r.encode())
+		r := store.SchemaRecord{Version: SchemaVersion + 1, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
+		return tx.Bucket(store.BucketMeta).Put(store.KeySchema, r.Encode())
 	})
 	newer := fmt.Sprintf("schema version %d", SchemaVersion+1)
 	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrMismatch) || errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), newer) {
@@ -273,8 +274,8 @@ func TestOpenRefusesMismatch(t *testing.T) {
 	}
 	for v := uint64(1); v < SchemaVersion; v++ {
 		rewrite(t, path, func(tx *bolt.Tx) error {
-			r := schemaRecord{Version: v, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
-			return tx.Bucket(bucketMeta).Put(keySchema, r.encode())
+			r := store.SchemaRecord{Version: v, Shard: 0, Shards: 1, Sizing: mustPlan(t, cfg), Audit: cfg.Audit.Fraction}
+			return tx.Bucket(store.BucketMeta).Put(store.KeySchema, r.Encode())
 		})
 		if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrNeedsMigration) || !errors.Is(err, ErrMismatch) ||
 			!strings.Contains(err.Error(), "frontier migrate --data-file "+path) || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d (", v)) {
@@ -304,12 +305,12 @@ func TestOpenRefusesCorrupt(t *testing.T) {
 		mess func(tx *bolt.Tx) error
 		want error
 	}{
-		{"host record", func(tx *bolt.Tx) error { return tx.Bucket(bucketHosts).Put([]byte("x.example"), []byte{1, 0xff}) }, ErrCorrupt},
-		{"lease record", func(tx *bolt.Tx) error { return tx.Bucket(bucketLeases).Put(u64key(7), []byte{9}) }, ErrCorrupt},
-		{"lease key", func(tx *bolt.Tx) error { return tx.Bucket(bucketLeases).Put([]byte("k"), []byte{1}) }, ErrCorrupt},
-		{"counters", func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyCounters, []byte{1, 200}) }, ErrCorrupt},
-		{"schema", func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte{1}) }, ErrCorrupt},
-		{"missing bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketTruth) }, ErrCorrupt},
+		{"host record", func(tx *bolt.Tx) error { return tx.Bucket(store.BucketHosts).Put([]byte("x.example"), []byte{1, 0xff}) }, ErrCorrupt},
+		{"lease record", func(tx *bolt.Tx) error { return tx.Bucket(store.BucketLeases).Put(store.U64Key(7), []byte{9}) }, ErrCorrupt},
+		{"lease key", func(tx *bolt.Tx) error { return tx.Bucket(store.BucketLeases).Put([]byte("k"), []byte{1}) }, ErrCorrupt},
+		{"counters", func(tx *bolt.Tx) error { return tx.Bucket(store.BucketMeta).Put(store.KeyCounters, []byte{1, 200}) }, ErrCorrupt},
+		{"schema", func(tx *bolt.Tx) error { return tx.Bucket(store.BucketMeta).Put(store.KeySchema, []byte{1}) }, ErrCorrupt},
+		{"missing bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(store.BucketTruth) }, ErrCorrupt},
 		{"filter", func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte(dedup.BucketMeta)) }, dedup.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // Status is one shard's progress, as State.Status reports it (the service
@@ -143,7 +145,7 @@ func (s *State) Status() Status {
 		st.Rejected["robots_unavailable"] = v
 	}
 	st.Finished = map[string]uint64{}
-	for r := doneReason(1); r <= maxDoneReason; r++ {
+	for r := store.DoneReason(1); r <= store.MaxDoneReason; r++ {
 		if v := s.count[cDoneByReason+int(r)]; v > 0 {
 			st.Finished[strings.ReplaceAll(r.String(), "-", "_")] = v
 		}
@@ -182,7 +184,7 @@ func (s *State) topHostsLocked(n int) []HostStatus {
 	for i, h := range top {
 		out[i] = HostStatus{
 			Host: h.name, Queued: int64(h.rec.Queued), Inflight: int(h.inflight), Done: int64(h.rec.Done),
-			NextFetch: h.rec.NextFetch.Time(), Robots: robotsStatusName(h.rec.RobotsStatus),
+			NextFetch: h.rec.NextFetch.Time(), Robots: store.RobotsStatusName(h.rec.RobotsStatus),
 			Backoff: h.rec.BackoffLevel,
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/cli"
 )
 
@@ -44,7 +45,7 @@ func filterCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "frontier filter rebuild: --data-file and --capacity are required")
 		return cli.ExitUsage
 	}
-	rep, err := frontier.RebuildFilter(*path, *capacity, *fp)
+	rep, err := offline.RebuildFilter(*path, *capacity, *fp, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "frontier filter rebuild: %v\n", err)
 		if errors.Is(err, frontier.ErrInUse) {

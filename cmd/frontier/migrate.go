@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/cli"
 )
 
@@ -15,7 +16,7 @@ func init() {
 	cmds.Register(cli.Command{Name: "migrate", Summary: "convert a stopped shard's state file to the current schema (atomic: a crash leaves the old file usable)", Run: runMigrate})
 }
 
-// migrateHelp says what Migrate converts (frontier/offline_migrate.go);
+// migrateHelp says what Migrate converts (frontier/offline/migrate.go);
 // TestMigrateHelpNamesEverySchema holds it to SchemaVersion.
 var migrateHelp = fmt.Sprintf(`Offline, on a stopped shard: converts schemas 1, 2 and 3 to schema %d; a file already at %d
 is left alone.
@@ -49,7 +50,7 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "frontier migrate: --data-file is required")
 		return cli.ExitUsage
 	}
-	rep, err := frontier.Migrate(*path)
+	rep, err := offline.Migrate(*path, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "frontier migrate: %v\n", err)
 		if errors.Is(err, frontier.ErrInUse) || errors.Is(err, frontier.ErrMismatch) {

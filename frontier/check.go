@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 	"github.com/trawlhq/trawl/internal/config"
 )
@@ -67,7 +68,7 @@ func bucketUsage(tx *bolt.Tx) []BucketUsage {
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
 // Check inspects the state file at path without writing to it: its bbolt
-// structure (checkFile, before anything maps it), bbolt's own consistency
+// structure (store.CheckFile, before anything maps it), bbolt's own consistency
 // check (every page reachable once or free, keys in order), then Open,
 // read-only, with the shard, shard count, filter sizing and audit
 // fraction its schema record names: Open runs Verify's checks itself, so
@@ -78,7 +79,7 @@ func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 // checks find is in Problems.
 func Check(path string, cfg config.Config) (*CheckReport, error) {
 	r := &CheckReport{Path: path}
-	info, err := checkFile(path)
+	info, err := store.CheckFile(path)
 	r.File = info
 	if err != nil {
 		return r, err
@@ -86,9 +87,9 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 	if info.Size == 0 {
 		return r, fmt.Errorf("frontier: %s: no such state file, or an empty one", path)
 	}
-	var schema schemaRecord
+	var schema store.SchemaRecord
 	var chain dedup.ChainConfig
-	err = guard(func() error {
+	err = store.Guard(func() error {
 		db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
 		if err != nil {
 			return fmt.Errorf("frontier: open %s: %w", path, err)
@@ -102,14 +103,14 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 				r.Buckets = bucketUsage(tx)
 			}
 			var meta *bolt.Bucket
-			meta, schema, err = readSchema(tx)
+			meta, schema, err = store.ReadSchema(tx)
 			if err == nil && schema.Version == SchemaVersion {
-				err = schema.validate() // as Open's checkSchema, before the plan is used
+				err = schema.Validate() // as Open's checkSchema, before the plan is used
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			r.CrawlID = string(meta.Get(keyCrawlID))
+			r.CrawlID = string(meta.Get(store.KeyCrawlID))
 			if schema.Sizing.Bits == 0 { // a scalable chain: open it with its own plan
 				if chain, err = dedup.StoredChain(tx); err != nil {
 					return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)

@@ -1,6 +1,11 @@
 package frontier
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
+)
 
 // Reason is why a link was not admitted: a scope or trap rule.
 type Reason uint8
@@ -100,7 +105,7 @@ const (
 	// cRobotsGiveUp counts URLs given up because their host's robots.txt
 	// stayed unavailable (appended after the classes: only append).
 	cRobotsGiveUp = cClassBase + numClasses
-	// cDoneByReason + r counts the URLs finished with doneReason r
+	// cDoneByReason + r counts the URLs finished with store.DoneReason r
 	// (doneReasonSlots slots, most unused: room for new reasons without
 	// moving the counters after them).
 	cDoneByReason = cRobotsGiveUp + 1
@@ -126,3 +131,31 @@ const doneReasonSlots = 16
 // counters are the shard's persistent counts, written in the same
 // transaction as the effects they count.
 type counters [numCounters]uint64
+
+// counters returns every persistent counter by name, plus the gauge
+// "inbox" (tests read them).
+func (s *State) counters() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[string]uint64{}
+	for i, name := range counterNames {
+		m[name] = s.count[i]
+	}
+	for r := Reason(0); r < NumReasons; r++ {
+		m["rejected_"+r.String()] = s.count[reasonCounter(r)]
+	}
+	m["inbox"] = uint64(s.inboxN) // a gauge: URLs waiting for Compact
+	for c := 0; c < numClasses; c++ {
+		m["outcome_"+classNames[c]] = s.count[cClassBase+c]
+	}
+	for r := store.DoneReason(1); r <= store.MaxDoneReason; r++ {
+		m["finished_"+strings.ReplaceAll(r.String(), "-", "_")] = s.count[cDoneByReason+int(r)]
+	}
+	m["hosts_given_up"] = s.count[cHostsGivenUp]
+	return m
+}
+
+var counterNames = [cRejectBase]string{
+	"links_received", "admitted", "duplicates", "filter_new", "robots_denied", "sampled_new",
+	"fp_skips", "rescued", "done", "leases", "robots_leases", "expired", "retries", "failed",
+}

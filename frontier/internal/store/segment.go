@@ -1,4 +1,4 @@
-package frontier
+package store
 
 import (
 	"fmt"
@@ -31,23 +31,23 @@ import (
 // (github.com/klauspost/compress/s2) of at most 1 MiB decoded.
 //
 // Compact appends a host's new URLs to its tail while that one is under
-// segmentBytes, and past it seals the tail into `sealed` and starts a
+// SegmentBytes, and past it seals the tail into `sealed` and starts a
 // new one, so a compaction rewrites one old record per host, its tail,
 // and writes only new sealed segments into `sealed` (bounded work per
 // host and per new URL, whatever the queue's length; queue.go,
-// appendSegments). A run of new URLs big enough to make a segment of its
+// AppendSegments). A run of new URLs big enough to make a segment of its
 // own (sealRunBytes) is sealed whole, the tail with it, and leaves the
 // host no tail to rewrite at the next compaction. Lease takes a host's head from its first segment (or
 // tail), at the host record's HeadSeq, and moves HeadSeq past it; the
 // segment is not rewritten, only deleted with its last URL.
 
-// segmentBytes is the size past which a segment takes no more URLs. Small
+// SegmentBytes is the size past which a segment takes no more URLs. Small
 // enough that a lease's rewrite of the head segment is cheap and several
 // share a 4 KiB bbolt page; large enough that the per-key overhead (host,
 // sequence number, bbolt's element header) is spread over dozens of URLs.
-const segmentBytes = 1536
+const SegmentBytes = 1536
 
-// segmentFill is the bbolt FillPercent of `tails` when Compact writes
+// SegmentFill is the bbolt FillPercent of `tails` when Compact writes
 // it: where a leaf page that outgrew its 4 KiB is split. Compaction grows
 // every touched host's tail in place, so with many hosts (a million, a
 // few new URLs each per compaction) every page grows at every
@@ -58,47 +58,47 @@ const segmentBytes = 1536
 // segments). A compaction that touches most hosts writes every page
 // again, so that was twice the writes it needed. Split at 60%, both halves have room to
 // grow: 72% in use (436 MiB) there (TestSegmentPagesStayFilled). The
-// default of knobs.segmentFill (the scale benchmark's -scale.fill).
-const segmentFill = 0.6
+// default of frontier's knobs.segmentFill (the scale benchmark's -scale.fill).
+const SegmentFill = 0.6
 
-// sealedFill is the bbolt FillPercent of `sealed`. Every put goes after
+// SealedFill is the bbolt FillPercent of `sealed`. Every put goes after
 // the bucket's last key (a new gen), so a page is never grown again once
 // written: filled whole, it takes the fewest pages to write.
-const sealedFill = 1.0
+const SealedFill = 1.0
 
 // segment is a decoded queue segment.
-type segment struct {
-	first   uint64 // seq of entries[0]
-	entries []urlRecord
+type Segment struct {
+	First   uint64 // seq of entries[0]
+	Entries []URLRecord
 }
 
 // end is the seq after the segment's last entry.
-func (g *segment) end() uint64 { return g.first + uint64(len(g.entries)) }
+func (g *Segment) End() uint64 { return g.First + uint64(len(g.Entries)) }
 
 // leased is how many of g's first entries have a seq below head (a host's
 // HeadSeq): leased already, no longer queued.
-func (g *segment) leased(head uint64) int {
-	return int(min(max(head, g.first)-g.first, uint64(len(g.entries))))
+func (g *Segment) Leased(head uint64) int {
+	return int(min(max(head, g.First)-g.First, uint64(len(g.Entries))))
 }
 
-// segmentCompressed is the version of a segment record whose body is one
+// SegmentCompressed is the version of a segment record whose body is one
 // S2 block (see encode).
-const segmentCompressed = 2
+const SegmentCompressed = 2
 
-// maxSegmentBody bounds the decompressed body of a segment record a
-// reader accepts: far above what encode writes (segmentBytes plus one
+// MaxSegmentBody bounds the decompressed body of a segment record a
+// reader accepts: far above what encode writes (SegmentBytes plus one
 // URL), far below what a forged length could make it allocate.
-const maxSegmentBody = 1 << 20
+const MaxSegmentBody = 1 << 20
 
-// encode writes version segmentCompressed: the version, then the body
+// encode writes version SegmentCompressed: the version, then the body
 // (first seq, count, entries) compressed as one S2 block. Front coding
 // leaves each URL's changing tail (a path segment, a number, a suffix
 // like ".html"); S2 turns the repeats among the tails of a segment into
 // back-references: 29 bytes a URL became 11 for the scale benchmark's
 // URLs (TestSegmentCompresses).
-func (g *segment) encode() []byte { return compressBody(g.encodeBody()) }
+func (g *Segment) Encode() []byte { return compressBody(g.EncodeBody()) }
 
-// compressBody is the segment record of body: version segmentCompressed
+// compressBody is the segment record of body: version SegmentCompressed
 // and body as one S2 block.
 func compressBody(body []byte) []byte { return appendCompressed(nil, body) }
 
@@ -107,22 +107,22 @@ func appendCompressed(dst, body []byte) []byte {
 	n := len(dst)
 	dst = slices.Grow(dst, 1+s2.MaxEncodedLen(len(body)))
 	out := dst[n : n+1+s2.MaxEncodedLen(len(body))]
-	out[0] = segmentCompressed
+	out[0] = SegmentCompressed
 	return dst[:n+1+len(s2.Encode(out[1:], body))]
 }
 
 // encodeBody is the uncompressed body: first seq, count, entries (the
 // whole record after the version in version 1).
-func (g *segment) encodeBody() []byte {
+func (g *Segment) EncodeBody() []byte {
 	size := 8
-	for i := range g.entries {
-		size += len(g.entries[i].URL)/3 + 12
+	for i := range g.Entries {
+		size += len(g.Entries[i].URL)/3 + 12
 	}
-	e := make(enc, 0, size).u(g.first).u(uint64(len(g.entries)))
+	e := make(enc, 0, size).u(g.First).u(uint64(len(g.Entries)))
 	prev := ""
 	var prevAt int64
-	for i := range g.entries {
-		r := &g.entries[i]
+	for i := range g.Entries {
+		r := &g.Entries[i]
 		at := timeNanos(r.EnqueuedAt)
 		e = appendEntry(e, r.URL, prev, r.Depth, r.Attempts, at-prevAt, r.Hops)
 		prev, prevAt = r.URL, at
@@ -142,27 +142,27 @@ func appendEntry[S, P ~string | ~[]byte](e enc, url S, prev P, depth, attempts u
 	return e.u(uint64(depth)).u(uint64(attempts)).i(atDelta).u(uint64(hops))
 }
 
-func decodeSegment(b []byte) (segment, error) {
+func DecodeSegment(b []byte) (Segment, error) {
 	body, err := segmentBody(b)
 	if err != nil {
-		return segment{}, err
+		return Segment{}, err
 	}
 	r, err := newSegmentReader(body)
 	if err != nil {
-		return segment{}, err
+		return Segment{}, err
 	}
-	g := segment{first: r.first, entries: make([]urlRecord, r.n)}
+	g := Segment{First: r.first, Entries: make([]URLRecord, r.n)}
 	for r.next() {
-		g.entries[r.i-1] = r.record()
+		g.Entries[r.i-1] = r.record()
 	}
 	return g, r.end()
 }
 
 // segmentBody is the body of the segment record b: decompressed for
-// version segmentCompressed, as stored (a view of b) for version 1.
+// version SegmentCompressed, as stored (a view of b) for version 1.
 func segmentBody(b []byte) ([]byte, error) {
 	d := dec{b: b}
-	if d.versionUpTo("segment", segmentCompressed) == segmentCompressed && d.err == nil {
+	if d.versionUpTo("segment", SegmentCompressed) == SegmentCompressed && d.err == nil {
 		return appendS2Body(nil, d.b)
 	}
 	return d.b, d.err
@@ -172,7 +172,7 @@ func segmentBody(b []byte) ([]byte, error) {
 // decompressed or copied.
 func appendSegmentBody(dst, b []byte) ([]byte, error) {
 	d := dec{b: b}
-	if d.versionUpTo("segment", segmentCompressed) == segmentCompressed && d.err == nil {
+	if d.versionUpTo("segment", SegmentCompressed) == SegmentCompressed && d.err == nil {
 		return appendS2Body(dst, d.b)
 	}
 	return append(dst, d.b...), d.err
@@ -181,7 +181,7 @@ func appendSegmentBody(dst, b []byte) ([]byte, error) {
 // appendS2Body appends the S2 block b, decompressed, to dst.
 func appendS2Body(dst, b []byte) ([]byte, error) {
 	n, err := s2.DecodedLen(b)
-	if err != nil || n > maxSegmentBody {
+	if err != nil || n > MaxSegmentBody {
 		return nil, fmt.Errorf("%w: segment body: S2 block of %d bytes (%v)", ErrCorrupt, n, err)
 	}
 	if cap(dst)-len(dst) < n {
@@ -256,8 +256,8 @@ func (r *segmentReader) next() bool {
 }
 
 // record is the entry next read, its URL copied.
-func (r *segmentReader) record() urlRecord {
-	return urlRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops}
+func (r *segmentReader) record() URLRecord {
+	return URLRecord{URL: string(r.url), Depth: r.depth, Attempts: r.attempts, EnqueuedAt: nanosTime(r.at), Hops: r.hops}
 }
 
 // end reports an error in what was read, or bytes after the last entry.

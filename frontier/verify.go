@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // Verify checks the state's internal consistency against its file:
@@ -84,7 +86,7 @@ func newFilterCheck(f seenFilter) *filterCheck {
 }
 
 // url queues the URL u (of kind what).
-func (c *filterCheck) url(u, what string) error { return c.add(hashKey(u), u, what) }
+func (c *filterCheck) url(u, what string) error { return c.add(store.URLHash(u), u, what) }
 
 // hash queues a key that is a dedup hash (of kind what).
 func (c *filterCheck) hash(h uint64, what string) error { return c.add(h, "", what) }
@@ -137,7 +139,7 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 			return fmt.Errorf("%w: host %s counts %d queued, queue holds %d", ErrCorrupt, name, h.rec.Queued, perHost[name])
 		}
 	}
-	if n := tx.Bucket(bucketLeases).Stats().KeyN; n != len(s.leases) {
+	if n := tx.Bucket(store.BucketLeases).Stats().KeyN; n != len(s.leases) {
 		return fmt.Errorf("%w: %d leases in memory, %d in the file", ErrCorrupt, len(s.leases), n)
 	}
 	if err := s.verifyTruthTx(tx, fc); err != nil {
@@ -152,7 +154,7 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 // verifyTruthTx checks every key of the audit sample is a hash the
 // filter holds: each was admitted, or a false-positive skip.
 func (s *State) verifyTruthTx(tx *bolt.Tx, fc *filterCheck) error {
-	return verifyHashKeys(tx.Bucket(bucketTruth), "truth key", fc, nil)
+	return verifyHashKeys(tx.Bucket(store.BucketTruth), "truth key", fc, nil)
 }
 
 // verifyHashKeys checks that every key of b (keys of kind what) is a hash
@@ -178,9 +180,9 @@ func verifyHashKeys(b *bolt.Bucket, what string, fc *filterCheck, value func(v [
 // record does not list would never be leased.
 func (s *State) verifySealedTx(tx *bolt.Tx) error {
 	gens := map[string][]uint64{}
-	c := tx.Bucket(bucketSealed).Cursor()
+	c := tx.Bucket(store.BucketSealed).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		gen, host, err := sealedKeyParts(k)
+		gen, host, err := store.SealedKeyParts(k)
 		if err != nil {
 			return err
 		}
@@ -189,7 +191,7 @@ func (s *State) verifySealedTx(tx *bolt.Tx) error {
 		}
 	}
 	for name, h := range s.hosts {
-		if listed := h.rec.Sealed.list(); !slices.Equal(gens[name], listed) {
+		if listed := h.rec.Sealed.List(); !slices.Equal(gens[name], listed) {
 			return fmt.Errorf("%w: host %s lists sealed gens %v, `sealed` holds its segments under %v", ErrCorrupt, name, listed, gens[name])
 		}
 		delete(gens, name)
@@ -211,7 +213,7 @@ func (s *State) verifyQueueTx(tx *bolt.Tx, fc *filterCheck) (perHost map[string]
 		}
 		return 0
 	}
-	err = forEachQueuedAll(queueBucketsOf(tx), headSeq, func(host string, r urlRecord) error {
+	err = store.ForEachQueuedAll(store.QueueBucketsOf(tx), headSeq, func(host string, r store.URLRecord) error {
 		perHost[host]++
 		return fc.url(r.URL, "queued URL")
 	})
@@ -223,8 +225,8 @@ func (s *State) verifyQueueTx(tx *bolt.Tx, fc *filterCheck) (perHost map[string]
 func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64, fc *filterCheck) (perHostInbox map[string]int, err error) {
 	perHostInbox = map[string]int{}
 	var inboxN int64
-	err = tx.Bucket(bucketInbox).ForEach(func(k, v []byte) error {
-		r, err := decodeInbox(v)
+	err = tx.Bucket(store.BucketInbox).ForEach(func(k, v []byte) error {
+		r, err := store.DecodeInbox(v)
 		if err != nil {
 			return err
 		}
@@ -232,7 +234,7 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64, fc *filter
 		if h == nil {
 			return fmt.Errorf("%w: inbox record names unknown host %q", ErrCorrupt, r.Host)
 		}
-		if r.first < h.rec.CompactedSeq {
+		if r.First < h.rec.CompactedSeq {
 			return nil // moved, not yet deleted
 		}
 		i := perHostInbox[r.Host]
@@ -240,7 +242,7 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64, fc *filter
 			return fmt.Errorf("%w: inbox record %x of %s not where memory has it", ErrCorrupt, k, r.Host)
 		}
 		perHostInbox[r.Host]++
-		for _, u := range r.entries[r.leased(h.rec.HeadSeq):] {
+		for _, u := range r.Entries[r.Leased(h.rec.HeadSeq):] {
 			if err := fc.url(u.URL, "queued URL"); err != nil {
 				return err
 			}
@@ -260,8 +262,8 @@ func (s *State) verifyInboxTx(tx *bolt.Tx, perHost map[string]uint64, fc *filter
 
 // verifyDoneTx checks every done record is well formed and in the filter.
 func (s *State) verifyDoneTx(tx *bolt.Tx, fc *filterCheck) error {
-	return verifyHashKeys(tx.Bucket(bucketDone), "done key", fc, func(v []byte) error {
-		_, err := decodeDone(v)
+	return verifyHashKeys(tx.Bucket(store.BucketDone), "done key", fc, func(v []byte) error {
+		_, err := store.DecodeDone(v)
 		return err
 	})
 }

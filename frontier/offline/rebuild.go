@@ -1,4 +1,4 @@
-package frontier
+package offline
 
 import (
 	"encoding/binary"
@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // RebuildReport says what RebuildFilter read, built and replaced.
@@ -37,8 +38,8 @@ type RebuildReport struct {
 //
 // All of it is one bbolt transaction: a crash or an error before the
 // commit leaves the old filter as it was. A file another process holds is
-// ErrInUse within a second.
-func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, error) {
+// frontier.ErrInUse within a second.
+func RebuildFilter(path string, capacity uint64, fp float64, opts *Options) (*RebuildReport, error) {
 	start := time.Now()
 	rep := &RebuildReport{Path: path}
 	db, _, err := openStopped(path, "rebuild", false)
@@ -46,8 +47,8 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 		return rep, err
 	}
 	defer db.Close()
-	err = guard(func() error {
-		return db.Update(func(tx *bolt.Tx) error { return rebuildTx(tx, rep, capacity, fp) })
+	err = store.Guard(func() error {
+		return db.Update(func(tx *bolt.Tx) error { return rebuildTx(tx, rep, capacity, fp, opts) })
 	})
 	if err != nil {
 		return rep, fmt.Errorf("frontier: rebuild %s: %w", path, err)
@@ -59,17 +60,13 @@ func RebuildFilter(path string, capacity uint64, fp float64) (*RebuildReport, er
 	return rep, nil
 }
 
-// rebuildFailpoint, when set (tests), is called after the new filter is
-// written into tx and before the commit.
-var rebuildFailpoint func() error
-
-func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) error {
-	meta, schema, err := readSchema(tx)
+func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64, opts *Options) error {
+	meta, schema, err := store.ReadSchema(tx)
 	if err != nil {
 		return err
 	}
-	if schema.Version != SchemaVersion {
-		return fmt.Errorf("%w: schema version %d, this code reads %d", ErrMismatch, schema.Version, SchemaVersion)
+	if schema.Version != store.SchemaVersion {
+		return fmt.Errorf("%w: schema version %d, this code reads %d", store.ErrMismatch, schema.Version, store.SchemaVersion)
 	}
 	if err := rebuildOld(tx, rep, schema); err != nil {
 		return err
@@ -89,18 +86,18 @@ func rebuildTx(tx *bolt.Tx, rep *RebuildReport, capacity uint64, fp float64) err
 		return err
 	}
 	schema.Sizing = f.Sizing()
-	if err := meta.Put(keySchema, schema.encode()); err != nil {
+	if err := meta.Put(store.KeySchema, schema.Encode()); err != nil {
 		return err
 	}
-	if rebuildFailpoint != nil {
-		return rebuildFailpoint()
-	}
-	return nil
+	return opts.failpoint()
 }
 
 // rebuildOld describes the filter being replaced.
-func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema schemaRecord) error {
-	var old seenFilter
+func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema store.SchemaRecord) error {
+	var old interface {
+		Stats() dedup.Stats
+		Close() error
+	}
 	var err error
 	if schema.Sizing.Bits == 0 {
 		rep.Before = "scalable"
@@ -113,7 +110,7 @@ func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema schemaRecord) error {
 		old, err = dedup.Load(tx, schema.Sizing)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: load the old filter: %w", ErrCorrupt, err)
+		return fmt.Errorf("%w: load the old filter: %w", store.ErrCorrupt, err)
 	}
 	fs := old.Stats()
 	rep.OldBytes, rep.OldItems = fs.Bits/8, fs.Items
@@ -123,26 +120,26 @@ func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema schemaRecord) error {
 // heldHashes returns the dedup.Hash of every key the file holds.
 func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 	var hs []uint64
-	add := func(url string) { hs = append(hs, hashKey(url)) }
-	err := tx.Bucket(bucketInbox).ForEach(func(_, v []byte) error {
-		r, err := decodeInbox(v)
-		for _, u := range r.entries {
+	add := func(url string) { hs = append(hs, store.URLHash(url)) }
+	err := tx.Bucket(store.BucketInbox).ForEach(func(_, v []byte) error {
+		r, err := store.DecodeInbox(v)
+		for _, u := range r.Entries {
 			add(u.URL)
 		}
 		return err
 	})
 	if err == nil {
-		err = forEachQueuedAll(queueBucketsOf(tx), nil, func(_ string, r urlRecord) error {
+		err = store.ForEachQueuedAll(store.QueueBucketsOf(tx), nil, func(_ string, r store.URLRecord) error {
 			add(r.URL)
 			return nil
 		})
 	}
 	if err == nil {
-		err = tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+		err = tx.Bucket(store.BucketLeases).ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
-				return fmt.Errorf("%w: lease key of %d bytes", ErrCorrupt, len(k))
+				return fmt.Errorf("%w: lease key of %d bytes", store.ErrCorrupt, len(k))
 			}
-			r, err := decodeLease(0, v)
+			r, err := store.DecodeLease(0, v)
 			if err == nil && !r.Robots {
 				add(r.URL)
 			}
@@ -150,13 +147,13 @@ func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 		})
 	}
 	// done and truth are keyed by the hashes themselves.
-	for _, name := range [][]byte{bucketDone, bucketTruth} {
+	for _, name := range [][]byte{store.BucketDone, store.BucketTruth} {
 		if err != nil {
 			break
 		}
 		err = tx.Bucket(name).ForEach(func(k, _ []byte) error {
 			if len(k) != 8 {
-				return fmt.Errorf("%w: %s key of %d bytes", ErrCorrupt, name, len(k))
+				return fmt.Errorf("%w: %s key of %d bytes", store.ErrCorrupt, name, len(k))
 			}
 			hs = append(hs, binary.BigEndian.Uint64(k))
 			return nil

@@ -1,4 +1,4 @@
-package frontier
+package store
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
-// checkFile checks the bbolt structure of the state file at path before
+// CheckFile checks the bbolt structure of the state file at path before
 // bbolt maps it (package boltcheck). A missing or empty file is fine
-// (Open creates it). Problems are errors wrapping ErrCorrupt that name
+// (frontier.Open creates it). Problems are errors wrapping ErrCorrupt that name
 // the file.
-func checkFile(path string) (boltcheck.Info, error) {
+func CheckFile(path string) (boltcheck.Info, error) {
 	info, err := boltcheck.File(path, nil)
 	switch {
 	case errors.Is(err, boltcheck.ErrCorrupt):
@@ -22,10 +22,10 @@ func checkFile(path string) (boltcheck.Info, error) {
 	return info, nil
 }
 
-// guard runs fn with memory faults turned into panics, and turns a panic
+// Guard runs fn with memory faults turned into panics, and turns a panic
 // (a fault, or one of bbolt's on a garbled file) into an error wrapping
-// ErrCorrupt (boltcheck.Guard). checkFile must have run first so that
+// ErrCorrupt (boltcheck.Guard). CheckFile must have run first so that
 // bbolt's own goroutines find nothing to fault on.
-func guard(fn func() error) error {
+func Guard(fn func() error) error {
 	return boltcheck.Guard(fn, func(r any) error { return fmt.Errorf("%w: %v", ErrCorrupt, r) })
 }

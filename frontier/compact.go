@@ -7,169 +7,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
-// The inbox.
-//
-// Apply does not put a new URL into its host's queue segments: new links
-// spread over many hosts would each rewrite a different host's last
-// segment, a 4 KiB page per new URL. Apply appends instead, per host it
-// admitted URLs of, one record to `inbox`: those URLs as a segment (the
-// run of seqs they got, front-coded and compressed, segment.go), keyed by
-// the bucket's own sequence, so a transaction writes a handful of pages
-// whatever the number of URLs. Compact moves the oldest inbox records into
-// the hosts' segments, host by host, so a host's URLs of the whole
-// interval cost one segment write; Checkpoint runs it. Every URL carries
-// its host sequence number from admission, and Compact moves the oldest
-// records first, so for every host its segments precede (have smaller
-// seqs than) its inbox records, and a host's inbox records hold
-// consecutive seqs in key order (queue.go has the whole order). A lease
-// from the inbox moves the host's HeadSeq, as from a segment, and deletes
-// the record with its last URL. Memory keeps, per host, its inbox keys in
-// order (8 bytes per host and Apply since the last compaction), rebuilt on
-// Open by scanning the inbox.
-
-// compactChunk is how many inbox URLs one Compact transaction moves: the
-// default of knobs.compactChunk.
-const compactChunk = 100_000
-
-// inboxFill is the bbolt FillPercent of `inbox` when Apply writes it.
-const inboxFill = 0.95
-
-// inboxRecordBytes bounds an inbox record's URLs (their bytes plus 10
-// each, before front coding): one Apply may admit any number of URLs of a
-// host (a sitemap), and a reader refuses a segment body over
-// maxSegmentBody. The default of knobs.inboxRecordBytes.
-const inboxRecordBytes = maxSegmentBody / 4
-
-// inboxGroupVersion is the version of an inbox record that holds one
-// host's URLs admitted by one Apply. Versions 1 and 2 (written before it)
-// hold one URL each and are still read.
-const inboxGroupVersion = 3
-
-// inboxRecord is one inbox record: URLs of Host with consecutive seqs.
-type inboxRecord struct {
-	Host string
-	segment
-}
-
-// encode writes version inboxGroupVersion: the version, the host, then
-// the URLs as a segment record (version and body, segment.go).
-func (r *inboxRecord) encode() []byte {
-	seg := r.segment.encode()
-	e := make(enc, 0, len(r.Host)+len(seg)+4).u(inboxGroupVersion).s(r.Host)
-	return append(e, seg...)
-}
-
-// decodeInbox reads an inbox record of any version; a version 1 or 2
-// record (version, host, seq, URL, depth, attempts, enqueued at, and for
-// 2 hops) becomes a record of one URL.
-func decodeInbox(b []byte) (inboxRecord, error) {
-	d := dec{b: b}
-	v := d.versionUpTo("inbox record", inboxGroupVersion)
-	var r inboxRecord
-	r.Host = d.s("inbox host")
-	if d.err != nil {
-		return r, d.err
-	}
-	if v == inboxGroupVersion {
-		g, err := decodeSegment(d.b)
-		if err != nil {
-			return r, fmt.Errorf("inbox URLs of %q: %w", r.Host, err)
-		}
-		r.segment = g
-		return r, nil
-	}
-	r.first = d.u("inbox seq")
-	r.entries = []urlRecord{d.url("inbox url", v)}
-	return r, d.end("inbox record")
-}
-
-// enqueueLocked queues a new URL of h: it joins h's URLs of this Apply,
-// which flushInboxLocked writes as one inbox record before the commit.
-func (s *State) enqueueLocked(h *host, url string, depth, hops uint32, now time.Time) {
-	s.queueLastLocked(h, urlRecord{URL: url, Depth: depth, EnqueuedAt: now, Hops: hops})
-	h.rec.Admitted++
-	// Not h.dirty: an admission alone does not rewrite the host record
-	// (a random page per host per Apply); Open replays the inbox records
-	// the record does not reflect (seq >= its NextSeq) into its counts.
-}
-
-// requeueLastLocked puts the URL of lease l back at the end of its host's
-// queue, behind every URL the host has queued, with its attempts: a
-// throttled URL's retry waits its turn (politeness.go). Unlike
-// requeueLocked it takes a new seq, through the inbox. h is dirty (an
-// outcome), so its record, written in the same transaction, counts it.
-func (s *State) requeueLastLocked(h *host, l *leaseRecord, attempts uint32, now time.Time) {
-	s.queueLastLocked(h, urlRecord{URL: l.URL, Depth: l.Depth, Attempts: attempts, EnqueuedAt: now, Hops: l.Hops})
-	h.dirty = true
-}
-
-// queueLastLocked adds r at the end of h's queue: it joins h's URLs of
-// this Apply, which flushInboxLocked writes as one inbox record before
-// the commit.
-func (s *State) queueLastLocked(h *host, r urlRecord) {
-	if h.pending == 0 {
-		// A slot of an earlier Apply keeps its entries' array.
-		if n := len(s.pending); n < cap(s.pending) {
-			s.pending = s.pending[:n+1]
-			s.pending[n].first = h.rec.NextSeq
-		} else {
-			s.pending = append(s.pending, segment{first: h.rec.NextSeq})
-		}
-		s.pendingHosts = append(s.pendingHosts, h)
-		h.pending = int32(len(s.pending))
-	}
-	g := &s.pending[h.pending-1]
-	g.entries = append(g.entries, r)
-	s.inboxN++
-	h.rec.NextSeq++
-	h.rec.Queued++
-	s.queued++
-}
-
-// keepPending is the most URLs a slot of State.pending keeps room for from
-// one Apply to the next.
-const keepPending = 1024
-
-// flushInboxLocked writes the URLs enqueueLocked queued, one inbox record
-// per host, and adds its key to the host's inbox.
-func (s *State) flushInboxLocked(ib *bolt.Bucket) error {
-	// Keys only ever append: a split page is never written into again,
-	// so fill it (bbolt's default of 50% would leave half of every page
-	// empty).
-	ib.FillPercent = inboxFill
-	for i, h := range s.pendingHosts {
-		run := s.pending[i]
-		for len(run.entries) > 0 {
-			n, size := 0, 0
-			for n < len(run.entries) && (n == 0 || size < s.knobs.inboxRecordBytes) {
-				size += 10 + len(run.entries[n].URL)
-				n++
-			}
-			id, err := ib.NextSequence()
-			if err != nil {
-				return fmt.Errorf("inbox sequence: %w", err)
-			}
-			rec := inboxRecord{Host: h.name, segment: segment{first: run.first, entries: run.entries[:n]}}
-			if err := ib.Put(u64key(id), rec.encode()); err != nil {
-				return fmt.Errorf("enqueue: %w", err)
-			}
-			h.inbox = append(h.inbox, id)
-			run.first, run.entries = run.first+uint64(n), run.entries[n:]
-		}
-		h.pending = 0
-	}
-	for i := range s.pending {
-		s.pending[i].entries = keepScratch(s.pending[i].entries, keepPending)
-	}
-	clear(s.pendingHosts)
-	s.pending, s.pendingHosts = s.pending[:0], s.pendingHosts[:0]
-	return nil
-}
+// Compaction: moving the oldest inbox records into their hosts' queue
+// segments (store.SegmentPlanner plans them, on two goroutines for a big
+// transaction), and dropping the moved records.
 
 // Compact moves every inbox record into its host's queue segments and
 // reports how many it moved. It works host by host, in sorted order, so
@@ -230,25 +76,6 @@ func (s *State) compactWith(yield func() error) (int, error) {
 	s.inboxStaleMax = 0
 	return total, nil
 }
-
-// A compaction's transactions run as a pipeline of two stages: while the
-// lock holder writes one transaction's segments (putSegments, the host
-// records, the commit and its fsync, on one goroutine: bbolt has one
-// writer), the next transaction's hosts are planned (their inbox records
-// read, decoded and re-encoded as segments, in read transactions) on
-// other goroutines. Planning was two thirds of a compaction's time at
-// 100,000 hosts and writing one third; in sequence they added up. On two
-// cores the planning already fills both, so the write's CPU is not hidden;
-// its I/O is, which at 1M hosts (1.1-1.3 s of write and fsync per 2M
-// URLs) made a compaction ~1 s shorter (docs/benchmarks.md, "Frontier storage at scale").
-//
-// A plan reads no host: it reads a planInput, a copy taken with the lock
-// held, so that Apply and Lease may change hosts meanwhile (between
-// transactions, when yield releases the lock). What it planned is still
-// right for a host unless a lease moved its HeadSeq (a lease from the
-// inbox may delete a record too) or another compaction moved its records
-// (CompactedSeq); Apply only appends records past the cutoff. Such hosts
-// are planned again, with the lock held, before their transaction.
 
 // planInput is what planning one host's compaction reads of the host.
 type planInput struct {
@@ -389,8 +216,8 @@ func (s *State) writeChunkLocked(c *chunk) (moved int, err error) {
 		return 0, c.err
 	}
 	err = s.updateLocked(func(tx *bolt.Tx) error {
-		sealed, tails := tx.Bucket(bucketSealed), tx.Bucket(bucketTails)
-		sealed.FillPercent, tails.FillPercent = sealedFill, s.knobs.segmentFill
+		sealed, tails := tx.Bucket(store.BucketSealed), tx.Bucket(store.BucketTails)
+		sealed.FillPercent, tails.FillPercent = store.SealedFill, s.knobs.segmentFill
 		// The gen of the segments this transaction seals: above every
 		// gen in the bucket, so they are appended after all of them.
 		gen, err := sealed.NextSequence()
@@ -399,7 +226,7 @@ func (s *State) writeChunkLocked(c *chunk) (moved int, err error) {
 		}
 		for j, h := range c.hosts {
 			s.heads.drop(h) // its tail may change, its inbox records go
-			if err := putSegments(sealed, tails, gen, &h.rec, c.plans[j].puts); err != nil {
+			if err := store.PutSegments(sealed, tails, gen, &h.rec, c.plans[j].puts); err != nil {
 				return fmt.Errorf("%s: %w", h.name, err)
 			}
 			h.rec.CompactedSeq = c.plans[j].end
@@ -423,7 +250,7 @@ func (s *State) writeChunkLocked(c *chunk) (moved int, err error) {
 // hostPlan is what compacting one host's inbox records writes: its
 // segment records, the URLs they move and its CompactedSeq after.
 type hostPlan struct {
-	puts  []segmentPut
+	puts  []store.SegmentPut
 	moved int
 	end   uint64
 }
@@ -446,24 +273,24 @@ const parallelPlan = 256
 func (s *State) planCompaction(inputs []planInput) ([]hostPlan, error) {
 	plans := make([]hostPlan, len(inputs))
 	plan := func(lo, hi int) error {
-		return guard(func() error {
+		return store.Guard(func() error {
 			return s.db.View(func(tx *bolt.Tx) error {
-				recs := readInboxRecords(tx.Bucket(bucketInbox), inputs[lo:hi])
+				recs := readInboxRecords(tx.Bucket(store.BucketInbox), inputs[lo:hi])
 				// Their buffers serve every host.
-				var ir inboxRun
-				sp := segmentPlanner{tails: tx.Bucket(bucketTails).Cursor(), whole: s.knobs.sealRunBytes}
+				var ir store.InboxRun
+				sp := store.NewSegmentPlanner(tx.Bucket(store.BucketTails).Cursor(), s.knobs.sealRunBytes)
 				for j := lo; j < hi; j++ {
 					in := &inputs[j]
-					run, end, err := ir.read(in, recs[:len(in.ids)])
+					run, end, err := ir.Read(in.name, in.ids, recs[:len(in.ids)])
 					if err != nil {
 						return err
 					}
 					recs = recs[len(in.ids):]
 					// The URLs leased from the inbox (below HeadSeq) stay out.
-					run.first = min(max(run.first, in.head), end)
-					p := hostPlan{end: end, moved: int(end - run.first)}
+					run.First = min(max(run.First, in.head), end)
+					p := hostPlan{end: end, moved: int(end - run.First)}
 					if p.moved > 0 {
-						if p.puts, _, err = sp.plan(in.name, in.head, run); err != nil {
+						if p.puts, _, err = sp.Plan(in.name, in.head, run); err != nil {
 							return fmt.Errorf("inbox of %s: %w", in.name, err)
 						}
 					}
@@ -516,15 +343,15 @@ func readInboxRecords(ib *bolt.Bucket, inputs []planInput) [][]byte {
 	var k, v []byte
 	var key [8]byte
 	for _, r := range refs {
-		if k != nil && beUint64(k) < r.id && r.id-beUint64(k) <= nearKeys {
-			for k != nil && beUint64(k) < r.id {
+		if k != nil && store.BEUint64(k) < r.id && r.id-store.BEUint64(k) <= nearKeys {
+			for k != nil && store.BEUint64(k) < r.id {
 				k, v = c.Next()
 			}
-		} else if k == nil || beUint64(k) != r.id {
+		} else if k == nil || store.BEUint64(k) != r.id {
 			binary.BigEndian.PutUint64(key[:], r.id)
 			k, v = c.Seek(key[:])
 		}
-		if k != nil && beUint64(k) == r.id {
+		if k != nil && store.BEUint64(k) == r.id {
 			vals[r.pos] = v
 		}
 	}
@@ -535,70 +362,6 @@ func readInboxRecords(ib *bolt.Bucket, inputs []planInput) [][]byte {
 // seeking.
 const nearKeys = 32
 
-// inboxRun reads a host's inbox records for planCompaction: their URLs
-// as segment bodies, decompressed into one buffer, not decoded.
-type inboxRun struct {
-	buf    []byte
-	ends   []int // of each body in buf
-	bodies [][]byte
-	r      segmentReader
-}
-
-// read reads in's inbox records, whose values are vals, and returns their
-// URLs (consecutive seqs) and the seq after the last. What it returns is
-// valid until the next read.
-func (ir *inboxRun) read(in *planInput, vals [][]byte) (run bodyRun, end uint64, err error) {
-	ir.buf, ir.ends, ir.bodies = ir.buf[:0], ir.ends[:0], ir.bodies[:0]
-	for i, id := range in.ids {
-		if ir.buf, err = appendInboxBody(ir.buf, vals[i], in.name); err != nil {
-			return run, 0, fmt.Errorf("inbox record %d of %s: %w", id, in.name, err)
-		}
-		ir.ends = append(ir.ends, len(ir.buf))
-	}
-	start := 0
-	for i, e := range ir.ends {
-		body := ir.buf[start:e:e]
-		start = e
-		r := &ir.r
-		if err := r.reset(body); err != nil {
-			return run, 0, fmt.Errorf("inbox record %d of %s: %w", in.ids[i], in.name, err)
-		}
-		if i == 0 {
-			run.first = r.first
-		} else if r.first != end {
-			return run, 0, fmt.Errorf("%w: inbox record %d of %s starts at seq %d, not %d", ErrCorrupt, in.ids[i], in.name, r.first, end)
-		}
-		end = r.first + r.n
-		ir.bodies = append(ir.bodies, body)
-	}
-	run.bodies = ir.bodies
-	return run, end, nil
-}
-
-// appendInboxBody appends to dst the URLs of the inbox record v, which
-// must be of host, as a segment body.
-func appendInboxBody(dst, v []byte, host string) ([]byte, error) {
-	if v == nil {
-		return dst, fmt.Errorf("%w: missing", ErrCorrupt)
-	}
-	d := dec{b: v}
-	ver := d.versionUpTo("inbox record", inboxGroupVersion)
-	if name := d.bytes("inbox host"); d.err == nil && string(name) != host {
-		return dst, fmt.Errorf("%w: names host %q", ErrCorrupt, name)
-	}
-	if d.err != nil {
-		return dst, d.err
-	}
-	if ver == inboxGroupVersion {
-		return appendSegmentBody(dst, d.b)
-	}
-	r, err := decodeInbox(v) // one URL (versions 1 and 2)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, r.encodeBody()...), nil
-}
-
 // dropInboxLocked deletes the inbox records up to cutoff (all moved by
 // moveInboxLocked, or skipped by Open as moved before a crash), in
 // transactions of compactChunk, oldest first; when the inbox holds nothing
@@ -608,14 +371,14 @@ func (s *State) dropInboxLocked(cutoff uint64, yield func() error) error {
 	for {
 		done := false
 		err := s.updateLocked(func(tx *bolt.Tx) error {
-			ib := tx.Bucket(bucketInbox)
+			ib := tx.Bucket(store.BucketInbox)
 			if s.inboxN == 0 {
 				done = true
 				seq := ib.Sequence()
-				if err := tx.DeleteBucket(bucketInbox); err != nil {
+				if err := tx.DeleteBucket(store.BucketInbox); err != nil {
 					return err
 				}
-				nb, err := tx.CreateBucket(bucketInbox)
+				nb, err := tx.CreateBucket(store.BucketInbox)
 				if err != nil {
 					return err
 				}
@@ -623,7 +386,7 @@ func (s *State) dropInboxLocked(cutoff uint64, yield func() error) error {
 			}
 			var keys [][]byte
 			c := ib.Cursor()
-			for k, _ := c.First(); k != nil && beUint64(k) <= cutoff && len(keys) < s.knobs.compactChunk; k, _ = c.Next() {
+			for k, _ := c.First(); k != nil && store.BEUint64(k) <= cutoff && len(keys) < s.knobs.compactChunk; k, _ = c.Next() {
 				keys = append(keys, bytes.Clone(k))
 			}
 			done = len(keys) < s.knobs.compactChunk

@@ -1,4 +1,4 @@
-package frontier
+package store
 
 import (
 	"math/rand/v2"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// sealedGens holds what a []uint64 would, in order, through adds and
+// SealedGens holds what a []uint64 would, in order, through adds and
 // drops from the front, whatever the gaps (from 1 to 2^40, so that a
 // dropped gen's varint is shorter or longer than the next one's), and
 // its bytes are what the host record stores: the first gen, then the
@@ -15,7 +15,7 @@ func TestSealedGens(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
-		var g sealedGens
+		var g SealedGens
 		var want []uint64
 		gen := uint64(rng.IntN(3))
 		for op := range 300 {
@@ -25,19 +25,19 @@ func TestSealedGens(t *testing.T) {
 			} else {
 				gen += 1 + uint64(rng.Int64N(1<<uint(rng.IntN(41))))
 				if rng.IntN(2) == 0 {
-					g.add(gen)
+					g.Add(gen)
 				} else {
-					g.addAfter(g.last(), gen)
+					g.addAfter(g.Last(), gen)
 				}
 				want = append(want, gen)
 			}
-			if got := g.list(); !slices.Equal(got, want) || g.count() != len(want) || (len(want) == 0) != (len(g) == 0) {
-				t.Fatalf("round %d op %d: %v (count %d), want %v", round, op, got, g.count(), want)
+			if got := g.List(); !slices.Equal(got, want) || g.Count() != len(want) || (len(want) == 0) != (len(g) == 0) {
+				t.Fatalf("round %d op %d: %v (count %d), want %v", round, op, got, g.Count(), want)
 			}
-			if len(want) > 0 && (g.first() != want[0] || g.last() != want[len(want)-1]) {
-				t.Fatalf("round %d op %d: first %d last %d, want %d and %d", round, op, g.first(), g.last(), want[0], want[len(want)-1])
+			if len(want) > 0 && (g.First() != want[0] || g.Last() != want[len(want)-1]) {
+				t.Fatalf("round %d op %d: first %d last %d, want %d and %d", round, op, g.First(), g.Last(), want[0], want[len(want)-1])
 			}
-			if canon := sealedGensOf(want...); !slices.Equal(canon, g) {
+			if canon := SealedGensOf(want...); !slices.Equal(canon, g) {
 				t.Fatalf("round %d op %d: bytes %x, want %x", round, op, []byte(g), []byte(canon))
 			}
 		}
@@ -49,9 +49,9 @@ func TestSealedGens(t *testing.T) {
 // a gen from each of 500 compactions holds 500 bytes, not 4,000.
 func TestSealedGensBytesPerGen(t *testing.T) {
 	t.Parallel()
-	var g sealedGens
+	var g SealedGens
 	for i := range 500 {
-		g.add(1000 + 20*uint64(i))
+		g.Add(1000 + 20*uint64(i))
 	}
 	if n := len(g); n > 502 {
 		t.Fatalf("500 gens 20 apart in %d bytes, want 502 at most", n)

@@ -8,8 +8,13 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/robots"
 )
+
+// Leasing: Lease takes the head of each ready host's queue (queue.go),
+// moves it to `leases` and holds the host until its politeness delay has
+// passed (politeness.go); expired leases go back to their host's head.
 
 // maxRobotsSkips bounds how many robots-disallowed URLs one Lease call drops
 // from a single host's queue before moving on, so a huge disallowed queue
@@ -17,12 +22,12 @@ import (
 const maxRobotsSkips = 256
 
 // leaseHeap orders the leases out by deadline.
-type leaseHeap []*leaseRecord
+type leaseHeap []*store.LeaseRecord
 
 func (q leaseHeap) Len() int           { return len(q) }
 func (q leaseHeap) Less(i, j int) bool { return q[i].Deadline.Before(q[j].Deadline) }
 func (q leaseHeap) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *leaseHeap) Push(x any)        { *q = append(*q, x.(*leaseRecord)) }
+func (q *leaseHeap) Push(x any)        { *q = append(*q, x.(*store.LeaseRecord)) }
 func (q *leaseHeap) Pop() any {
 	old := *q
 	l := old[len(old)-1]
@@ -53,16 +58,16 @@ func (s *State) Lease(max int) ([]Lease, error) {
 		return nil, nil
 	}
 	now := s.now()
-	nowStamp := stampOf(now)
+	nowStamp := store.StampOf(now)
 	if s.ready[0].eligibleAt() > nowStamp {
 		return nil, nil
 	}
 	var out []Lease
 	var touched []*host
 	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
-		qb := queueBucketsOf(tx)
-		lb := tx.Bucket(bucketLeases)
-		db := tx.Bucket(bucketDone)
+		qb := store.QueueBucketsOf(tx)
+		lb := tx.Bucket(store.BucketLeases)
+		db := tx.Bucket(store.BucketDone)
 		var again map[*host]bool // hosts put back for another lease in this call
 		for len(out) < max && len(s.ready) > 0 && s.ready[0].eligibleAt() <= nowStamp {
 			h := heap.Pop(&s.ready).(*host)
@@ -101,7 +106,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 
 // leaseHostLocked makes one lease for h, or none when its queue held only
 // URLs robots.txt disallows (up to maxRobotsSkips of them).
-func (s *State) leaseHostLocked(qb queueBuckets, lb, db *bolt.Bucket, h *host, now time.Time) (*leaseRecord, error) {
+func (s *State) leaseHostLocked(qb store.QueueBuckets, lb, db *bolt.Bucket, h *host, now time.Time) (*store.LeaseRecord, error) {
 	deadline := now.Add(s.cfg.Frontier.LeaseTimeout)
 	hd, ok, err := s.peekLocked(qb, h)
 	if err != nil {
@@ -124,9 +129,9 @@ func (s *State) leaseHostLocked(qb queueBuckets, lb, db *bolt.Bucket, h *host, n
 		if strings.HasPrefix(hd.rec.URL, "https:") {
 			scheme = "https"
 		}
-		l := &leaseRecord{ID: s.nextLease, Host: h.name, URL: scheme + "://" + h.name + "/robots.txt", Robots: true, Deadline: deadline}
+		l := &store.LeaseRecord{ID: s.nextLease, Host: h.name, URL: scheme + "://" + h.name + "/robots.txt", Robots: true, Deadline: deadline}
 		s.nextLease++
-		if err := lb.Put(u64key(l.ID), l.encode()); err != nil {
+		if err := lb.Put(store.U64Key(l.ID), l.Encode()); err != nil {
 			return nil, fmt.Errorf("put lease: %w", err)
 		}
 		h.robotsInflight = true
@@ -143,7 +148,7 @@ func (s *State) leaseHostLocked(qb queueBuckets, lb, db *bolt.Bucket, h *host, n
 		}
 		rec := hd.rec
 		if s.cfg.Robots.Obey && h.rules != nil && !h.rules.Test(s.agent, robots.PathOf(rec.URL)).Allowed {
-			if err := s.finishLocked(db, h, rec.URL, 0, doneRobots, now); err != nil {
+			if err := s.finishLocked(db, h, rec.URL, 0, store.DoneRobots, now); err != nil {
 				return nil, err
 			}
 			s.count[cRobotsDenied]++
@@ -152,12 +157,12 @@ func (s *State) leaseHostLocked(qb queueBuckets, lb, db *bolt.Bucket, h *host, n
 			}
 			continue
 		}
-		l := &leaseRecord{
+		l := &store.LeaseRecord{
 			ID: s.nextLease, Host: h.name, Seq: hd.seq, URL: rec.URL, Depth: rec.Depth,
 			Deadline: deadline, Attempts: rec.Attempts, EnqueuedAt: rec.EnqueuedAt, Hops: rec.Hops,
 		}
 		s.nextLease++
-		if err := lb.Put(u64key(l.ID), l.encode()); err != nil {
+		if err := lb.Put(store.U64Key(l.ID), l.Encode()); err != nil {
 			return nil, fmt.Errorf("put lease: %w", err)
 		}
 		s.addLeaseLocked(h, l)
@@ -165,33 +170,17 @@ func (s *State) leaseHostLocked(qb queueBuckets, lb, db *bolt.Bucket, h *host, n
 		// With more than one lease per host allowed, keep min_delay
 		// between the leases themselves.
 		if s.maxInflight > 1 {
-			h.rec.NextFetch = max(h.rec.NextFetch, stampOf(now.Add(s.cfg.Politeness.MinDelay)))
+			h.rec.NextFetch = max(h.rec.NextFetch, store.StampOf(now.Add(s.cfg.Politeness.MinDelay)))
 		}
 		return l, nil
 	}
 	return nil, nil
 }
 
-func (s *State) addLeaseLocked(h *host, l *leaseRecord) {
+func (s *State) addLeaseLocked(h *host, l *store.LeaseRecord) {
 	h.inflight++
 	s.leases[l.ID] = l
 	heap.Push(&s.deadlines, l)
-}
-
-// finishLocked records url as done.
-func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, reason doneReason, now time.Time) error {
-	r := doneRecord{Status: status, Reason: reason, Finished: now}
-	if err := db.Put(u64key(hashKey(url)), r.encode()); err != nil {
-		return fmt.Errorf("put done: %w", err)
-	}
-	h.rec.Done++
-	h.dirty = true
-	s.doneN++
-	s.count[cDone]++
-	if int(reason) < doneReasonSlots {
-		s.count[cDoneByReason+int(reason)]++
-	}
-	return nil
 }
 
 // Fetched takes a crawler's notice that its request for a lease's URL is
@@ -210,11 +199,11 @@ func (s *State) Fetched(n FetchNotice) bool {
 		return false
 	}
 	l := s.leases[n.LeaseID]
-	if l == nil || l.fetched || l.Robots {
+	if l == nil || l.Fetched || l.Robots {
 		return false
 	}
 	h := s.hosts[l.Host]
-	l.fetched = true
+	l.Fetched = true
 	h.inflight--
 	s.politeAfterFetched(h, s.now(), n.ResponseTime)
 	s.fixHostLocked(h)
@@ -222,12 +211,12 @@ func (s *State) Fetched(n FetchNotice) bool {
 }
 
 // dropLeaseLocked forgets lease l in memory and in the file.
-func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *leaseRecord) error {
-	if err := lb.Delete(u64key(l.ID)); err != nil {
+func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *store.LeaseRecord) error {
+	if err := lb.Delete(store.U64Key(l.ID)); err != nil {
 		return fmt.Errorf("delete lease: %w", err)
 	}
 	delete(s.leases, l.ID)
-	if !l.fetched {
+	if !l.Fetched {
 		h.inflight--
 	}
 	if l.Robots {
@@ -262,10 +251,10 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	n := 0
 	var touched []*host
 	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
-		ret := tx.Bucket(bucketReturned)
-		lb := tx.Bucket(bucketLeases)
+		ret := tx.Bucket(store.BucketReturned)
+		lb := tx.Bucket(store.BucketLeases)
 		for len(s.deadlines) > 0 && !s.deadlines[0].Deadline.After(cutoff) {
-			l := heap.Pop(&s.deadlines).(*leaseRecord)
+			l := heap.Pop(&s.deadlines).(*store.LeaseRecord)
 			if s.leases[l.ID] != l {
 				continue // finished earlier
 			}
@@ -291,12 +280,4 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 		s.fixHostLocked(h)
 	}
 	return n, nil
-}
-
-func beUint64(b []byte) uint64 {
-	if len(b) != 8 {
-		return 0
-	}
-	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
-		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
 }

@@ -1,4 +1,4 @@
-package frontier
+package offline
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/store"
 )
 
 // MigrateReport says what Migrate converted.
@@ -28,23 +29,19 @@ type MigrateReport struct {
 // migrateChunk is how many records one transaction of the new file takes.
 var migrateChunk = 200_000
 
-// migrateFailpoint, when set (tests), is called before the new file
-// replaces the old one.
-var migrateFailpoint func() error
-
 // Migrate converts the stopped shard's state file at path to schema
-// SchemaVersion. From schema 1 (one `queue` key per queued URL) it writes
+// frontier.SchemaVersion. From schema 1 (one `queue` key per queued URL) it writes
 // the new layout, per-host queue segments, to path + ".migrate" beside
 // it, syncs it, and renames it over path: a crash or an error at any
 // point before the rename leaves the old file as it was (a leftover
 // .migrate file is removed by the next run). From schemas 2 and 3 it
 // converts the file in place, in one bbolt transaction, which a crash
-// leaves whole or undone (sealInPlace). A file already at SchemaVersion
-// is left alone. A file another process holds is ErrInUse within a
+// leaves whole or undone (sealInPlace). A file already at frontier.SchemaVersion
+// is left alone. A file another process holds is frontier.ErrInUse within a
 // second.
-func Migrate(path string) (*MigrateReport, error) {
+func Migrate(path string, opts *Options) (*MigrateReport, error) {
 	start := time.Now()
-	rep := &MigrateReport{Path: path, To: SchemaVersion}
+	rep := &MigrateReport{Path: path, To: store.SchemaVersion}
 	old, size, err := openStopped(path, "migrate", true)
 	if err != nil {
 		return rep, err
@@ -52,7 +49,7 @@ func Migrate(path string) (*MigrateReport, error) {
 	defer old.Close()
 	rep.BytesBefore = size
 	tmp := path + ".migrate"
-	err = guard(func() error {
+	err = store.Guard(func() error {
 		return old.View(func(tx *bolt.Tx) error { return migrateTx(tx, tmp, rep) })
 	})
 	done := func() (*MigrateReport, error) {
@@ -63,17 +60,17 @@ func Migrate(path string) (*MigrateReport, error) {
 		return rep, nil
 	}
 	switch {
-	case err == nil && rep.From == SchemaVersion:
+	case err == nil && rep.From == store.SchemaVersion:
 		return done()
 	case err == nil && (rep.From == 2 || rep.From == 3):
 		old.Close()
-		if err := sealInPlace(path, rep); err != nil {
+		if err := sealInPlace(path, rep, opts); err != nil {
 			return rep, fmt.Errorf("frontier: migrate %s: %w", path, err)
 		}
 		return done()
 	}
-	if err == nil && migrateFailpoint != nil {
-		err = migrateFailpoint()
+	if err == nil {
+		err = opts.failpoint()
 	}
 	if err == nil {
 		err = replaceFile(tmp, path)
@@ -92,26 +89,26 @@ func Migrate(path string) (*MigrateReport, error) {
 // keys `truth` by hash (hashTruth) and rewrites the schema record. The
 // rest of the file stays as it is: 10.4 s for a 2.3 GB file of 20M URLs
 // over 1M hosts, where a copy of the whole file took 74 s.
-func sealInPlace(path string, rep *MigrateReport) error {
+func sealInPlace(path string, rep *MigrateReport, opts *Options) error {
 	db, _, err := openStopped(path, "migrate", false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	return guard(func() error {
+	return store.Guard(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			meta, schema, err := readSchema(tx)
+			meta, schema, err := store.ReadSchema(tx)
 			if err != nil {
 				return err
 			}
 			switch schema.Version {
 			case 2:
-				if _, err := tx.CreateBucket(bucketTails); err != nil {
-					return fmt.Errorf("%w: bucket tails in a schema 2 file: %w", ErrCorrupt, err)
+				if _, err := tx.CreateBucket(store.BucketTails); err != nil {
+					return fmt.Errorf("%w: bucket tails in a schema 2 file: %w", store.ErrCorrupt, err)
 				}
 			case 3:
 			default:
-				return fmt.Errorf("%w: schema version %d, not 2 or 3", ErrMismatch, schema.Version)
+				return fmt.Errorf("%w: schema version %d, not 2 or 3", store.ErrMismatch, schema.Version)
 			}
 			if rep.Segments, err = sealSegments(tx); err != nil {
 				return err
@@ -119,44 +116,41 @@ func sealInPlace(path string, rep *MigrateReport) error {
 			if err := hashTruth(tx); err != nil {
 				return err
 			}
-			schema.Version = SchemaVersion
-			if err := meta.Put(keySchema, schema.encode()); err != nil {
+			schema.Version = store.SchemaVersion
+			if err := meta.Put(store.KeySchema, schema.Encode()); err != nil {
 				return err
 			}
-			if migrateFailpoint != nil {
-				return migrateFailpoint()
-			}
-			return nil
+			return opts.failpoint()
 		})
 	})
 }
 
 // sealSegments moves every record of schema 2 and 3's `segments` (host +
-// 0x00 + seq) into a new `sealed` under gen 0 (migrateGen), in key order
+// 0x00 + seq) into a new `sealed` under gen 0 (store.MigratedGen), in key order
 // (so each is appended), lists gen 0 in the record of each host that has
 // one, and deletes `segments`. It returns how many it moved.
 func sealSegments(tx *bolt.Tx) (uint64, error) {
-	old := tx.Bucket(bucketSegments)
+	old := tx.Bucket(store.BucketSegments)
 	if old == nil {
-		return 0, fmt.Errorf("%w: no segments bucket", ErrCorrupt)
+		return 0, fmt.Errorf("%w: no segments bucket", store.ErrCorrupt)
 	}
-	sealed, err := tx.CreateBucket(bucketSealed)
+	sealed, err := tx.CreateBucket(store.BucketSealed)
 	if err != nil {
-		return 0, fmt.Errorf("%w: bucket sealed in a file of an older schema: %w", ErrCorrupt, err)
+		return 0, fmt.Errorf("%w: bucket sealed in a file of an older schema: %w", store.ErrCorrupt, err)
 	}
-	sealed.FillPercent = sealedFill
-	hosts := tx.Bucket(bucketHosts)
+	sealed.FillPercent = store.SealedFill
+	hosts := tx.Bucket(store.BucketHosts)
 	var n uint64
 	var last string
 	err = old.ForEach(func(k, v []byte) error {
-		host, err := queueKeyHost(k)
+		host, err := store.QueueKeyHost(k)
 		if err != nil {
 			return err
 		}
 		if v == nil {
-			return fmt.Errorf("%w: nested bucket %q in segments", ErrCorrupt, k)
+			return fmt.Errorf("%w: nested bucket %q in segments", store.ErrCorrupt, k)
 		}
-		if err := sealed.Put(withGen(migrateGen, k), v); err != nil {
+		if err := sealed.Put(store.WithGen(store.MigratedGen, k), v); err != nil {
 			return err
 		}
 		n++
@@ -169,67 +163,63 @@ func sealSegments(tx *bolt.Tx) (uint64, error) {
 	if err != nil {
 		return n, fmt.Errorf("seal segments: %w", err)
 	}
-	return n, tx.DeleteBucket(bucketSegments)
+	return n, tx.DeleteBucket(store.BucketSegments)
 }
 
 // hashTruth rewrites `truth`, keyed by canonical URL until schema 4, keyed
 // by the URL's dedup hash (audit.go), in key order.
 func hashTruth(tx *bolt.Tx) error {
-	old := tx.Bucket(bucketTruth)
+	old := tx.Bucket(store.BucketTruth)
 	if old == nil {
-		return fmt.Errorf("%w: no truth bucket", ErrCorrupt)
+		return fmt.Errorf("%w: no truth bucket", store.ErrCorrupt)
 	}
 	var hs []uint64
 	err := old.ForEach(func(k, v []byte) error {
 		if v == nil {
-			return fmt.Errorf("%w: nested bucket %q in truth", ErrCorrupt, k)
+			return fmt.Errorf("%w: nested bucket %q in truth", store.ErrCorrupt, k)
 		}
-		hs = append(hs, hashKey(string(k)))
+		hs = append(hs, store.URLHash(string(k)))
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("hash truth: %w", err)
 	}
-	if err := tx.DeleteBucket(bucketTruth); err != nil {
+	if err := tx.DeleteBucket(store.BucketTruth); err != nil {
 		return err
 	}
-	truth, err := tx.CreateBucket(bucketTruth)
+	truth, err := tx.CreateBucket(store.BucketTruth)
 	if err != nil {
 		return err
 	}
 	truth.FillPercent = 1 // in key order: each page filled once
 	slices.Sort(hs)
 	for _, h := range slices.Compact(hs) {
-		if err := truth.Put(u64key(h), nil); err != nil {
+		if err := truth.Put(store.U64Key(h), nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// migrateGen is the gen Migrate puts the sealed segments it converts
-// under: below every gen a compaction draws (NextSequence, from 1).
-const migrateGen = 0
-
-// listSealed lists migrateGen in host's record in hosts.
+// listSealed lists store.MigratedGen in host's record in hosts.
 func listSealed(hosts *bolt.Bucket, host string) error {
 	v := hosts.Get([]byte(host))
 	if v == nil {
-		return fmt.Errorf("%w: segments of %s, which has no host record", ErrCorrupt, host)
+		return fmt.Errorf("%w: segments of %s, which has no host record", store.ErrCorrupt, host)
 	}
-	r, err := decodeHost(v)
+	r, err := store.DecodeHost(v)
 	if err != nil {
 		return fmt.Errorf("host record of %s: %w", host, err)
 	}
-	r.Sealed = sealedGensOf(migrateGen)
-	return hosts.Put([]byte(host), r.encode())
+	r.Sealed = store.SealedGensOf(store.MigratedGen)
+	return hosts.Put([]byte(host), r.Encode())
 }
 
-// migrateTx writes the SchemaVersion form of the schema 1 file tx reads
+// migrateTx writes the frontier.SchemaVersion form of the schema 1 file tx reads
 // to tmp (after removing a leftover tmp); for another version it sets
 // rep.From and writes nothing.
 func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
-	_, schema, err := readSchema(src)
+	_, schema, err := store.ReadSchema(src)
 	if err != nil {
 		return err
 	}
@@ -238,11 +228,11 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 		return err
 	}
 	switch schema.Version {
-	case SchemaVersion, 2, 3:
+	case store.SchemaVersion, 2, 3:
 		return nil
 	case 1:
 	default:
-		return fmt.Errorf("%w: schema version %d; migrate converts 1, 2 and 3 to %d", ErrMismatch, schema.Version, SchemaVersion)
+		return fmt.Errorf("%w: schema version %d; migrate converts 1, 2 and 3 to %d", store.ErrMismatch, schema.Version, store.SchemaVersion)
 	}
 	bo := *dedup.BoltOptions()
 	bo.NoSync = true // one Sync at the end
@@ -263,22 +253,22 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 	if err != nil {
 		return err
 	}
-	schema.Version = SchemaVersion
+	schema.Version = store.SchemaVersion
 	err = dst.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
+		for _, name := range store.AllBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
 		}
 		for _, host := range sealedHosts {
-			if err := listSealed(tx.Bucket(bucketHosts), host); err != nil {
+			if err := listSealed(tx.Bucket(store.BucketHosts), host); err != nil {
 				return err
 			}
 		}
 		if err := hashTruth(tx); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(keySchema, schema.encode())
+		return tx.Bucket(store.BucketMeta).Put(store.KeySchema, schema.Encode())
 	})
 	if err != nil {
 		return err
@@ -306,7 +296,7 @@ func copyBucket(dst *bolt.DB, name []byte, src *bolt.Bucket) error {
 			b := tx.Bucket(name)
 			for n := 0; k != nil && n < migrateChunk; n++ {
 				if v == nil {
-					return fmt.Errorf("%w: nested bucket %q in %q", ErrCorrupt, k, name)
+					return fmt.Errorf("%w: nested bucket %q in %q", store.ErrCorrupt, k, name)
 				}
 				if err := b.Put(k, v); err != nil {
 					return err
@@ -324,56 +314,56 @@ func copyBucket(dst *bolt.DB, name []byte, src *bolt.Bucket) error {
 
 // migrateQueue writes schema 1's `queue` (host + 0x00 + seq -> URL
 // record, in host and seq order) as segments, sealed ones under
-// migrateGen, and returns the hosts that have sealed ones (whose records
-// must list migrateGen).
+// store.MigratedGen, and returns the hosts that have sealed ones (whose records
+// must list store.MigratedGen).
 func migrateQueue(dst *bolt.DB, queue *bolt.Bucket, rep *MigrateReport) (sealedHosts []string, err error) {
 	c := queue.Cursor()
 	k, v := c.First()
 	for err == nil && k != nil {
 		err = dst.Update(func(tx *bolt.Tx) error {
-			sealed, err := tx.CreateBucketIfNotExists(bucketSealed)
+			sealed, err := tx.CreateBucketIfNotExists(store.BucketSealed)
 			if err != nil {
 				return err
 			}
-			tails, err := tx.CreateBucketIfNotExists(bucketTails)
+			tails, err := tx.CreateBucketIfNotExists(store.BucketTails)
 			if err != nil {
 				return err
 			}
-			sealed.FillPercent, tails.FillPercent = sealedFill, segmentFill
-			var run inboxRecord
+			sealed.FillPercent, tails.FillPercent = store.SealedFill, store.SegmentFill
+			var run store.InboxRecord
 			flush := func() error {
-				var h hostRecord
-				added, err := appendSegments(sealed, tails, migrateGen, &h, run.Host, run.segment)
+				var h store.HostRecord
+				added, err := store.AppendSegments(sealed, tails, store.MigratedGen, &h, run.Host, run.Segment)
 				rep.Segments += uint64(added)
-				run.entries = run.entries[:0]
+				run.Entries = run.Entries[:0]
 				if len(h.Sealed) > 0 && (len(sealedHosts) == 0 || sealedHosts[len(sealedHosts)-1] != run.Host) {
 					sealedHosts = append(sealedHosts, run.Host)
 				}
 				return err
 			}
 			for n := 0; k != nil && n < migrateChunk; n++ {
-				host, err := queueKeyHost(k)
+				host, err := store.QueueKeyHost(k)
 				if err != nil {
 					return err
 				}
-				r, err := decodeURL(v)
+				r, err := store.DecodeURL(v)
 				if err != nil {
 					return fmt.Errorf("queue record of %s: %w", host, err)
 				}
-				seq := beUint64(k[len(host)+1:])
-				if len(run.entries) > 0 && (run.Host != host || run.end() != seq) {
+				seq := store.BEUint64(k[len(host)+1:])
+				if len(run.Entries) > 0 && (run.Host != host || run.End() != seq) {
 					if err := flush(); err != nil {
 						return err
 					}
 				}
-				if len(run.entries) == 0 {
-					run.Host, run.first = host, seq
+				if len(run.Entries) == 0 {
+					run.Host, run.First = host, seq
 				}
-				run.entries = append(run.entries, r)
+				run.Entries = append(run.Entries, r)
 				rep.QueuedURLs++
 				k, v = c.Next()
 			}
-			if len(run.entries) > 0 {
+			if len(run.Entries) > 0 {
 				return flush()
 			}
 			return nil
