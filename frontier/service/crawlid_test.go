@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
 )
 
@@ -52,15 +53,7 @@ func TestServiceRefusesMissingState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := bustest.Start(t)
-			cfg := svcConfig(t, e)
-			h := startService(t, e, cfg)
-			h.links("", 0, "http://a.test/1", "http://a.test/2")
-			h.settle()
-			path := h.st.Path()
-			if err := h.stop(); err != nil {
-				t.Fatal(err)
-			}
+			cfg, h, path := stoppedWithTwoLinks(t)
 			tt.lose(t, h, path)
 
 			st := openState(t, cfg)
@@ -104,15 +97,7 @@ func TestServiceLeavesAnotherCrawlsFileUnchanged(t *testing.T) {
 	t.Parallel()
 	for _, killed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "closed", true: "killed"}[killed], func(t *testing.T) {
-			e := bustest.Start(t)
-			cfg := svcConfig(t, e)
-			h := startService(t, e, cfg)
-			h.links("", 0, "http://a.test/1", "http://a.test/2")
-			h.settle()
-			path := h.st.Path()
-			if err := h.stop(); err != nil {
-				t.Fatal(err)
-			}
+			cfg, h, path := stoppedWithTwoLinks(t)
 
 			// Another crawl's file, with a link of its own.
 			other := cfg
@@ -187,4 +172,20 @@ func TestServiceKeepsItsCrawlID(t *testing.T) {
 	if got := cons.CachedInfo().Config.Metadata[MetadataCrawlID]; got != id {
 		t.Errorf("consumer metadata crawl ID %q, want %q", got, id)
 	}
+}
+
+// stoppedWithTwoLinks runs a service that admits two links of a.test and
+// stops it, leaving its state file at path.
+func stoppedWithTwoLinks(t *testing.T) (config.Config, *svcHarness, string) {
+	t.Helper()
+	e := bustest.Start(t)
+	cfg := svcConfig(t, e)
+	h := startService(t, e, cfg)
+	h.links("", 0, "http://a.test/1", "http://a.test/2")
+	h.settle()
+	path := h.st.Path()
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, h, path
 }
