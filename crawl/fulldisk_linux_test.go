@@ -46,17 +46,9 @@ func fillThenResume(t *testing.T, web *synthweb.Web, cfg config.Config, mnt, ful
 	opts := Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	type result struct {
-		sum *Summary
-		err error
-	}
-	res := make(chan result, 1)
-	go func() {
-		sum, err := Run(ctx, opts)
-		res <- result{sum, err}
-	}()
+	res := runOptsAsync(ctx, opts)
 	filler := filepath.Join(mnt, "filler")
-	var r result
+	var r runResult
 	select {
 	case r = <-res:
 		t.Fatalf("the crawl ended before the disk was filled: reason %q, err %v", r.sum.StopReason, r.err)
@@ -215,20 +207,10 @@ func TestInterruptWithAStalledBusKeepsTheGrace(t *testing.T) {
 	var emb *bus.Embedded
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	type result struct {
-		sum *Summary
-		err error
-	}
-	res := make(chan result, 1)
-	go func() {
-		sum, err := Run(ctx, Options{Config: cfg, onBus: func(e *bus.Embedded) { emb = e }, Frontier: service.Options{AckWait: 5 * time.Second}})
-		res <- result{sum, err}
-	}()
-	deadline := time.Now().Add(time.Minute)
-	for len(web.Requests()) < 40 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if len(web.Requests()) < 40 {
+	res := runOptsAsync(ctx, Options{Config: cfg, onBus: func(e *bus.Embedded) { emb = e }, Frontier: service.Options{AckWait: 5 * time.Second}})
+	select {
+	case <-waitRequests(web, 40):
+	case <-time.After(time.Minute):
 		t.Fatalf("the crawl made %d requests in a minute", len(web.Requests()))
 	}
 	if err := emb.StallJetStream(); err != nil {
@@ -236,7 +218,7 @@ func TestInterruptWithAStalledBusKeepsTheGrace(t *testing.T) {
 	}
 	cancel()
 	start := time.Now()
-	var r result
+	var r runResult
 	select {
 	case r = <-res:
 	case <-time.After(2 * time.Minute):

@@ -177,9 +177,14 @@ type runResult struct {
 // runAsync runs the crawl of cfg in a goroutine; its result arrives on the
 // channel.
 func runAsync(ctx context.Context, cfg config.Config) <-chan runResult {
+	return runOptsAsync(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
+}
+
+// runOptsAsync is runAsync with all of Run's options.
+func runOptsAsync(ctx context.Context, opts Options) <-chan runResult {
 	done := make(chan runResult, 1)
 	go func() {
-		sum, err := Run(ctx, Options{Config: cfg, Frontier: service.Options{AckWait: 5 * time.Second}})
+		sum, err := Run(ctx, opts)
 		done <- runResult{sum, err}
 	}()
 	return done
