@@ -19,6 +19,12 @@ type Link struct {
 	// URL: the redirecting lease's Hops + 1. 0 for every other kind;
 	// Prepare caps it (scope.max_redirects).
 	Hops uint32
+	// LastMod and ChangeFreq are a sitemap's <lastmod> and <changefreq>
+	// for URL (zero when absent, and for every other source). A LastMod
+	// after the URL's last visit makes a done URL due now (continuous
+	// mode); ChangeFreq may seed a new URL's revisit interval.
+	LastMod    time.Time
+	ChangeFreq time.Duration
 }
 
 // LinkBatch is the links of one page, or seeds.
@@ -48,6 +54,20 @@ type Outcome struct {
 	// The page's links the crawler dropped before routing, counted as
 	// received and rejected (url_too_long, links_per_page, invalid_url).
 	LinksTooLong, LinksOverCap, LinksInvalid uint32
+
+	// What a page visit observed, kept in the URL's revisit schedule
+	// (continuous mode; see package revisit). ETag and LastModified are
+	// the response's validators (a 304 repeats or omits them: the stored
+	// ones stay). Digest is the first 8 bytes, big-endian, of the SHA-1
+	// payload digest of a 2xx body (0 when none was read). ArchivedAt is
+	// the WARC-Date of the full response record the crawler wrote for
+	// this visit; zero when it wrote none (a 304, a payload identical to
+	// the lease's Digest, or no archive).
+	ContentType  string
+	ETag         string
+	LastModified time.Time
+	Digest       uint64
+	ArchivedAt   time.Time
 }
 
 // Lease is the right to fetch one URL until Deadline, as Lease grants it.
@@ -59,6 +79,19 @@ type Lease struct {
 	Deadline time.Time
 	// Hops is how many redirects in a row led to URL (see Link.Hops).
 	Hops uint32
+
+	// Revisit marks a lease of a URL fetched before (continuous mode).
+	// ETag and LastModified are the validators to send (If-None-Match,
+	// If-Modified-Since; empty/zero: none stored). Digest is the stored
+	// payload's digest prefix (see Outcome.Digest) and ArchivedAt the
+	// WARC-Date of the response record holding that payload: a 304, or a
+	// 200 with the same digest, is archived as a revisit record that
+	// refers to it.
+	Revisit      bool
+	ETag         string
+	LastModified time.Time
+	Digest       uint64
+	ArchivedAt   time.Time
 }
 
 // FetchNotice is a crawler's word that its request for a lease's URL is

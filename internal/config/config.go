@@ -20,6 +20,7 @@ type Config struct {
 	Audit      Audit      `yaml:"audit"`
 	Crawler    Crawler    `yaml:"crawler"`
 	Crawl      Crawl      `yaml:"crawl"`
+	Revisit    Revisit    `yaml:"revisit"`
 
 	origins map[string]string // key path -> where its value came from
 }
@@ -200,11 +201,46 @@ const (
 
 // Crawl configures the one-command crawl (crawler SEED_URL...).
 type Crawl struct {
+	// Mode is "once" (every reachable URL fetched once, then the crawl
+	// ends) or "continuous" (a finished URL is scheduled again; the
+	// crawl runs until stopped). See Revisit.
+	Mode        string        `yaml:"mode"`
 	Seeds       []string      `yaml:"seeds"`
 	MaxPages    int64         `yaml:"max_pages"`    // 0 = unlimited
 	MaxDuration time.Duration `yaml:"max_duration"` // 0 = unlimited
 	SummaryJSON string        `yaml:"summary_json"`
 	Progress    time.Duration `yaml:"progress"` // progress line / log interval
+}
+
+// Revisit configures the revisit schedule of a continuous crawl
+// (crawl.mode: continuous; see package revisit).
+type Revisit struct {
+	Initial time.Duration `yaml:"initial"` // a URL's first interval after its first visit
+	Min     time.Duration `yaml:"min"`     // the interval never goes below
+	Max     time.Duration `yaml:"max"`     // nor above
+	// Sitemaps is the interval of sitemaps and feeds, revisited on their
+	// own schedule so that new URLs are found early.
+	Sitemaps time.Duration `yaml:"sitemaps"`
+	// Share is the share of a host's fetch slots that go to due revisits
+	// while it also has new URLs queued (0..1): neither can starve the
+	// other.
+	Share float64 `yaml:"share"`
+	// Policy is how the interval adapts: "adaptive" (default) or
+	// "uniform" (every URL at Initial, for comparison).
+	Policy string `yaml:"policy"`
+	// Overrides set Initial/Min/Max for URLs matching Pattern (a regular
+	// expression on the URL) or whose content type starts with
+	// ContentType; the first match wins.
+	Overrides []RevisitOverride `yaml:"overrides"`
+}
+
+// RevisitOverride is one revisit.overrides entry.
+type RevisitOverride struct {
+	Pattern     string        `yaml:"pattern"`
+	ContentType string        `yaml:"content_type"`
+	Initial     time.Duration `yaml:"initial"`
+	Min         time.Duration `yaml:"min"`
+	Max         time.Duration `yaml:"max"`
 }
 
 // DefaultUserAgent names trawl and where to read about it; the robots
@@ -270,7 +306,11 @@ func Default() Config {
 			Sitemaps:       true,
 			LinkCache:      1 << 20,
 		},
-		Crawl: Crawl{Progress: time.Second},
+		Crawl: Crawl{Mode: "once", Progress: time.Second},
+		Revisit: Revisit{
+			Initial: 24 * time.Hour, Min: time.Hour, Max: 30 * 24 * time.Hour,
+			Sitemaps: time.Hour, Share: 0.5, Policy: "adaptive", Overrides: []RevisitOverride{},
+		},
 	}
 }
 

@@ -18,6 +18,10 @@ type Link struct {
 	// URL: the redirecting lease's Hops + 1. 0 for every other kind. The
 	// frontier caps it (scope.max_redirects).
 	Hops uint32
+	// LastMod and ChangeFreq are a sitemap's <lastmod> and <changefreq>
+	// for URL (zero when absent). Same fields as frontier.Link.
+	LastMod    time.Time
+	ChangeFreq time.Duration
 }
 
 // MaxKind is the largest link kind the decoder accepts.
@@ -207,6 +211,14 @@ type Outcome struct {
 	// received and rejected (url_too_long, links_per_page, invalid_url).
 	// Version 4.
 	LinksTooLong, LinksOverCap, LinksInvalid uint32
+	// What the visit observed for the URL's revisit schedule (see
+	// frontier.Outcome): the response's ETag and Last-Modified, the
+	// first 8 bytes of the SHA-1 payload digest of a 2xx body, and the
+	// WARC-Date of the full response record written (zero: none).
+	ETag         string
+	LastModified time.Time
+	Digest       uint64
+	ArchivedAt   time.Time
 }
 
 // needsV4 reports whether m has a field only version 4 holds.
@@ -502,6 +514,15 @@ type Lease struct {
 	// Hops is how many redirects in a row led to URL (see Link.Hops); a
 	// redirect the crawler finds here is published with Hops + 1.
 	Hops uint32
+	// Revisit marks a lease of a URL fetched before, with what the
+	// frontier stored of its last visit: the validators to send, the
+	// stored payload's digest prefix and the WARC-Date of the record
+	// holding it (see frontier.Lease).
+	Revisit      bool
+	ETag         string
+	LastModified time.Time
+	Digest       uint64
+	ArchivedAt   time.Time
 }
 
 // LeaseReply carries the leases one frontier shard granted.
