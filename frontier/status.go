@@ -42,6 +42,7 @@ type Status struct {
 	Audit      AuditStatus      `json:"audit"`
 	Checkpoint CheckpointStatus `json:"checkpoint"`
 	TopHosts   []HostStatus     `json:"top_hosts,omitempty"` // busiest hosts by queued URLs
+	Revisit    *RevisitStatus   `json:"revisit,omitempty"`   // continuous mode only
 }
 
 // CheckpointStatus describes the last filter checkpoint.
@@ -189,4 +190,23 @@ func (s *State) topHostsLocked(n int) []HostStatus {
 		}
 	}
 	return out
+}
+
+// RevisitStatus describes a continuous crawl's revisit schedule.
+type RevisitStatus struct {
+	Scheduled int64 `json:"scheduled"` // done URLs with a next visit
+	Due       int64 `json:"due"`       // of those, due now or earlier
+	Overdue   int64 `json:"overdue"`   // due for longer than revisit.min
+	// Revisits leased, and how the reported ones ended: 304, a new
+	// digest (changed), the same digest (unchanged).
+	Revisits    uint64 `json:"revisits"`
+	NotModified uint64 `json:"not_modified"`
+	Changed     uint64 `json:"changed"`
+	Unchanged   uint64 `json:"unchanged"`
+	// Intervals counts scheduled URLs by interval: bucket i holds
+	// intervals in [2^i, 2^(i+1)) seconds (the last holds the rest).
+	Intervals [24]int64 `json:"intervals"`
+	// Freshness is the estimated share of scheduled URLs whose stored
+	// copy is current, from each URL's estimated change rate.
+	Freshness float64 `json:"freshness"`
 }
