@@ -1,0 +1,537 @@
+package frontier
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/revisit"
+	"github.com/trawlhq/trawl/robots"
+)
+
+// The revisit schedule of a continuous crawl (crawl.mode: continuous).
+//
+// A page lease that ends fetched (2xx, or 304 on a revisit) schedules its
+// URL again: the entry (URL, next due, interval, visits and changes,
+// validators, digest, archived-at) goes to the host's schedule inbox
+// (`sched_inbox`) in the outcome's transaction. Compaction moves the
+// inbox into per-host schedule segments (`sched`) keyed by due block: the
+// due time divided by the block (schedBlock: revisit.min / 4, the
+// smallest min of revisit.overrides included, at least one second). A
+// host record keeps the earliest block start of its entries (NextDue), so
+// the ready heap finds hosts with due URLs without a scan of the done
+// set. When a host's NextDue has come, promote moves its due segments
+// (whole) and due inbox entries into `due`, from which revisit leases are
+// drawn: a URL may be visited up to one block early.
+//
+// Other outcomes: a 4xx is scheduled at revisit.max without validators
+// (a page that may come back); a 3xx is not scheduled (its target is
+// linked as a new URL); a new URL that fails (no response, 5xx, 429/503
+// through its retries, robots) is not scheduled; a revisit that fails
+// (no response, 5xx, 429/503) keeps its entry and is due again after its
+// interval, without retries; a revisit robots.txt disallows leaves the
+// schedule. A revisit lease takes its URL out of the done count until
+// its outcome (so queued + leased + done stays the admitted count), and
+// expiry or release puts the entry back into `due` under its seq.
+//
+// Done records of files from schema 4 and before hold no URL text: those
+// URLs get no schedule and are not revisited.
+
+// schedBuckets are the schedule's buckets in one transaction.
+type schedBuckets struct {
+	inbox, segs, due, hints *bolt.Bucket
+}
+
+func schedBucketsOf(tx *bolt.Tx) schedBuckets {
+	return schedBuckets{
+		inbox: tx.Bucket(store.BucketSchedInbox), segs: tx.Bucket(store.BucketSched),
+		due: tx.Bucket(store.BucketDue), hints: tx.Bucket(store.BucketHints),
+	}
+}
+
+// scheduler is the State's revisit configuration; nil in once mode.
+type scheduler struct {
+	policy *revisit.Policy
+	block  int64 // seconds
+	share  float32
+	max    time.Duration
+}
+
+// newScheduler returns cfg's scheduler, nil in once mode.
+func newScheduler(mode string, cfg config.Revisit) (*scheduler, error) {
+	if mode != "continuous" {
+		return nil, nil
+	}
+	p, err := revisit.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	lo := cfg.Min
+	for _, o := range cfg.Overrides {
+		if o.Min > 0 && (lo <= 0 || o.Min < lo) {
+			lo = o.Min
+		}
+	}
+	return &scheduler{policy: p, block: max(1, int64(lo/4/time.Second)), share: float32(cfg.Share), max: cfg.Max}, nil
+}
+
+// blockOf is the due block of Unix second due, and blockStart its start.
+func (sc *scheduler) blockOf(due int64) uint64  { return uint64(max(due, 0) / sc.block) }
+func (sc *scheduler) blockStart(b uint64) int64 { return int64(b) * sc.block }
+
+// stampOfUnix is Unix second v as a stamp.
+func stampOfUnix(v int64) store.Stamp { return store.Stamp(v * 1e9) }
+
+// intervalSecs is d in whole seconds, at least 1.
+func intervalSecs(d time.Duration) uint32 {
+	s := (d + time.Second - 1) / time.Second
+	return uint32(min(max(int64(s), 1), math.MaxUint32))
+}
+
+// histIndex is the Status.Revisit.Intervals bucket of an interval.
+func histIndex(secs uint32) int { return min(bits.Len32(max(secs, 1))-1, 23) }
+
+// addScheduledLocked counts an entry of interval secs into the schedule
+// (n = 1) or out of it (n = -1).
+func (s *State) addScheduledLocked(secs uint32, n int) {
+	i := cSchedHist + histIndex(secs)
+	if n > 0 {
+		s.count[i]++
+	} else if s.count[i] > 0 {
+		s.count[i]--
+	}
+}
+
+// redoneLocked counts a revisit's URL as done again (its lease took it
+// out; its done record stayed in the file).
+func (s *State) redoneLocked(h *host, n int) {
+	h.rec.Done = uint64(int64(h.rec.Done) + int64(n))
+	s.doneN += int64(n)
+	s.count[cDone] = uint64(int64(s.count[cDone]) + int64(n))
+	s.count[cDoneByReason+int(store.DoneFetched)] = uint64(int64(s.count[cDoneByReason+int(store.DoneFetched)]) + int64(n))
+	h.dirty = true
+}
+
+// putScheduleLocked adds e to h's schedule inbox.
+func (s *State) putScheduleLocked(sb schedBuckets, h *host, e *store.SchedEntry) error {
+	key := store.QueueKey(h.name, h.rec.SchedSeq)
+	if err := sb.inbox.Put(key, e.Encode()); err != nil {
+		return fmt.Errorf("put schedule: %w", err)
+	}
+	h.rec.SchedSeq++
+	h.rec.Scheduled++
+	if start := stampOfUnix(s.sched.blockStart(s.sched.blockOf(e.Due))); h.rec.NextDue == 0 || start < h.rec.NextDue {
+		h.rec.NextDue = start
+	}
+	h.dirty = true
+	s.addScheduledLocked(e.Interval, 1)
+	return nil
+}
+
+// promoteLocked moves h's entries whose due block has come into `due`:
+// whole segments of `sched`, and entries of the schedule inbox, and sets
+// h's NextDue to the earliest block left.
+func (s *State) promoteLocked(sb schedBuckets, h *host, now time.Time) error {
+	if h.rec.NextDue == 0 || h.rec.NextDue > store.StampOf(now) {
+		return nil
+	}
+	nowU := now.Unix()
+	prefix := store.QueuePrefix(h.name)
+	var next int64
+	var drop [][]byte
+	c := sb.segs.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		block, err := store.SchedKeyBlock(h.name, k)
+		if err != nil {
+			return err
+		}
+		if start := s.sched.blockStart(block); start > nowU {
+			next = start
+			break
+		}
+		entries, err := store.DecodeSchedSegment(v)
+		if err != nil {
+			return fmt.Errorf("schedule segment of %s: %w", h.name, err)
+		}
+		for i := range entries {
+			if err := sb.due.Put(store.QueueKey(h.name, h.rec.SchedSeq), entries[i].Encode()); err != nil {
+				return fmt.Errorf("put due: %w", err)
+			}
+			h.rec.SchedSeq++
+		}
+		s.movedDueLocked(h, len(entries))
+		drop = append(drop, bytes.Clone(k))
+	}
+	for _, k := range drop {
+		if err := sb.segs.Delete(k); err != nil {
+			return fmt.Errorf("delete schedule segment: %w", err)
+		}
+	}
+	drop = drop[:0]
+	c = sb.inbox.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		e, err := store.DecodeSchedEntry(v)
+		if err != nil {
+			return fmt.Errorf("schedule inbox of %s: %w", h.name, err)
+		}
+		if start := s.sched.blockStart(s.sched.blockOf(e.Due)); start > nowU {
+			if next == 0 || start < next {
+				next = start
+			}
+			continue
+		}
+		// The inbox key (host + seq) is unique in `due` too.
+		if err := sb.due.Put(bytes.Clone(k), bytes.Clone(v)); err != nil {
+			return fmt.Errorf("put due: %w", err)
+		}
+		drop = append(drop, bytes.Clone(k))
+	}
+	for _, k := range drop {
+		if err := sb.inbox.Delete(k); err != nil {
+			return fmt.Errorf("delete schedule inbox: %w", err)
+		}
+	}
+	s.movedDueLocked(h, len(drop))
+	h.rec.NextDue = 0
+	if next != 0 {
+		h.rec.NextDue = stampOfUnix(next)
+	}
+	h.dirty = true
+	return nil
+}
+
+// movedDueLocked counts n of h's scheduled entries as moved into `due`.
+func (s *State) movedDueLocked(h *host, n int) {
+	h.rec.Scheduled -= uint32(min(n, int(h.rec.Scheduled)))
+	h.rec.DueN += uint32(n)
+	s.dueN += int64(n)
+}
+
+// pickRevisit decides whether h's next lease is a revisit: always when
+// it has due entries and nothing queued, never when it has none, and
+// revisit.share of its leases when it has both (a credit per host:
+// each lease adds share, a revisit spends 1).
+func (s *State) pickRevisit(h *host) bool {
+	if s.sched == nil || h.rec.DueN == 0 {
+		return false
+	}
+	if h.rec.Queued == 0 {
+		return true
+	}
+	h.credit += s.sched.share
+	if h.credit >= 1 {
+		h.credit--
+		return true
+	}
+	return false
+}
+
+// firstDue returns h's first entry in `due` and its key; ok false when it
+// has none.
+func firstDue(sb schedBuckets, h *host) (e store.SchedEntry, key []byte, ok bool, err error) {
+	prefix := store.QueuePrefix(h.name)
+	k, v := sb.due.Cursor().Seek(prefix)
+	if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+		return e, nil, false, nil
+	}
+	e, err = store.DecodeSchedEntry(v)
+	if err != nil {
+		return e, nil, false, fmt.Errorf("due entry of %s: %w", h.name, err)
+	}
+	return e, bytes.Clone(k), true, nil
+}
+
+// leaseRevisitLocked leases h's first due entry, dropping those robots.txt
+// disallows (up to maxRobotsSkips).
+func (s *State) leaseRevisitLocked(sb schedBuckets, lb, db *bolt.Bucket, h *host, e store.SchedEntry, key []byte, now, deadline time.Time) (*store.LeaseRecord, error) {
+	for skips := 0; ; skips++ {
+		if skips >= maxRobotsSkips {
+			return nil, nil
+		}
+		if err := sb.due.Delete(key); err != nil {
+			return nil, fmt.Errorf("delete due: %w", err)
+		}
+		h.rec.DueN--
+		s.dueN--
+		h.dirty = true
+		if !s.robotsAllow(h, e.URL) {
+			// Out of the schedule, done as robots.
+			s.addScheduledLocked(e.Interval, -1)
+			r := store.DoneRecord{Reason: store.DoneRobots, Finished: now}
+			if err := db.Put(store.U64Key(store.URLHash(e.URL)), r.Encode()); err != nil {
+				return nil, fmt.Errorf("put done: %w", err)
+			}
+			s.count[cDoneByReason+int(store.DoneFetched)]--
+			s.count[cDoneByReason+int(store.DoneRobots)]++
+			s.count[cRobotsDenied]++
+			var ok bool
+			var err error
+			if e, key, ok, err = firstDue(sb, h); err != nil || !ok {
+				return nil, err
+			}
+			continue
+		}
+		l := &store.LeaseRecord{
+			ID: s.nextLease, Host: h.name, Seq: store.BEUint64(key[len(key)-8:]), URL: e.URL, Depth: e.Depth,
+			Deadline: deadline, EnqueuedAt: store.UnixTime(e.Due), Revisit: true, Sched: e,
+		}
+		s.nextLease++
+		if err := lb.Put(store.U64Key(l.ID), l.Encode()); err != nil {
+			return nil, fmt.Errorf("put lease: %w", err)
+		}
+		s.addLeaseLocked(h, l)
+		s.redoneLocked(h, -1)
+		s.count[cLeases]++
+		s.count[cRevisits]++
+		if s.maxInflight > 1 {
+			h.rec.NextFetch = max(h.rec.NextFetch, store.StampOf(now.Add(s.cfg.Politeness.MinDelay)))
+		}
+		return l, nil
+	}
+}
+
+// requeueRevisitLocked puts a revisit lease's entry back into `due` under
+// its seq (expiry, release).
+func (s *State) requeueRevisitLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord) error {
+	if err := tx.Bucket(store.BucketDue).Put(store.QueueKey(h.name, l.Seq), l.Sched.Encode()); err != nil {
+		return fmt.Errorf("requeue revisit: %w", err)
+	}
+	h.rec.DueN++
+	s.dueN++
+	s.redoneLocked(h, 1)
+	return nil
+}
+
+// revisitFailedLocked keeps a failed revisit's entry, due again after its
+// interval.
+func (s *State) revisitFailedLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, now time.Time) error {
+	s.redoneLocked(h, 1)
+	e := l.Sched
+	e.Due = now.Unix() + int64(e.Interval)
+	s.addScheduledLocked(l.Sched.Interval, -1)
+	return s.putScheduleLocked(schedBucketsOf(tx), h, &e)
+}
+
+// isFeed reports whether a response's content type is a sitemap's or a
+// feed's, which are revisited every revisit.sitemaps.
+func isFeed(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return strings.Contains(ct, "xml") || strings.Contains(ct, "rss") || strings.Contains(ct, "atom")
+}
+
+// scheduleLocked schedules the URL of page lease l after outcome o
+// (finished as fetched, status st): a 2xx or 304 by the policy, a 4xx at
+// revisit.max, a 3xx not at all. A revisit's old entry leaves the
+// schedule first.
+func (s *State) scheduleLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Outcome, now time.Time) error {
+	sb := schedBucketsOf(tx)
+	prev := l.Sched
+	if l.Revisit {
+		s.addScheduledLocked(prev.Interval, -1)
+	} else {
+		prev = store.SchedEntry{URL: l.URL, Depth: l.Depth}
+	}
+	hint, err := s.takeHintLocked(sb, h, l)
+	if err != nil {
+		return err
+	}
+	st := o.Status
+	p := s.sched.policy
+	e := prev
+	switch {
+	case st >= 300 && st < 400 && st != 304:
+		return nil
+	case st >= 400:
+		e.Interval = intervalSecs(s.sched.max)
+		e.ETag, e.LastMod, e.Digest, e.ArchivedAt = "", 0, 0, 0
+	default:
+		var ent revisit.Entry
+		if l.Revisit {
+			v := revisit.Visit{Elapsed: now.Sub(store.UnixTime(prev.LastVisit()))}
+			switch {
+			case st == 304:
+				v.NotModified = true
+				s.count[cNotModified]++
+			case o.Digest != 0 && prev.Digest != 0:
+				v.Changed = o.Digest != prev.Digest
+			case prev.ETag != "" || prev.LastMod != 0:
+				v.Changed = true
+			}
+			switch {
+			case v.Changed:
+				s.count[cChanged]++
+			case !v.NotModified:
+				s.count[cUnchanged]++
+			}
+			ent = p.Next(revisit.Entry{Interval: time.Duration(prev.Interval) * time.Second, Visits: prev.Visits, Changes: prev.Changes}, v, l.URL, o.ContentType)
+		} else {
+			ent = p.First(l.URL, o.ContentType, hint)
+		}
+		if isFeed(o.ContentType) {
+			ent.Interval = p.Sitemaps()
+		}
+		e.Interval, e.Visits, e.Changes = intervalSecs(ent.Interval), ent.Visits, ent.Changes
+		if st == 304 {
+			if o.ETag != "" {
+				e.ETag = o.ETag
+			}
+			if !o.LastModified.IsZero() {
+				e.LastMod = o.LastModified.Unix()
+			}
+		} else {
+			e.ETag, e.LastMod, e.Digest = o.ETag, store.UnixOf(o.LastModified), o.Digest
+		}
+		if len(e.ETag) > store.MaxETag {
+			e.ETag = ""
+		}
+		if !o.ArchivedAt.IsZero() {
+			e.ArchivedAt = store.StampOf(o.ArchivedAt)
+		}
+	}
+	e.Due = now.Unix() + int64(e.Interval)
+	return s.putScheduleLocked(sb, h, &e)
+}
+
+// takeHintLocked returns and deletes the sitemap changefreq stored for a
+// new URL (0: none).
+func (s *State) takeHintLocked(sb schedBuckets, h *host, l *store.LeaseRecord) (time.Duration, error) {
+	if l.Revisit {
+		return 0, nil
+	}
+	key := store.QueueKey(h.name, store.URLHash(l.URL))
+	v := sb.hints.Get(key)
+	if v == nil {
+		return 0, nil
+	}
+	secs, n := binary.Uvarint(v)
+	if err := sb.hints.Delete(key); err != nil {
+		return 0, fmt.Errorf("delete hint: %w", err)
+	}
+	if n <= 0 {
+		return 0, nil
+	}
+	return time.Duration(min(secs, math.MaxInt64/uint64(time.Second))) * time.Second, nil
+}
+
+// compactScheduleLocked moves the schedule inbox into schedule segments,
+// host by host (the keys are grouped by host), grouped by due block, in
+// transactions of about compactChunk entries, calling yield between.
+func (s *State) compactScheduleLocked(yield func() error) (int, error) {
+	if s.sched == nil {
+		return 0, nil
+	}
+	empty := true
+	if err := s.viewLocked(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(store.BucketSchedInbox); b != nil {
+			k, _ := b.Cursor().First()
+			empty = k == nil
+		}
+		return nil
+	}); err != nil || empty {
+		return 0, err
+	}
+	total := 0
+	for {
+		n := 0
+		err := s.updateLocked(func(tx *bolt.Tx) error {
+			sb := schedBucketsOf(tx)
+			type item struct {
+				key []byte
+				e   store.SchedEntry
+			}
+			var items []item
+			c := sb.inbox.Cursor()
+			for k, v := c.First(); k != nil && len(items) < s.knobs.compactChunk; k, v = c.Next() {
+				e, err := store.DecodeSchedEntry(v)
+				if err != nil {
+					return fmt.Errorf("schedule inbox %q: %w", k, err)
+				}
+				items = append(items, item{bytes.Clone(k), e})
+			}
+			n = len(items)
+			var touched []*host
+			for i := 0; i < len(items); {
+				k := items[i].key
+				if len(k) < 9 {
+					return fmt.Errorf("%w: schedule inbox key %q", ErrCorrupt, k)
+				}
+				name := string(k[:len(k)-9])
+				j := i
+				for j < len(items) && len(items[j].key) == len(k) && string(items[j].key[:len(k)-9]) == name {
+					j++
+				}
+				h := s.hosts[name]
+				if h == nil {
+					return fmt.Errorf("%w: schedule of unknown host %q", ErrCorrupt, name)
+				}
+				group := make([]store.SchedEntry, 0, j-i)
+				for _, it := range items[i:j] {
+					group = append(group, it.e)
+				}
+				if err := s.writeScheduleSegmentsLocked(sb, h, group); err != nil {
+					return err
+				}
+				touched = append(touched, h)
+				i = j
+			}
+			for _, it := range items {
+				if err := sb.inbox.Delete(it.key); err != nil {
+					return err
+				}
+			}
+			return s.putMetaLocked(tx, touched)
+		})
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("compact schedule: %w", err)
+		}
+		if n < s.knobs.compactChunk {
+			return total, nil
+		}
+		if err := yield(); err != nil {
+			return total, err
+		}
+	}
+}
+
+// writeScheduleSegmentsLocked writes entries of h as segments, one or more
+// per due block, URLs sorted (front coding shares more).
+func (s *State) writeScheduleSegmentsLocked(sb schedBuckets, h *host, entries []store.SchedEntry) error {
+	slices.SortFunc(entries, func(a, b store.SchedEntry) int {
+		if ba, bb := s.sched.blockOf(a.Due), s.sched.blockOf(b.Due); ba != bb {
+			return cmp.Compare(ba, bb)
+		}
+		return strings.Compare(a.URL, b.URL)
+	})
+	for i := 0; i < len(entries); {
+		block := s.sched.blockOf(entries[i].Due)
+		j, size := i, 0
+		for j < len(entries) && s.sched.blockOf(entries[j].Due) == block && (j == i || size < store.SchedSegmentBytes) {
+			size += len(entries[j].URL)/3 + len(entries[j].ETag) + 24
+			j++
+		}
+		key := store.SchedBlockKey(h.name, block, h.rec.SchedSeq)
+		h.rec.SchedSeq++
+		if err := sb.segs.Put(key, store.EncodeSchedSegment(entries[i:j])); err != nil {
+			return fmt.Errorf("put schedule segment: %w", err)
+		}
+		i = j
+	}
+	h.dirty = true
+	return nil
+}
+
+// robotsAllow reports whether robots.txt lets url of h be fetched.
+func (s *State) robotsAllow(h *host, url string) bool {
+	return !s.cfg.Robots.Obey || h.rules == nil || h.rules.Test(s.agent, robots.PathOf(url)).Allowed
+}
