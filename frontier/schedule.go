@@ -535,3 +535,192 @@ func (s *State) writeScheduleSegmentsLocked(sb schedBuckets, h *host, entries []
 func (s *State) robotsAllow(h *host, url string) bool {
 	return !s.cfg.Robots.Obey || h.rules == nil || h.rules.Test(s.agent, robots.PathOf(url)).Allowed
 }
+
+// putHintLocked stores a new URL's sitemap changefreq until its first
+// visit (takeHintLocked), so that it seeds the URL's first interval.
+func (s *State) putHintLocked(tx *bolt.Tx, h *host, pl *PreparedLink) error {
+	b := tx.Bucket(store.BucketHints)
+	if b == nil {
+		return nil // a read-only look cannot get here; be safe
+	}
+	key := store.QueueKey(h.name, pl.Hash)
+	if err := b.Put(key, binary.AppendUvarint(nil, uint64(pl.ChangeFreq))); err != nil {
+		return fmt.Errorf("put hint: %w", err)
+	}
+	return nil
+}
+
+// sitemapDueLocked makes due now the scheduled URLs of links (duplicates
+// carrying a sitemap lastmod) whose lastmod is after their last visit:
+// their entries move from the schedule inbox or a schedule segment
+// (rewritten without them) into `due`. One scan of each named host's
+// schedule, not of the done set; a URL already due or leased is left as
+// it is. It returns the hosts it changed.
+func (s *State) sitemapDueLocked(tx *bolt.Tx, links []*PreparedLink) ([]*host, error) {
+	sb := schedBucketsOf(tx)
+	byHost := map[*host]map[string]int64{}
+	for _, pl := range links {
+		h := s.findHostLocked(pl.Host)
+		if h == nil || h.rec.Scheduled == 0 {
+			continue
+		}
+		m := byHost[h]
+		if m == nil {
+			m = map[string]int64{}
+			byHost[h] = m
+		}
+		m[pl.Key] = max(m[pl.Key], pl.LastMod)
+	}
+	var touched []*host
+	for h, want := range byHost {
+		n, err := s.dueNowLocked(sb, h, want)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			touched = append(touched, h)
+		}
+	}
+	return touched, nil
+}
+
+// dueNowLocked moves h's scheduled entries named in want whose last visit
+// is before their lastmod into `due`, and returns how many it moved.
+func (s *State) dueNowLocked(sb schedBuckets, h *host, want map[string]int64) (int, error) {
+	prefix := store.QueuePrefix(h.name)
+	stale := func(e *store.SchedEntry) bool {
+		lm, ok := want[e.URL]
+		return ok && lm > e.LastVisit()
+	}
+	moved := 0
+	type put struct{ key, val []byte }
+	var puts []put
+	var dels [][]byte
+	c := sb.inbox.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		e, err := store.DecodeSchedEntry(v)
+		if err != nil {
+			return 0, fmt.Errorf("schedule inbox of %s: %w", h.name, err)
+		}
+		if stale(&e) {
+			puts = append(puts, put{bytes.Clone(k), bytes.Clone(v)})
+			dels = append(dels, bytes.Clone(k))
+		}
+	}
+	for _, p := range puts {
+		if err := sb.due.Put(p.key, p.val); err != nil {
+			return 0, err
+		}
+	}
+	for _, k := range dels {
+		if err := sb.inbox.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	moved += len(puts)
+	puts, dels = puts[:0], dels[:0]
+	c = sb.segs.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		entries, err := store.DecodeSchedSegment(v)
+		if err != nil {
+			return 0, fmt.Errorf("schedule segment of %s: %w", h.name, err)
+		}
+		keep := entries[:0]
+		for i := range entries {
+			if stale(&entries[i]) {
+				puts = append(puts, put{store.QueueKey(h.name, h.rec.SchedSeq), entries[i].Encode()})
+				h.rec.SchedSeq++
+			} else {
+				keep = append(keep, entries[i])
+			}
+		}
+		if len(keep) == len(entries) {
+			continue
+		}
+		if len(keep) == 0 {
+			dels = append(dels, bytes.Clone(k))
+		} else {
+			puts = append(puts, put{bytes.Clone(k), nil})
+			puts[len(puts)-1].val = store.EncodeSchedSegment(keep)
+		}
+	}
+	for _, p := range puts {
+		b := sb.due
+		if len(p.key) != len(prefix)+8 { // a segment rewritten
+			b = sb.segs
+		} else {
+			moved++
+		}
+		if err := b.Put(p.key, p.val); err != nil {
+			return 0, err
+		}
+	}
+	for _, k := range dels {
+		if err := sb.segs.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	if moved > 0 {
+		s.movedDueLocked(h, moved)
+		h.dirty = true
+	}
+	return moved, nil
+}
+
+// explainScheduleTx fills in e's schedule: from its revisit lease, or a
+// scan of its host's due list, schedule inbox and segments.
+func (s *State) explainScheduleTx(tx *bolt.Tx, e *Explanation, h *host) error {
+	key := e.Canonical
+	show := func(where string, se *store.SchedEntry) {
+		x := &ScheduleExplanation{
+			Where: where, LastVisit: store.UnixTime(se.LastVisit()), NextDue: store.UnixTime(se.Due),
+			Interval: time.Duration(se.Interval) * time.Second, Visits: se.Visits, Changes: se.Changes,
+			ETag: se.ETag, LastModified: store.UnixTime(se.LastMod), ArchivedAt: se.ArchivedAt.Time(),
+		}
+		if se.Digest != 0 {
+			x.Digest = fmt.Sprintf("%016x", se.Digest)
+		}
+		e.Schedule = x
+	}
+	for _, l := range s.leases {
+		if l.Revisit && l.URL == key {
+			show("leased", &l.Sched)
+			return nil
+		}
+	}
+	sb := schedBucketsOf(tx)
+	if sb.due == nil {
+		return nil
+	}
+	prefix := store.QueuePrefix(h.name)
+	for _, b := range []struct {
+		where string
+		b     *bolt.Bucket
+	}{{"due", sb.due}, {"scheduled", sb.inbox}} {
+		c := b.b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			se, err := store.DecodeSchedEntry(v)
+			if err != nil {
+				return err
+			}
+			if se.URL == key {
+				show(b.where, &se)
+				return nil
+			}
+		}
+	}
+	c := sb.segs.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		entries, err := store.DecodeSchedSegment(v)
+		if err != nil {
+			return err
+		}
+		for i := range entries {
+			if entries[i].URL == key {
+				show("scheduled", &entries[i])
+				return nil
+			}
+		}
+	}
+	return nil
+}

@@ -1,9 +1,16 @@
 package frontier
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/trawlhq/trawl/frontier/internal/store"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -11,13 +18,20 @@ import (
 // bounds: intervals of 1 h (initial), 10 min .. 100 h; due blocks of
 // 150 s.
 func continuousConfig(c *config.Config) {
-	noRobots(c)
+	onceConfig(c)
 	c.Crawl.Mode = "continuous"
 	c.Revisit.Initial = time.Hour
 	c.Revisit.Min = 10 * time.Minute
 	c.Revisit.Max = 100 * time.Hour
 	c.Revisit.Sitemaps = 15 * time.Minute
+}
+
+// onceConfig is noRobots with 16 leases per host at once and no delay
+// between them.
+func onceConfig(c *config.Config) {
+	noRobots(c)
 	c.Politeness.MinDelay = 0
+	c.Frontier.MaxInflightPerHost = 16
 }
 
 // fetched is a 200 outcome of l with validators and a digest.
@@ -116,6 +130,406 @@ func TestRevisitAfterInterval(t *testing.T) {
 		t.Fatalf("revisit counters %+v", st.Revisit)
 	}
 	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fetchAll leases and fetches (200) everything leasable now, and returns
+// the URLs fetched.
+func (h *harness) fetchAll(digest uint64) []string {
+	h.t.Helper()
+	var urls []string
+	for {
+		ls := h.leaseAll()
+		if len(ls) == 0 {
+			slices.Sort(urls)
+			return urls
+		}
+		for _, l := range ls {
+			h.apply(nil, fetched(l, `"e"`, digest))
+			urls = append(urls, l.URL)
+		}
+	}
+}
+
+// scheduledHarness is a continuous crawl that fetched urls (200, ETag
+// "e", digest).
+func scheduledHarness(t *testing.T, digest uint64, urls ...string) *harness {
+	t.Helper()
+	h := newHarness(t, continuousConfig)
+	h.seed(urls...)
+	if got := h.fetchAll(digest); len(got) != len(urls) {
+		t.Fatalf("fetched %v, want %v", got, urls)
+	}
+	return h
+}
+
+// leasedURLs is the sorted URLs of ls, wanting every one a revisit.
+func leasedURLs(t *testing.T, ls []Lease) []string {
+	t.Helper()
+	var urls []string
+	for _, l := range ls {
+		if !l.Revisit {
+			t.Fatalf("lease %+v is not a revisit", l)
+		}
+		urls = append(urls, l.URL)
+	}
+	slices.Sort(urls)
+	return urls
+}
+
+// TestRevisitReopenAndCrash: the schedule (in the inbox and in compacted
+// segments) survives Close and reopen; a revisit lease a crash forgot is
+// leased again, one that was committed is not leased twice, and its
+// expiry brings it back once; nothing is lost.
+func TestRevisitReopenAndCrash(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, continuousConfig)
+	var all []string
+	for _, host := range []string{"a.example", "b.example"} {
+		for i := range 3 {
+			all = append(all, fmt.Sprintf("http://%s/p%d", host, i))
+		}
+	}
+	slices.Sort(all)
+	h.seed(all[:3]...)
+	h.fetchAll(1)
+	if _, err := h.s.Compact(); err != nil { // a.example's entries into segments
+		t.Fatal(err)
+	}
+	h.seed(all[3:]...)
+	h.fetchAll(1) // b.example's stay in the schedule inbox
+	h.reopen()
+	if st := h.s.Status(); st.Revisit.Scheduled != 6 || st.Done != 6 {
+		t.Fatalf("after reopen: done %d, revisit %+v", st.Done, st.Revisit)
+	}
+	// Not before their interval, from the segments or the inbox.
+	h.clock.Advance(55 * time.Minute)
+	if ls := h.leaseAll(); len(ls) != 0 {
+		t.Fatalf("leased %+v 55 min into a 1 h interval", ls)
+	}
+	h.clock.Advance(5 * time.Minute)
+	if got := leasedURLs(t, h.leaseAll()); !slices.Equal(got, all) {
+		t.Fatalf("revisits %v, want %v", got, all)
+	}
+	// A crash before the leases were committed forgets them: leased again.
+	h.crash()
+	if got := leasedURLs(t, h.leaseAll()); !slices.Equal(got, all) {
+		t.Fatalf("revisits after a crash %v, want %v", got, all)
+	}
+	// Committed, they survive the crash and are not leased twice.
+	if err := h.s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h.crash()
+	if ls := h.leaseAll(); len(ls) != 0 {
+		t.Fatalf("leased %+v twice in one due period", ls)
+	}
+	if st := h.s.Status(); st.Leased != 6 || st.Done != 0 || st.Revisit.Scheduled != 6 {
+		t.Fatalf("after the crash: leased %d done %d revisit %+v", st.Leased, st.Done, st.Revisit)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	// Expired, they come back once, with their validators.
+	h.clock.Advance(h.cfg.Frontier.LeaseTimeout + time.Second)
+	if n, err := h.s.expireLeases(); err != nil || n != 6 {
+		t.Fatalf("expired %d, %v; want 6", n, err)
+	}
+	ls := h.leaseAll()
+	if got := leasedURLs(t, ls); !slices.Equal(got, all) {
+		t.Fatalf("revisits after expiry %v, want %v", got, all)
+	}
+	for _, l := range ls {
+		if l.ETag != `"e"` || l.Digest != 1 {
+			t.Fatalf("revisit after expiry lost its validators: %+v", l)
+		}
+		h.apply(nil, outcome(l, 304))
+	}
+	h.reopen()
+	if st := h.s.Status(); st.Done != 6 || st.Leased != 0 || st.Revisit.Scheduled != 6 || st.Revisit.NotModified != 6 {
+		t.Fatalf("at the end: done %d leased %d revisit %+v", st.Done, st.Leased, st.Revisit)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRevisitRelease: a released revisit goes back to the due list.
+func TestRevisitRelease(t *testing.T) {
+	t.Parallel()
+	h := scheduledHarness(t, 7, "http://a.example/x")
+	h.clock.Advance(time.Hour)
+	r := h.revisitOf("http://a.example/x")
+	h.apply(nil, &Outcome{LeaseID: r.ID, URL: r.URL, Released: true})
+	r2 := h.revisitOf("http://a.example/x")
+	if r2.Digest != 7 || r2.ID == r.ID {
+		t.Fatalf("released revisit came back as %+v", r2)
+	}
+}
+
+// TestRevisitOutcomes: a 404 is revisited at revisit.max without
+// validators, a redirect not at all, and a failed revisit (500) is due
+// again after its interval, without a retry in between.
+func TestRevisitOutcomes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, continuousConfig)
+	h.seed("http://a.example/gone", "http://b.example/moved", "http://c.example/flaky")
+	for _, l := range h.leaseAll() {
+		switch l.URL {
+		case "http://a.example/gone":
+			h.apply(nil, outcome(l, 404))
+		case "http://b.example/moved":
+			h.apply(nil, outcome(l, 301))
+		default:
+			h.apply(nil, fetched(l, `"f"`, 3))
+		}
+	}
+	st := h.s.Status()
+	if st.Revisit.Scheduled != 2 || st.Revisit.Intervals[histIndex(100*3600)] != 1 || st.Revisit.Intervals[histIndex(3600)] != 1 {
+		t.Fatalf("schedule %+v, want the 404 at 100 h and the page at 1 h", st.Revisit)
+	}
+	h.clock.Advance(time.Hour)
+	r := h.revisitOf("http://c.example/flaky")
+	h.apply(nil, outcome(r, 500))
+	if ls := h.leaseAll(); len(ls) != 0 {
+		t.Fatalf("a failed revisit was retried at once: %+v", ls)
+	}
+	h.clock.Advance(time.Hour)
+	r = h.revisitOf("http://c.example/flaky")
+	if r.ETag != `"f"` {
+		t.Fatalf("a failed revisit lost its validators: %+v", r)
+	}
+	h.clock.Advance(99 * time.Hour)
+	ls := h.leaseAll()
+	if len(ls) != 1 || ls[0].URL != "http://a.example/gone" || ls[0].ETag != "" {
+		t.Fatalf("leases at 100 h %+v, want the 404 page without validators", ls)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRevisitShare: a host with due revisits and new URLs gives
+// revisit.share of its leases to revisits; with one kind left, that
+// kind gets every lease.
+func TestRevisitShare(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) {
+		continuousConfig(c)
+		c.Frontier.MaxInflightPerHost = 100
+		c.Revisit.Share = 0.25
+	})
+	var old, fresh []string
+	for i := range 8 {
+		old = append(old, fmt.Sprintf("http://a.example/old%d", i))
+		fresh = append(fresh, fmt.Sprintf("http://a.example/new%02d", i))
+	}
+	for i := 8; i < 24; i++ {
+		fresh = append(fresh, fmt.Sprintf("http://a.example/new%02d", i))
+	}
+	h.seed(old...)
+	h.fetchAll(1)
+	h.clock.Advance(time.Hour)
+	h.apply([]*LinkBatch{links("http://a.example/old0", 0, fresh...)})
+	ls := h.lease(16)
+	revisits := 0
+	for _, l := range ls {
+		if l.Revisit {
+			revisits++
+		}
+	}
+	if len(ls) != 16 || revisits != 4 {
+		t.Fatalf("%d leases, %d revisits; want 16 with 4 (share 0.25)", len(ls), revisits)
+	}
+	// 4 revisits and 8 new URLs left: 16 more leases take 12 of them, then
+	// 12 more take the rest of the new ones alone... all of them.
+	rest := h.leaseAll()
+	n := 0
+	for _, l := range rest {
+		if l.Revisit {
+			n++
+		}
+	}
+	if len(rest) != 16 || n != 4 {
+		t.Fatalf("the rest: %d leases, %d revisits; want 16 with 4", len(rest), n)
+	}
+}
+
+// TestSitemapHints: a sitemap lastmod after a URL's last visit makes it
+// due now (from the schedule inbox or a segment); one before does not;
+// a changefreq seeds a new URL's first interval, and a feed is revisited
+// every revisit.sitemaps.
+func TestSitemapHints(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, continuousConfig)
+	h.seed("http://a.example/1", "http://a.example/2", "http://b.example/3")
+	h.fetchAll(1)
+	if _, err := h.s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	h.seed("http://a.example/4")
+	h.fetchAll(1) // in the schedule inbox
+	h.clock.Advance(10 * time.Minute)
+	now := h.clock.Now()
+	sitemap := &LinkBatch{Source: "http://a.example/sitemap.xml", Links: []Link{
+		{URL: "http://a.example/1", Kind: 1, LastMod: now.Add(-time.Minute)},
+		{URL: "http://a.example/2", Kind: 1, LastMod: now.Add(-time.Hour)}, // before its visit
+		{URL: "http://a.example/4", Kind: 1, LastMod: now},
+		{URL: "http://a.example/new", Kind: 1, ChangeFreq: 20 * time.Minute},
+		{URL: "http://a.example/feed.rss", Kind: 1},
+	}}
+	h.apply([]*LinkBatch{sitemap})
+	var got []string
+	for _, l := range h.leaseAll() {
+		switch l.URL {
+		case "http://a.example/new":
+			h.apply(nil, fetched(l, "", 0))
+		case "http://a.example/feed.rss":
+			o := fetched(l, "", 0)
+			o.ContentType = "application/rss+xml"
+			h.apply(nil, o)
+		default:
+			got = append(got, l.URL)
+			if !l.Revisit {
+				t.Fatalf("lease %+v is not a revisit", l)
+			}
+			h.apply(nil, outcome(l, 304))
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"http://a.example/1", "http://a.example/4"}; !slices.Equal(got, want) {
+		t.Fatalf("due after the sitemap: %v, want %v", got, want)
+	}
+	h.clock.Advance(15 * time.Minute) // the feed (sitemaps: 15 min)
+	r := h.revisitOf("http://a.example/feed.rss")
+	h.apply(nil, outcome(r, 304))
+	h.clock.Advance(5 * time.Minute) // the new URL (changefreq 20 min)
+	h.revisitOf("http://a.example/new")
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExplainSchedule: explain shows a done URL's schedule.
+func TestExplainSchedule(t *testing.T) {
+	t.Parallel()
+	h := scheduledHarness(t, 0x1234, "http://a.example/x")
+	e, err := h.s.Explain("http://a.example/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := e.Schedule
+	if e.State != "done" || x == nil || x.Where != "scheduled" || x.Interval != time.Hour || x.ETag != `"e"` ||
+		x.Digest != "0000000000001234" || !x.NextDue.Equal(h.clock.Now().Add(time.Hour)) || !x.LastVisit.Equal(h.clock.Now()) {
+		t.Fatalf("explain: state %s schedule %+v", e.State, x)
+	}
+	h.clock.Advance(time.Hour)
+	h.revisitOf("http://a.example/x")
+	if e, err = h.s.Explain("http://a.example/x"); err != nil || e.State != "leased" || e.Schedule == nil || e.Schedule.Where != "leased" {
+		t.Fatalf("explain of a leased revisit: %+v %v", e, err)
+	}
+}
+
+// TestOnceModeWritesNoSchedule: a one-pass crawl's file has no schedule
+// buckets, no version 4 host records and no revisit leases.
+func TestOnceModeWritesNoSchedule(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, onceConfig)
+	h.seed("http://a.example/x", "http://a.example/y")
+	h.fetchAll(1)
+	if st := h.s.Status(); st.Revisit != nil || st.Done != 2 {
+		t.Fatalf("status: done %d revisit %+v", st.Done, st.Revisit)
+	}
+	h.clock.Advance(1000 * time.Hour)
+	if ls := h.leaseAll(); len(ls) != 0 {
+		t.Fatalf("once mode leased %+v again", ls)
+	}
+	if err := h.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.s = nil
+	db, err := bolt.Open(h.path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		for _, b := range store.ScheduleBuckets {
+			if tx.Bucket(b) != nil {
+				t.Errorf("bucket %s in a once-mode file", b)
+			}
+		}
+		return tx.Bucket(store.BucketHosts).ForEach(func(k, v []byte) error {
+			if v[0] > 3 {
+				t.Errorf("host %s written as version %d", k, v[0])
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrateSchema4: a schema 4 file is refused until migrated; after
+// `frontier migrate` a continuous crawl opens it, and its done URLs (no
+// URL text in their records) are not revisited.
+func TestMigrateSchema4(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, onceConfig)
+	h.seed("http://a.example/x", "http://a.example/y")
+	h.fetchAll(1)
+	h.seed("http://a.example/z")
+	if err := h.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.s = nil
+	setSchemaVersion(t, h.path, 4)
+	cfg := h.cfg
+	continuousConfig(&cfg)
+	if _, err := Open(Options{Config: cfg, Path: h.path, Now: h.clock.Now}); !errors.Is(err, ErrNeedsMigration) {
+		t.Fatalf("Open of a schema 4 file: %v, want ErrNeedsMigration", err)
+	}
+	rep, err := offline.Migrate(h.path, nil)
+	if err != nil || rep.From != 4 || rep.To != SchemaVersion {
+		t.Fatalf("migrate: %+v %v", rep, err)
+	}
+	h.cfg = cfg
+	h.open()
+	if st := h.s.Status(); st.Done != 2 || st.Queued != 1 || st.Revisit.Scheduled != 0 {
+		t.Fatalf("migrated: done %d queued %d revisit %+v", st.Done, st.Queued, st.Revisit)
+	}
+	// The queued URL is fetched and scheduled; the old done ones never are.
+	if got := h.fetchAll(1); !slices.Equal(got, []string{"http://a.example/z"}) {
+		t.Fatalf("fetched %v", got)
+	}
+	h.clock.Advance(1000 * time.Hour)
+	if got := leasedURLs(t, h.leaseAll()); !slices.Equal(got, []string{"http://a.example/z"}) {
+		t.Fatalf("revisits %v, want only the URL fetched after the migration", got)
+	}
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setSchemaVersion rewrites the schema record of the file at path.
+func setSchemaVersion(t *testing.T, path string, v uint64) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, schema, err := store.ReadSchema(tx)
+		if err != nil {
+			return err
+		}
+		schema.Version = v
+		return meta.Put(store.KeySchema, schema.Encode())
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -108,6 +108,10 @@ type PreparedLink struct {
 	Audit   uint64 // auditHash(Key)
 	Allowed bool   // the host is under scope.allowed_domains
 	Hops    uint32 // redirects in a row that led here (0 unless a redirect link)
+	// LastMod (Unix seconds) and ChangeFreq (seconds) are Link's sitemap
+	// hints (0: none); continuous mode reads them (schedule.go).
+	LastMod    int64
+	ChangeFreq uint32
 	// inTruth: the exact sample's truth bucket held Hash when the link
 	// was prepared (looked up for sampled links only). The bucket is
 	// only ever added to while the file is open, so a true stays true;
@@ -176,7 +180,10 @@ func (sc *scope) prepare(lb *LinkBatch) Prepared {
 			continue
 		}
 		host := parser.Host(key)
-		pl := PreparedLink{Key: key, Host: host}
+		pl := PreparedLink{Key: key, Host: host, LastMod: store.UnixOf(l.LastMod)}
+		if l.ChangeFreq > 0 {
+			pl.ChangeFreq = intervalSecs(l.ChangeFreq)
+		}
 		if parser.Kind(l.Kind) == parser.KindRedirect {
 			pl.Hops = l.Hops // any other link starts a new chain
 		}

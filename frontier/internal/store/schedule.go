@@ -131,7 +131,7 @@ func SchedKeyBlock(host string, k []byte) (uint64, error) {
 	if len(k) != len(host)+17 {
 		return 0, fmt.Errorf("%w: schedule key %q of host %s", ErrCorrupt, k, host)
 	}
-	return BEUint64(k[len(host)+1:]), nil
+	return BEUint64(k[len(host)+1 : len(host)+9]), nil
 }
 
 // maxSchedEntries bounds the entries a schedule segment decoder accepts:
