@@ -78,7 +78,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		}
 		s.enqueueLocked(h, pl.Key, c.depth, pl.Hops, now)
 		res.Admitted++
-		if pl.ChangeFreq > 0 && s.sched != nil {
+		if (pl.ChangeFreq > 0 || pl.Sitemap) && s.sched != nil {
 			if err := s.putHintLocked(tx, h, pl); err != nil {
 				return nil, err
 			}

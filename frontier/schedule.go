@@ -341,7 +341,7 @@ func (s *State) scheduleLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Ou
 	} else {
 		prev = store.SchedEntry{URL: l.URL, Depth: l.Depth}
 	}
-	hint, err := s.takeHintLocked(sb, h, l)
+	hint, sitemap, err := s.takeHintLocked(sb, h, l)
 	if err != nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func (s *State) scheduleLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Ou
 		} else {
 			ent = p.First(l.URL, o.ContentType, hint)
 		}
-		if isFeed(o.ContentType) {
+		if e.Sitemap = e.Sitemap || sitemap || isFeed(o.ContentType); e.Sitemap {
 			ent.Interval = p.Sitemaps()
 		}
 		e.Interval, e.Visits, e.Changes = intervalSecs(ent.Interval), ent.Visits, ent.Changes
@@ -402,25 +402,30 @@ func (s *State) scheduleLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Ou
 	return s.putScheduleLocked(sb, h, &e)
 }
 
-// takeHintLocked returns and deletes the sitemap changefreq stored for a
-// new URL (0: none).
-func (s *State) takeHintLocked(sb schedBuckets, h *host, l *store.LeaseRecord) (time.Duration, error) {
+// takeHintLocked returns and deletes what admission stored for a new
+// URL (putHintLocked): its sitemap changefreq (0: none), and whether it
+// is a robots.txt Sitemap: URL.
+func (s *State) takeHintLocked(sb schedBuckets, h *host, l *store.LeaseRecord) (time.Duration, bool, error) {
 	if l.Revisit {
-		return 0, nil
+		return 0, false, nil
 	}
 	key := store.QueueKey(h.name, store.URLHash(l.URL))
 	v := sb.hints.Get(key)
 	if v == nil {
-		return 0, nil
+		return 0, false, nil
 	}
 	secs, n := binary.Uvarint(v)
+	flags, m := uint64(0), 0
+	if n > 0 {
+		flags, m = binary.Uvarint(v[n:])
+	}
 	if err := sb.hints.Delete(key); err != nil {
-		return 0, fmt.Errorf("delete hint: %w", err)
+		return 0, false, fmt.Errorf("delete hint: %w", err)
 	}
-	if n <= 0 {
-		return 0, nil
+	if n <= 0 || m < 0 {
+		return 0, false, nil // garbled: no hint, nothing lost
 	}
-	return time.Duration(min(secs, math.MaxInt64/uint64(time.Second))) * time.Second, nil
+	return time.Duration(min(secs, math.MaxInt64/uint64(time.Second))) * time.Second, flags&1 != 0, nil
 }
 
 // compactScheduleLocked moves the schedule inbox into schedule segments,
@@ -544,7 +549,11 @@ func (s *State) putHintLocked(tx *bolt.Tx, h *host, pl *PreparedLink) error {
 		return nil // a read-only look cannot get here; be safe
 	}
 	key := store.QueueKey(h.name, pl.Hash)
-	if err := b.Put(key, binary.AppendUvarint(nil, uint64(pl.ChangeFreq))); err != nil {
+	var flags uint64
+	if pl.Sitemap {
+		flags = 1
+	}
+	if err := b.Put(key, binary.AppendUvarint(binary.AppendUvarint(nil, uint64(pl.ChangeFreq)), flags)); err != nil {
 		return fmt.Errorf("put hint: %w", err)
 	}
 	return nil

@@ -377,7 +377,8 @@ func TestSitemapHints(t *testing.T) {
 		{URL: "http://a.example/new", Kind: 1, ChangeFreq: 20 * time.Minute},
 		{URL: "http://a.example/feed.rss", Kind: 1},
 	}}
-	h.apply([]*LinkBatch{sitemap})
+	robotsTxt := &LinkBatch{Source: "http://a.example/robots.txt", Links: []Link{{URL: "http://a.example/sitemap.txt", Kind: 1}}}
+	h.apply([]*LinkBatch{sitemap, robotsTxt})
 	var got []string
 	for _, l := range h.leaseAll() {
 		switch l.URL {
@@ -386,6 +387,10 @@ func TestSitemapHints(t *testing.T) {
 		case "http://a.example/feed.rss":
 			o := fetched(l, "", 0)
 			o.ContentType = "application/rss+xml"
+			h.apply(nil, o)
+		case "http://a.example/sitemap.txt":
+			o := fetched(l, "", 0)
+			o.ContentType = "text/plain"
 			h.apply(nil, o)
 		default:
 			got = append(got, l.URL)
@@ -399,11 +404,22 @@ func TestSitemapHints(t *testing.T) {
 	if want := []string{"http://a.example/1", "http://a.example/4"}; !slices.Equal(got, want) {
 		t.Fatalf("due after the sitemap: %v, want %v", got, want)
 	}
-	h.clock.Advance(15 * time.Minute) // the feed (sitemaps: 15 min)
-	r := h.revisitOf("http://a.example/feed.rss")
-	h.apply(nil, outcome(r, 304))
-	h.clock.Advance(5 * time.Minute) // the new URL (changefreq 20 min)
-	h.revisitOf("http://a.example/new")
+	// The feed and the robots.txt sitemap every revisit.sitemaps (15 min,
+	// after a 304 too); the new URL after its changefreq (20 min).
+	feeds := []string{"http://a.example/feed.rss", "http://a.example/sitemap.txt"}
+	for _, step := range []struct {
+		advance time.Duration
+		want    []string
+	}{{15 * time.Minute, feeds}, {5 * time.Minute, []string{"http://a.example/new"}}, {10 * time.Minute, feeds}} {
+		h.clock.Advance(step.advance)
+		ls := h.leaseAll()
+		if got := leasedURLs(t, ls); !slices.Equal(got, step.want) {
+			t.Fatalf("revisits %v at %v, want %v", got, h.clock.Now(), step.want)
+		}
+		for _, l := range ls {
+			h.apply(nil, outcome(l, 304))
+		}
+	}
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}

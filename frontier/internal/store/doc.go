@@ -81,8 +81,9 @@
 //	due      host + 0x00 + seq (u64 BE) -> schedule entry record: entries
 //	         whose block has come, waiting for a revisit lease; a revisit
 //	         lease's expiry puts its entry back under its seq.
-//	hints    host + 0x00 + dedup.Hash(URL) (u64 BE) -> uvarint seconds: a
-//	         queued URL's sitemap changefreq, deleted at its first visit.
+//	hints    host + 0x00 + dedup.Hash(URL) (u64 BE) -> uvarint seconds (a
+//	         queued URL's sitemap changefreq, 0 none), uvarint flags (bit
+//	         0: a robots.txt Sitemap: URL); deleted at its first visit.
 //
 // Every record starts with its version byte (1; 2 for the records below
 // that say so). Integers are uvarints,
@@ -112,7 +113,7 @@
 // Segment record: see segment.go (FuzzSegment).
 //
 // Schedule entry record: version, URL, then the entry's fields: depth,
-// due (varint Unix seconds), interval (seconds), visits, changes, ETag (a
+// flags (bit 0: a sitemap or feed), due (varint Unix seconds), interval (seconds), visits, changes, ETag (a
 // string of at most MaxETag bytes), Last-Modified (varint Unix seconds, 0
 // none), digest (8 bytes BE, 0 none), archived-at (varint nanoseconds
 // from the last visit, due - interval, stored +1 when not negative; 0

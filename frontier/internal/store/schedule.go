@@ -42,6 +42,7 @@ const MaxETag = 128
 type SchedEntry struct {
 	URL      string
 	Depth    uint32
+	Sitemap  bool   // a sitemap or feed: revisited every revisit.sitemaps
 	Due      int64  // the next visit, Unix seconds
 	Interval uint32 // seconds; Due - Interval is the last visit
 	Visits   uint32 // revisit.Entry's
@@ -60,7 +61,11 @@ func (e *SchedEntry) LastVisit() int64 { return e.Due - int64(e.Interval) }
 // appendFields appends e's fields after its URL (and its URL's coding).
 // prevDue is the due time due is stored relative to (0 for absolute).
 func (e *SchedEntry) appendFields(b enc, prevDue int64) enc {
-	b = b.u(uint64(e.Depth)).i(e.Due - prevDue).u(uint64(e.Interval)).u(uint64(e.Visits)).u(uint64(e.Changes)).
+	var flags uint64
+	if e.Sitemap {
+		flags |= 1
+	}
+	b = b.u(uint64(e.Depth)).u(flags).i(e.Due - prevDue).u(uint64(e.Interval)).u(uint64(e.Visits)).u(uint64(e.Changes)).
 		s(e.ETag).i(e.LastMod)
 	b = binary.BigEndian.AppendUint64(b, e.Digest)
 	// ArchivedAt relative to the last visit: a few bytes, not nine.
@@ -77,6 +82,7 @@ func (e *SchedEntry) appendFields(b enc, prevDue int64) enc {
 // schedFields reads what appendFields wrote.
 func (d *dec) schedFields(e *SchedEntry, prevDue int64) {
 	e.Depth = uint32(d.small("schedule depth", math.MaxUint32))
+	e.Sitemap = d.small("schedule flags", 1) == 1
 	e.Due = d.i("schedule due") + prevDue
 	e.Interval = uint32(d.small("schedule interval", math.MaxUint32))
 	e.Visits = uint32(d.small("schedule visits", math.MaxUint32))
