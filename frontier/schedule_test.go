@@ -1,8 +1,10 @@
 package frontier
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -129,6 +131,7 @@ func TestRevisitAfterInterval(t *testing.T) {
 	if st.Revisit.NotModified != 1 || st.Revisit.Changed != 1 || st.Revisit.Revisits != 3 {
 		t.Fatalf("revisit counters %+v", st.Revisit)
 	}
+	checkSchedule(t, h.s)
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -228,6 +231,7 @@ func TestRevisitReopenAndCrash(t *testing.T) {
 	if st := h.s.Status(); st.Leased != 6 || st.Done != 0 || st.Revisit.Scheduled != 6 {
 		t.Fatalf("after the crash: leased %d done %d revisit %+v", st.Leased, st.Done, st.Revisit)
 	}
+	checkSchedule(t, h.s)
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +254,7 @@ func TestRevisitReopenAndCrash(t *testing.T) {
 	if st := h.s.Status(); st.Done != 6 || st.Leased != 0 || st.Revisit.Scheduled != 6 || st.Revisit.NotModified != 6 {
 		t.Fatalf("at the end: done %d leased %d revisit %+v", st.Done, st.Leased, st.Revisit)
 	}
+	checkSchedule(t, h.s)
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,6 +310,7 @@ func TestRevisitOutcomes(t *testing.T) {
 	if len(ls) != 1 || ls[0].URL != "http://a.example/gone" || ls[0].ETag != "" {
 		t.Fatalf("leases at 100 h %+v, want the 404 page without validators", ls)
 	}
+	checkSchedule(t, h.s)
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -420,6 +426,7 @@ func TestSitemapHints(t *testing.T) {
 			h.apply(nil, outcome(l, 304))
 		}
 	}
+	checkSchedule(t, h.s)
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -522,6 +529,7 @@ func TestMigrateSchema4(t *testing.T) {
 	if got := leasedURLs(t, h.leaseAll()); !slices.Equal(got, []string{"http://a.example/z"}) {
 		t.Fatalf("revisits %v, want only the URL fetched after the migration", got)
 	}
+	checkSchedule(t, h.s)
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -545,5 +553,191 @@ func setSchemaVersion(t *testing.T, path string, v uint64) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkSchedule checks the schedule's counts against its buckets: each
+// host's Scheduled (schedule inbox and segments) and DueN (`due`), the
+// state's due count, and the interval histogram's total against every
+// entry plus the revisit leases out; and that no URL has two entries.
+func checkSchedule(t *testing.T, s *State) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	scheduled, due := map[string]uint32{}, map[string]uint32{}
+	urls := map[string]int{}
+	total := int64(0)
+	err := s.viewLocked(func(tx *bolt.Tx) error {
+		sb := schedBucketsOf(tx)
+		count := func(b *bolt.Bucket, m map[string]uint32, segments bool) error {
+			return b.ForEach(func(k, v []byte) error {
+				i := bytes.IndexByte(k, 0)
+				host := string(k[:i])
+				var es []store.SchedEntry
+				if segments {
+					var err error
+					if es, err = store.DecodeSchedSegment(v); err != nil {
+						return err
+					}
+				} else {
+					e, err := store.DecodeSchedEntry(v)
+					if err != nil {
+						return err
+					}
+					es = []store.SchedEntry{e}
+				}
+				for _, e := range es {
+					m[host]++
+					urls[e.URL]++
+					total++
+				}
+				return nil
+			})
+		}
+		if err := count(sb.inbox, scheduled, false); err != nil {
+			return err
+		}
+		if err := count(sb.segs, scheduled, true); err != nil {
+			return err
+		}
+		return count(sb.due, due, false)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dueN int64
+	for name, h := range s.hosts {
+		if h.rec.Scheduled != scheduled[name] || h.rec.DueN != due[name] {
+			t.Errorf("host %s counts %d scheduled, %d due; the buckets hold %d, %d", name, h.rec.Scheduled, h.rec.DueN, scheduled[name], due[name])
+		}
+		dueN += int64(h.rec.DueN)
+	}
+	if dueN != s.dueN {
+		t.Errorf("hosts count %d due, the state %d", dueN, s.dueN)
+	}
+	for _, l := range s.leases {
+		if l.Revisit {
+			urls[l.URL]++
+			total++
+		}
+	}
+	for u, n := range urls {
+		if n > 1 {
+			t.Errorf("%s has %d schedule entries", u, n)
+		}
+	}
+	hist := int64(0)
+	for i := range 24 {
+		hist += int64(s.count[cSchedHist+i])
+	}
+	if hist != total {
+		t.Errorf("the interval histogram counts %d, the schedule holds %d (revisit leases included)", hist, total)
+	}
+}
+
+// TestScheduleRandomOps runs random leases, outcomes (200 changed or
+// not, 304, 404, 301, 500, released), expiries, compactions, sitemap
+// hints, reopens and crashes over a continuous crawl of a few hosts,
+// checking after each step that the schedule's counts agree with its
+// buckets and Verify passes, and at the end that every URL fetched is
+// scheduled exactly once unless its last visit was a redirect.
+func TestScheduleRandomOps(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) {
+		continuousConfig(c)
+		c.Frontier.LeaseTimeout = 10 * time.Minute
+	})
+	rng := rand.New(rand.NewPCG(42, 7))
+	var urls []string
+	for i := range 40 {
+		urls = append(urls, fmt.Sprintf("http://h%d.example/p%02d", i%4, i))
+	}
+	h.seed(urls...)
+	redirected := map[string]bool{}
+	var out []Lease
+	for step := range 300 {
+		switch op := rng.IntN(10); {
+		case op < 3:
+			out = append(out, h.lease(1+rng.IntN(8))...)
+		case op < 6 && len(out) > 0:
+			i := rng.IntN(len(out))
+			l := out[i]
+			out = append(out[:i], out[i+1:]...)
+			var o *Outcome
+			switch k := rng.IntN(7); k {
+			case 0, 1:
+				o = fetched(l, fmt.Sprintf(`"%d"`, step), uint64(1+rng.IntN(2)))
+			case 2:
+				o = outcome(l, 304)
+			case 3:
+				o = outcome(l, 404)
+			case 4:
+				o = outcome(l, 301)
+			case 5:
+				o = outcome(l, 500)
+			default:
+				o = &Outcome{LeaseID: l.ID, URL: l.URL, Released: true}
+			}
+			res := h.apply(nil, o)
+			if res.Outcomes == 1 && o.Status == 301 {
+				redirected[l.URL] = true
+			} else if res.Outcomes == 1 && (o.Status == 200 || o.Status == 304 || o.Status == 404) {
+				delete(redirected, l.URL)
+			}
+		case op == 6:
+			h.clock.Advance(time.Duration(rng.IntN(40)) * time.Minute)
+			if _, err := h.s.expireLeases(); err != nil {
+				t.Fatal(err)
+			}
+		case op == 7:
+			if _, err := h.s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		case op == 8:
+			u := urls[rng.IntN(len(urls))]
+			h.apply([]*LinkBatch{{Source: "http://h0.example/sitemap.xml", Links: []Link{{URL: u, Kind: 1, LastMod: h.clock.Now()}}}})
+		default:
+			if err := h.s.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if rng.IntN(2) == 0 {
+				h.crash()
+			} else {
+				h.reopen()
+			}
+			out = nil // the leases out come back by expiry
+		}
+		checkSchedule(t, h.s)
+		if err := h.s.Verify(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if t.Failed() {
+			t.Fatalf("step %d", step)
+		}
+	}
+	// Settle: everything leased comes back, everything queued is fetched.
+	h.clock.Advance(time.Hour)
+	if _, err := h.s.expireLeases(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ls := h.leaseAll()
+		if len(ls) == 0 {
+			break
+		}
+		for _, l := range ls {
+			if l.Revisit {
+				h.apply(nil, outcome(l, 304))
+			} else {
+				h.apply(nil, fetched(l, "", 1))
+			}
+			delete(redirected, l.URL)
+		}
+	}
+	checkSchedule(t, h.s)
+	st := h.s.Status()
+	t.Logf("settled: %+v, done %d", st.Revisit, st.Done)
+	if want := int64(len(urls) - len(redirected)); st.Queued != 0 || st.Leased != 0 || st.Revisit.Scheduled != want {
+		t.Fatalf("settled: queued %d leased %d scheduled %d, want 0, 0, %d", st.Queued, st.Leased, st.Revisit.Scheduled, want)
 	}
 }
