@@ -110,7 +110,7 @@ func (s *State) leaseHostLocked(qb store.QueueBuckets, lb, db *bolt.Bucket, h *h
 	deadline := now.Add(s.cfg.Frontier.LeaseTimeout)
 	// A revisit (continuous mode: schedule.go) or the head of the queue.
 	var due store.SchedEntry
-	var dueKey []byte
+	var dueSeq uint64
 	revisit := false
 	if s.sched != nil {
 		sb := schedBucketsOf(qb.Returned.Tx())
@@ -120,7 +120,7 @@ func (s *State) leaseHostLocked(qb store.QueueBuckets, lb, db *bolt.Bucket, h *h
 		if revisit = s.pickRevisit(h); revisit {
 			var ok bool
 			var err error
-			if due, dueKey, ok, err = firstDue(sb, h); err != nil {
+			if due, dueSeq, ok, err = firstDue(sb, h); err != nil {
 				return nil, err
 			}
 			if !ok {
@@ -173,7 +173,7 @@ func (s *State) leaseHostLocked(qb store.QueueBuckets, lb, db *bolt.Bucket, h *h
 		return l, nil
 	}
 	if revisit {
-		return s.leaseRevisitLocked(schedBucketsOf(qb.Returned.Tx()), lb, db, h, due, dueKey, now, deadline)
+		return s.leaseRevisitLocked(schedBucketsOf(qb.Returned.Tx()), lb, db, h, due, dueSeq, now, deadline)
 	}
 	var err error
 	for skips := 0; ok; skips++ {

@@ -569,7 +569,7 @@ func checkSchedule(t *testing.T, s *State) {
 	total := int64(0)
 	err := s.viewLocked(func(tx *bolt.Tx) error {
 		sb := schedBucketsOf(tx)
-		count := func(b *bolt.Bucket, m map[string]uint32, segments bool) error {
+		count := func(b *bolt.Bucket, m map[string]uint32, segments bool) error { // sched_inbox, sched
 			return b.ForEach(func(k, v []byte) error {
 				i := bytes.IndexByte(k, 0)
 				host := string(k[:i])
@@ -600,7 +600,21 @@ func checkSchedule(t *testing.T, s *State) {
 		if err := count(sb.segs, scheduled, true); err != nil {
 			return err
 		}
-		return count(sb.due, due, false)
+		return sb.due.ForEach(func(k, v []byte) error {
+			if v != nil {
+				return fmt.Errorf("due key %q is not a host's bucket", k)
+			}
+			return sb.due.Bucket(k).ForEach(func(seq, v []byte) error {
+				e, err := store.DecodeSchedEntry(v)
+				if err != nil {
+					return err
+				}
+				due[string(k)]++
+				urls[e.URL]++
+				total++
+				return nil
+			})
+		})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -78,9 +78,12 @@
 //	         Written whole by compaction, taken whole into `due` when the
 //	         block has come (rewritten only when a sitemap lastmod takes
 //	         an entry out).
-//	due      host + 0x00 + seq (u64 BE) -> schedule entry record: entries
-//	         whose block has come, waiting for a revisit lease; a revisit
-//	         lease's expiry puts its entry back under its seq.
+//	due      host -> a bucket of seq (u64 BE) -> schedule entry record:
+//	         the host's entries whose block has come, waiting for a
+//	         revisit lease (a bucket per host, so that the leases that
+//	         delete them from the front move only that host's node; the
+//	         bucket goes with its last entry); a revisit lease's expiry
+//	         puts its entry back under its seq.
 //	hints    host + 0x00 + dedup.Hash(URL) (u64 BE) -> uvarint seconds (a
 //	         queued URL's sitemap changefreq, 0 none), uvarint flags (bit
 //	         0: a robots.txt Sitemap: URL); deleted at its first visit.

@@ -21,8 +21,9 @@ var (
 	// BucketSched: host + 0x00 + due block (u64 BE) + seq (u64 BE) ->
 	// schedule segment: compacted entries due in that block.
 	BucketSched = []byte("sched")
-	// BucketDue: host + 0x00 + seq (u64 BE) -> schedule entry record: the
-	// host's entries whose block has come, waiting for a revisit lease.
+	// BucketDue: host -> a bucket of seq (u64 BE) -> schedule entry
+	// record: the host's entries whose block has come, waiting for a
+	// revisit lease.
 	BucketDue = []byte("due")
 	// BucketHints: host + 0x00 + URLHash (u64 BE) -> uvarint seconds: a
 	// queued URL's sitemap changefreq, until its first visit.
