@@ -134,10 +134,11 @@
 //     are journaled in the same transaction that enqueues them.
 //   - Continuous mode (schedule.go) keeps every URL finished as fetched
 //     scheduled; a revisit lease takes its URL out of the done count until
-//     its outcome. Verify does not check the schedule against the host
-//     records yet. Status.Revisit.Due counts only entries a lease has
-//     moved into `due`, and Overdue is not measured (0). Done URLs of
-//     files from schema 4 and before are not revisited (no URL text).
+//     its outcome. Verify does not check the schedule yet:
+//     verifyScheduleTx (schedule.go) does, and the tests call it.
+//     Status.Revisit.Due counts only entries a lease has moved into
+//     `due`, and Overdue is not measured (0). Done URLs of files from
+//     schema 4 and before are not revisited (no URL text).
 //   - New URLs go to an append-only inbox; Compact (run by Checkpoint and
 //     Close, 100,000 records per transaction, the lock released between
 //     them) moves them into the per-host queues. The inbox costs 8 bytes of

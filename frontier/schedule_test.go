@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -556,96 +555,13 @@ func setSchemaVersion(t *testing.T, path string, v uint64) {
 	}
 }
 
-// checkSchedule checks the schedule's counts against its buckets: each
-// host's Scheduled (schedule inbox and segments) and DueN (`due`), the
-// state's due count, and the interval histogram's total against every
-// entry plus the revisit leases out; and that no URL has two entries.
+// checkSchedule fails t when verifyScheduleLocked finds a fault.
 func checkSchedule(t *testing.T, s *State) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	scheduled, due := map[string]uint32{}, map[string]uint32{}
-	urls := map[string]int{}
-	total := int64(0)
-	err := s.viewLocked(func(tx *bolt.Tx) error {
-		sb := schedBucketsOf(tx)
-		count := func(b *bolt.Bucket, m map[string]uint32, segments bool) error { // sched_inbox, sched
-			return b.ForEach(func(k, v []byte) error {
-				i := bytes.IndexByte(k, 0)
-				host := string(k[:i])
-				var es []store.SchedEntry
-				if segments {
-					var err error
-					if es, err = store.DecodeSchedSegment(v); err != nil {
-						return err
-					}
-				} else {
-					e, err := store.DecodeSchedEntry(v)
-					if err != nil {
-						return err
-					}
-					es = []store.SchedEntry{e}
-				}
-				for _, e := range es {
-					m[host]++
-					urls[e.URL]++
-					total++
-				}
-				return nil
-			})
-		}
-		if err := count(sb.inbox, scheduled, false); err != nil {
-			return err
-		}
-		if err := count(sb.segs, scheduled, true); err != nil {
-			return err
-		}
-		return sb.due.ForEach(func(k, v []byte) error {
-			if v != nil {
-				return fmt.Errorf("due key %q is not a host's bucket", k)
-			}
-			return sb.due.Bucket(k).ForEach(func(seq, v []byte) error {
-				e, err := store.DecodeSchedEntry(v)
-				if err != nil {
-					return err
-				}
-				due[string(k)]++
-				urls[e.URL]++
-				total++
-				return nil
-			})
-		})
-	})
-	if err != nil {
+	if err := s.viewLocked(s.verifyScheduleTx); err != nil {
 		t.Fatal(err)
-	}
-	var dueN int64
-	for name, h := range s.hosts {
-		if h.rec.Scheduled != scheduled[name] || h.rec.DueN != due[name] {
-			t.Errorf("host %s counts %d scheduled, %d due; the buckets hold %d, %d", name, h.rec.Scheduled, h.rec.DueN, scheduled[name], due[name])
-		}
-		dueN += int64(h.rec.DueN)
-	}
-	if dueN != s.dueN {
-		t.Errorf("hosts count %d due, the state %d", dueN, s.dueN)
-	}
-	for _, l := range s.leases {
-		if l.Revisit {
-			urls[l.URL]++
-			total++
-		}
-	}
-	for u, n := range urls {
-		if n > 1 {
-			t.Errorf("%s has %d schedule entries", u, n)
-		}
-	}
-	hist := int64(0)
-	for i := range 24 {
-		hist += int64(s.count[cSchedHist+i])
-	}
-	if hist != total {
-		t.Errorf("the interval histogram counts %d, the schedule holds %d (revisit leases included)", hist, total)
 	}
 }
 
@@ -753,5 +669,39 @@ func TestScheduleRandomOps(t *testing.T) {
 	t.Logf("settled: %+v, done %d", st.Revisit, st.Done)
 	if want := int64(len(urls) - len(redirected)); st.Queued != 0 || st.Leased != 0 || st.Revisit.Scheduled != want {
 		t.Fatalf("settled: queued %d leased %d scheduled %d, want 0, 0, %d", st.Queued, st.Leased, st.Revisit.Scheduled, want)
+	}
+}
+
+// TestVerifyScheduleFindsFaults: the schedule's check can fail: a host
+// count or the histogram off by one is ErrCorrupt.
+func TestVerifyScheduleFindsFaults(t *testing.T) {
+	t.Parallel()
+	h := scheduledHarness(t, 1, "http://a.example/x", "http://a.example/y")
+	check := func() error {
+		h.s.mu.Lock()
+		defer h.s.mu.Unlock()
+		return h.s.viewLocked(h.s.verifyScheduleTx)
+	}
+	if err := check(); err != nil {
+		t.Fatal(err)
+	}
+	host := h.s.hosts["a.example"]
+	for _, fault := range []*uint64{nil, &h.s.count[cSchedHist+histIndex(3600)]} {
+		if fault == nil {
+			host.rec.Scheduled++
+		} else {
+			*fault++
+		}
+		if err := check(); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("fault %v: check says %v", fault, err)
+		}
+		if fault == nil {
+			host.rec.Scheduled--
+		} else {
+			*fault--
+		}
+	}
+	if err := check(); err != nil {
+		t.Fatal(err)
 	}
 }
