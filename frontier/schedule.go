@@ -69,6 +69,24 @@ func (sb schedBuckets) putDue(host string, seq uint64, val []byte) error {
 	return nil
 }
 
+// schedBucketsFor is schedBucketsOf for a write that adds to the
+// schedule: it creates the buckets a file has not had yet (its first
+// continuous crawl), in the write's transaction, so that Open writes
+// nothing and a file a continuous crawl opened and wrote nothing to
+// stays as it was.
+func schedBucketsFor(tx *bolt.Tx) (schedBuckets, error) {
+	for _, b := range store.ScheduleBuckets {
+		if tx.Bucket(b) == nil {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return schedBuckets{}, fmt.Errorf("create bucket %s: %w", b, err)
+			}
+		}
+	}
+	return schedBucketsOf(tx), nil
+}
+
+// schedBucketsOf returns the schedule's buckets, nil where the file has
+// none yet (a lease can only find entries in buckets that exist).
 func schedBucketsOf(tx *bolt.Tx) schedBuckets {
 	return schedBuckets{
 		inbox: tx.Bucket(store.BucketSchedInbox), segs: tx.Bucket(store.BucketSched),
@@ -352,7 +370,10 @@ func isFeed(contentType string) bool {
 // revisit.max, a 3xx not at all. A revisit's old entry leaves the
 // schedule first.
 func (s *State) scheduleLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Outcome, now time.Time) error {
-	sb := schedBucketsOf(tx)
+	sb, err := schedBucketsFor(tx)
+	if err != nil {
+		return err
+	}
 	prev := l.Sched
 	if l.Revisit {
 		s.addScheduledLocked(prev.Interval, -1)
@@ -562,10 +583,11 @@ func (s *State) robotsAllow(h *host, url string) bool {
 // putHintLocked stores a new URL's sitemap changefreq until its first
 // visit (takeHintLocked), so that it seeds the URL's first interval.
 func (s *State) putHintLocked(tx *bolt.Tx, h *host, pl *PreparedLink) error {
-	b := tx.Bucket(store.BucketHints)
-	if b == nil {
-		return nil // a read-only look cannot get here; be safe
+	sb, err := schedBucketsFor(tx)
+	if err != nil {
+		return err
 	}
+	b := sb.hints
 	key := store.QueueKey(h.name, pl.Hash)
 	var flags uint64
 	if pl.Sitemap {
@@ -584,7 +606,7 @@ func (s *State) putHintLocked(tx *bolt.Tx, h *host, pl *PreparedLink) error {
 // schedule, not of the done set; a URL already due or leased is left as
 // it is. It returns the hosts it changed.
 func (s *State) sitemapDueLocked(tx *bolt.Tx, links []*PreparedLink) ([]*host, error) {
-	sb := schedBucketsOf(tx)
+	sb := schedBucketsOf(tx) // a host with entries has them
 	byHost := map[*host]map[string]int64{}
 	for _, pl := range links {
 		h := s.findHostLocked(pl.Host)

@@ -1,9 +1,11 @@
 package frontier
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -490,6 +492,40 @@ func TestOnceModeWritesNoSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestContinuousOpenWritesNothing: a continuous crawl that opens a file
+// and writes nothing leaves it as it was (the schedule's buckets come
+// with the first entry), then schedules into it.
+func TestContinuousOpenWritesNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, onceConfig)
+	h.seed("http://a.example/x", "http://a.example/y")
+	h.fetchAll(1)
+	h.seed("http://a.example/z")
+	if err := h.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	continuousConfig(&h.cfg)
+	h.open()
+	if err := h.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.ReadFile(h.path); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("open and close in continuous mode changed the file (%v)", err)
+	}
+	h.open()
+	if got := h.fetchAll(1); !slices.Equal(got, []string{"http://a.example/z"}) {
+		t.Fatalf("fetched %v", got)
+	}
+	h.reopen()
+	h.clock.Advance(time.Hour)
+	h.revisitOf("http://a.example/z")
+	checkSchedule(t, h.s)
 }
 
 // TestMigrateSchema4: a schema 4 file is refused until migrated; after

@@ -278,19 +278,6 @@ func (s *State) openFile() error {
 			return tx.Bucket(store.BucketMeta).Put(store.KeyCrawlID, []byte(s.crawlID))
 		})
 	}
-	if err == nil && s.sched != nil && !s.readOnly {
-		// Continuous mode: the schedule's buckets, made once.
-		err = s.db.Update(func(tx *bolt.Tx) error {
-			for _, b := range store.ScheduleBuckets {
-				if tx.Bucket(b) == nil {
-					if _, err := tx.CreateBucket(b); err != nil {
-						return fmt.Errorf("frontier: create bucket %s: %w", b, err)
-					}
-				}
-			}
-			return nil
-		})
-	}
 	if err != nil {
 		_ = store.Guard(func() error {
 			if s.filter != nil {

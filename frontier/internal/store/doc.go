@@ -64,9 +64,9 @@
 //	         migration rewrites it.
 //
 // Schema 5 adds the revisit schedule of a continuous crawl (schedule.go,
-// frontier's schedule.go), in buckets that only continuous mode creates
-// (a one-pass crawl's file has none, and is schema 4's but for the schema
-// record):
+// frontier's schedule.go), in buckets a continuous crawl creates with its
+// first schedule write (a one-pass crawl's file has none, and is schema
+// 4's but for the schema record):
 //
 //	sched_inbox host + 0x00 + seq (u64 BE) -> schedule entry record: the
 //	         URLs scheduled (an outcome's transaction) since the last

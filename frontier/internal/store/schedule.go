@@ -11,9 +11,9 @@ import (
 // that will be visited again, with what their visits observed. See doc.go
 // for the layout; package frontier's schedule.go runs it.
 
-// Buckets of the revisit schedule. Open creates them in continuous mode
-// only, so a file of a one-pass crawl has none (checkBuckets does not
-// ask for them).
+// Buckets of the revisit schedule. A continuous crawl creates them with
+// its first schedule write (not at Open), so a file of a one-pass crawl
+// has none (frontier's checkBucketsTx does not ask for them).
 var (
 	// BucketSchedInbox: host + 0x00 + seq (u64 BE) -> schedule entry
 	// record, the URLs scheduled since the last compaction.
