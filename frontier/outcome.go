@@ -185,6 +185,14 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 	if err := db.Put(store.U64Key(store.URLHash(url)), r.Encode()); err != nil {
 		return fmt.Errorf("put done: %w", err)
 	}
+	if s.sched != nil && reason != store.DoneFetched {
+		// Never scheduled: its sitemap hint, if any, goes (schedule.go).
+		if b := db.Tx().Bucket(store.BucketHints); b != nil {
+			if err := b.Delete(store.QueueKey(h.name, store.URLHash(url))); err != nil {
+				return fmt.Errorf("delete hint: %w", err)
+			}
+		}
+	}
 	h.rec.Done++
 	h.dirty = true
 	s.doneN++
