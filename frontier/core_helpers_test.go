@@ -1,6 +1,8 @@
 package frontier
 
 import (
+	"crypto/sha256"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -158,4 +160,14 @@ func keyCount(b *bolt.Bucket) int {
 	n := 0
 	_ = b.ForEach(func(_, _ []byte) error { n++; return nil })
 	return n
+}
+
+// fileSum is the SHA-256 of the file at path.
+func fileSum(t testing.TB, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
 }

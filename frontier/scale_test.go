@@ -698,11 +698,11 @@ func filterAlloc(b *testing.B, s *State) int64 {
 	return n
 }
 
-// usage is bucketUsage of s's file, as frontier check prints it.
-func usage(b *testing.B, s *State) (us []BucketUsage) {
+// usage is store.Usage of s's file, as frontier check prints it.
+func usage(b *testing.B, s *State) (us []store.BucketUsage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.db.View(func(tx *bolt.Tx) error { us = bucketUsage(tx); return nil }); err != nil {
+	if err := s.db.View(func(tx *bolt.Tx) error { us = store.Usage(tx); return nil }); err != nil {
 		b.Fatal(err)
 	}
 	return us
