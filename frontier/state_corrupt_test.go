@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier/internal/statetest"
 	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 )
@@ -58,18 +59,7 @@ func goodStateFile(t testing.TB, capacity uint64, n int) ([]byte, Options) {
 // the ids of its reachable pages with flags.
 func pagesOf(t *testing.T, b []byte, flags uint16) (pageSize, hwm uint64, ids []uint64) {
 	t.Helper()
-	info, err := boltcheck.Check(bytes.NewReader(b), int64(len(b)), &boltcheck.Options{Page: func(id uint64, f uint16) {
-		if f == flags {
-			ids = append(ids, id)
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ids) == 0 {
-		t.Fatalf("no page with flags %#x", flags)
-	}
-	return info.PageSize, info.Pages, ids
+	return statetest.PagesOf(t, b, flags)
 }
 
 // TestOpenCorruptFiles: every kind of damage gives an error wrapping

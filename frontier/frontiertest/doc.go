@@ -4,12 +4,15 @@
 // State in a temporary directory with a test configuration and a
 // settable clock (Harness), the calls a test makes on it (Seed, Apply,
 // Lease, Outcome), and state files as bytes to damage and write back
-// (GoodStateFile, WriteState, EditState, FileSum, View).
+// (GoodStateFile, WriteState, EditState, FileSum, View, PagesOf).
 //
 // It uses only frontier's exported API. Package frontier's own tests
 // cannot import it (frontiertest imports frontier: an import cycle), so
 // they keep their harness in core_helpers_test.go, which reaches the
 // State's unexported knobs and fields; this one is its exported subset.
+// What needs no State (Clock, Config, the file helpers) is one piece of
+// code both use: frontier/internal/statetest, which this package
+// forwards.
 //
 // # Caveats
 //

@@ -18,24 +18,6 @@ import (
 	"github.com/trawlhq/trawl/internal/boltcheck"
 )
 
-// pagesOf returns the page size and high water mark of a good file and
-// the ids of its reachable pages with flags.
-func pagesOf(t *testing.T, b []byte, flags uint16) (pageSize, hwm uint64, ids []uint64) {
-	t.Helper()
-	info, err := boltcheck.Check(bytes.NewReader(b), int64(len(b)), &boltcheck.Options{Page: func(id uint64, f uint16) {
-		if f == flags {
-			ids = append(ids, id)
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ids) == 0 {
-		t.Fatalf("no page with flags %#x", flags)
-	}
-	return info.PageSize, info.Pages, ids
-}
-
 // checkBuckets checks a good file's bucket usage: every bucket in name
 // order, a key in hosts per known host, pages in the buckets that hold
 // the queue and the filter, and no more in all than the file's size.
@@ -70,7 +52,7 @@ func checkBuckets(t *testing.T, rep *CheckReport, size int64) {
 // findings, and refuses a corrupt one, never writing to any of them.
 func TestCheck(t *testing.T) {
 	good, opts := frontiertest.GoodStateFile(t, 100_000, 3000)
-	pageSize, hwm, branches := pagesOf(t, good, boltcheck.PageBranch)
+	pageSize, hwm, branches := frontiertest.PagesOf(t, good, boltcheck.PageBranch)
 	write := func(b []byte) string {
 		path := filepath.Join(t.TempDir(), "state.db")
 		if err := os.WriteFile(path, b, 0o600); err != nil {

@@ -59,17 +59,8 @@ func TestMigrateSchema1(t *testing.T) {
 	if rep, err := Migrate(path, nil); err != nil || rep.From != frontier.SchemaVersion || rep.QueuedURLs != 0 {
 		t.Fatalf("second migrate: %+v, %v", rep, err)
 	}
-	clk := frontiertest.NewClock()
-	clk.Advance(time.Hour)
-	opts := frontier.Options{Config: cfg, Path: path, Now: clk.Now}
-	s, err := frontier.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, opts, clk := openMigrated(t, path, cfg)
 	defer func() { s.Close() }()
-	if err := s.Verify(); err != nil {
-		t.Fatal(err)
-	}
 	if st := s.Status(); st.Queued != 104 || st.Done != 1 || st.Leased != 0 {
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
@@ -88,6 +79,24 @@ func TestMigrateSchema1(t *testing.T) {
 	if st := s.Status(); st.Queued != 0 || st.Done != 105 {
 		t.Fatalf("status at the end: queued %d done %d", st.Queued, st.Done)
 	}
+}
+
+// openMigrated opens the migrated file at path an hour after the
+// fixture's clock (its leases have expired), and checks it with Verify.
+func openMigrated(t *testing.T, path string, cfg config.Config) (*frontier.State, frontier.Options, *frontiertest.Clock) {
+	t.Helper()
+	clk := frontiertest.NewClock()
+	clk.Advance(time.Hour)
+	opts := frontier.Options{Config: cfg, Path: path, Now: clk.Now}
+	s, err := frontier.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Verify(); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s, opts, clk
 }
 
 // leaseEverything leases per 10 URLs a minute for up to rounds minutes,
@@ -227,17 +236,8 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 	if rep.From != from || rep.To != frontier.SchemaVersion || rep.QueuedURLs != 0 || rep.Segments != segments {
 		t.Fatalf("report %+v, want %d segments moved", rep, segments)
 	}
-	clk := frontiertest.NewClock()
-	clk.Advance(time.Hour) // the leases left out have expired
-	opts := frontier.Options{Config: cfg, Path: path, Now: clk.Now}
-	s, err := frontier.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, opts, clk := openMigrated(t, path, cfg) // the leases left out have expired
 	defer func() { s.Close() }()
-	if err := s.Verify(); err != nil {
-		t.Fatal(err)
-	}
 	if st := s.Status(); st.Queued != 450-6-int64(leased) || st.Done != 6 || st.Leased != int64(leased) {
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
