@@ -2,48 +2,25 @@ package frontier
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier/internal/statetest"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = statetest.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return statetest.NewClock() }
 
 // testConfig is the default configuration with a small filter and no
-// minimum delay surprises.
-func testConfig() config.Config {
-	cfg := config.Default()
-	// The core's tests size one fixed filter (their overfill and mismatch
-	// cases need one); filter_test.go covers the scalable default.
-	cfg.Frontier.Filter.Mode = "fixed"
-	cfg.Frontier.Filter.Capacity = 100_000
-	cfg.Frontier.Filter.FP = 0.01
-	cfg.Frontier.MaxLeasesPerReply = 1000
-	return cfg
-}
+// minimum delay surprises (statetest.Config: one fixed filter, whose
+// overfill and mismatch cases the core's tests need; filter_test.go
+// covers the scalable default).
+func testConfig() config.Config { return statetest.Config() }
 
 type harness struct {
 	t     *testing.T
@@ -154,8 +131,7 @@ func coreBatches(lbs []*msg.LinkBatch) []*LinkBatch {
 
 // keyCount is how many keys b holds (its Stats count only what is
 // committed).
-func keyCount(b *bolt.Bucket) int {
-	n := 0
-	_ = b.ForEach(func(_, _ []byte) error { n++; return nil })
-	return n
-}
+func keyCount(b *bolt.Bucket) int { return statetest.KeyCount(b) }
+
+// fileSum is the SHA-256 of the file at path.
+func fileSum(t testing.TB, path string) [32]byte { t.Helper(); return statetest.FileSum(t, path) }

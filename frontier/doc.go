@@ -9,9 +9,11 @@
 // responder, wake, metrics, the frontier process's Run). The file's
 // on-disk format (records, queue segments, the inbox records, the
 // storage of a host's queue) is package frontier/internal/store, whose
-// doc.go documents the layout and its versions; the tools that convert a
-// stopped shard's file (Migrate, RebuildFilter) are package
-// frontier/offline.
+// doc.go documents the layout and its versions; the tools that check or
+// convert a stopped shard's file (Check, Migrate, RebuildFilter) are
+// package frontier/offline. Verify stays here: Open runs its record
+// checks on every file it reads, and Check runs them through a read-only
+// Open.
 //
 // # The steps, a file each
 //
@@ -30,8 +32,8 @@
 //     (crawl.mode: continuous): scheduling a fetched URL's next visit,
 //     finding due URLs through the ready heap, revisit leases, the
 //     revisit share and sitemap hints.
-//   - status.go, counters.go, explain.go, verify.go, check.go: what the
-//     State reports, and the checks of its file.
+//   - status.go, counters.go, explain.go, verify.go: what the State
+//     reports, and the checks of its file (Verify, run by Open).
 //
 // # Core types
 //

@@ -6,15 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlhq/trawl/frontier/internal/statetest"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
 // noRobots is a harness option for politeness tests robots.txt would
 // only get in the way of.
-func noRobots(c *config.Config) {
-	c.Robots.Obey = false
-	c.Scope.SeedHostsOnly = false
-}
+func noRobots(c *config.Config) { statetest.NoRobots(c) }
 
 // leaseOne leases and wants exactly one lease.
 func (h *harness) leaseOne() Lease {

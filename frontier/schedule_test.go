@@ -13,7 +13,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/frontier/internal/store"
-	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/config"
 )
 
@@ -528,79 +527,6 @@ func TestContinuousOpenWritesNothing(t *testing.T) {
 	checkSchedule(t, h.s)
 }
 
-// TestMigrateSchema4: a schema 4 file is refused until migrated; after
-// `frontier migrate` a continuous crawl opens it, and its done URLs (no
-// URL text in their records) are not revisited.
-func TestMigrateSchema4(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, onceConfig)
-	h.seed("http://a.example/x", "http://a.example/y")
-	h.fetchAll(1)
-	h.seed("http://a.example/z")
-	if err := h.s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h.s = nil
-	setSchemaVersion(t, h.path, 4)
-	cfg := h.cfg
-	continuousConfig(&cfg)
-	if _, err := Open(Options{Config: cfg, Path: h.path, Now: h.clock.Now}); !errors.Is(err, ErrNeedsMigration) {
-		t.Fatalf("Open of a schema 4 file: %v, want ErrNeedsMigration", err)
-	}
-	rep, err := offline.Migrate(h.path, nil)
-	if err != nil || rep.From != 4 || rep.To != SchemaVersion {
-		t.Fatalf("migrate: %+v %v", rep, err)
-	}
-	h.cfg = cfg
-	h.open()
-	if st := h.s.Status(); st.Done != 2 || st.Queued != 1 || st.Revisit.Scheduled != 0 {
-		t.Fatalf("migrated: done %d queued %d revisit %+v", st.Done, st.Queued, st.Revisit)
-	}
-	// The queued URL is fetched and scheduled; the old done ones never are.
-	if got := h.fetchAll(1); !slices.Equal(got, []string{"http://a.example/z"}) {
-		t.Fatalf("fetched %v", got)
-	}
-	h.clock.Advance(1000 * time.Hour)
-	if got := leasedURLs(t, h.leaseAll()); !slices.Equal(got, []string{"http://a.example/z"}) {
-		t.Fatalf("revisits %v, want only the URL fetched after the migration", got)
-	}
-	checkSchedule(t, h.s)
-	if err := h.s.Verify(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// setSchemaVersion rewrites the schema record of the file at path.
-func setSchemaVersion(t *testing.T, path string, v uint64) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		meta, schema, err := store.ReadSchema(tx)
-		if err != nil {
-			return err
-		}
-		schema.Version = v
-		return meta.Put(store.KeySchema, schema.Encode())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// checkSchedule fails t when verifyScheduleLocked finds a fault.
-func checkSchedule(t *testing.T, s *State) {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.viewLocked(s.verifyScheduleTx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestScheduleRandomOps runs random leases, outcomes (200 changed or
 // not, 304, 404, 301, 500, released), expiries, compactions, sitemap
 // hints, reopens and crashes over a continuous crawl of a few hosts,
@@ -738,6 +664,16 @@ func TestVerifyScheduleFindsFaults(t *testing.T) {
 		}
 	}
 	if err := check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkSchedule fails t when verifyScheduleTx finds a fault.
+func checkSchedule(t *testing.T, s *State) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.viewLocked(s.verifyScheduleTx); err != nil {
 		t.Fatal(err)
 	}
 }

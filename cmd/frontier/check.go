@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/cli"
 )
 
@@ -18,7 +19,7 @@ func init() {
 func runCheck(args []string) int { return checkCmd(args, os.Stdout, os.Stderr) }
 
 // checkCmd is `frontier check --data-file F`: it reads F without writing
-// to it and prints what frontier.Check found. Exit codes: 0 the file
+// to it and prints what offline.Check found. Exit codes: 0 the file
 // passed every check, 1 it is corrupt or inconsistent, 2 bad flags.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("frontier check", flag.ContinueOnError)
@@ -42,10 +43,10 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage
 	}
-	rep, err := frontier.Check(cfg.Frontier.DataFile, cfg)
+	rep, err := offline.Check(cfg.Frontier.DataFile, cfg)
 	if *asJSON {
 		out := struct {
-			*frontier.CheckReport
+			*offline.CheckReport
 			Error string `json:",omitempty"`
 		}{CheckReport: rep}
 		if err != nil {
@@ -61,7 +62,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	return cli.ExitOK
 }
 
-func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
+func printCheck(w io.Writer, r *offline.CheckReport, err error) {
 	fmt.Fprintf(w, "file       %s\n", r.Path)
 	if r.File.PageSize > 0 {
 		fmt.Fprintf(w, "bbolt      %d bytes, %d pages of %d bytes in use, %d reachable, txid %d\n",
@@ -105,7 +106,7 @@ func printCheck(w io.Writer, r *frontier.CheckReport, err error) {
 // printBuckets prints what each bucket takes in the file, and per
 // admitted URL when there are any (docs/architecture.md says what each
 // should cost).
-func printBuckets(w io.Writer, us []frontier.BucketUsage, admitted uint64) {
+func printBuckets(w io.Writer, us []offline.BucketUsage, admitted uint64) {
 	if len(us) == 0 {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 // TestMigrateCommand converts the schema 1 fixture: `frontier check`
 // refuses it before, naming the command, and passes after.
 func TestMigrateCommand(t *testing.T) {
-	path := fixture.Gunzip(t, "../../frontier/testdata/schema1.db.gz", "shard.db")
+	path := fixture.Gunzip(t, "../../frontier/offline/testdata/schema1.db.gz", "shard.db")
 	cfgPath := filepath.Join(t.TempDir(), "trawl.yaml")
 	cfg := "frontier:\n  filter:\n    mode: fixed\n    capacity: 10000\n    fp: 0.01\nscope:\n  seed_hosts_only: false\n"
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {

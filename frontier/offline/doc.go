@@ -1,15 +1,24 @@
-// Package offline holds the tools that convert the state file of a
-// stopped frontier shard: Migrate (an older schema to the current one)
-// and RebuildFilter (the URL-seen filter rebuilt, right-sized, from the
-// key hashes the file keeps). They work on the file through its on-disk
+// Package offline holds the tools that check or convert the state file
+// of a stopped frontier shard: Check (`frontier check`: the file's
+// structure, bbolt's consistency check, then the file opened as a
+// read-only frontier.State, whose Open runs State.Verify's record checks),
+// Migrate (an older schema to the current one) and RebuildFilter (the
+// URL-seen filter rebuilt, right-sized, from the key hashes the file
+// keeps). Migrate and RebuildFilter work on the file through its on-disk
 // format (package frontier/internal/store) and never run beside a
-// frontier.State; `frontier check` (frontier.Check) reads a file by
-// opening it as a State, and stays in package frontier.
+// frontier.State. The record checks stay in package frontier: a writing
+// Open runs them too (frontier.verify_on_open), so a file Check finds
+// inconsistent is one Open refuses, for the same reason.
+//
+// Core types: CheckReport (with BucketUsage), MigrateReport,
+// RebuildReport, Options.
 //
 // # Caveats
 //
-// A tool refuses a file another process holds (frontier.ErrInUse, within
-// a second). A crash or an error before a tool's commit leaves the file
+// Migrate and RebuildFilter refuse a file another process holds
+// (frontier.ErrInUse, within a second); Check, which never writes, opens
+// the file read-only and gives up after 2 seconds waiting for a writer's
+// lock (bbolt's timeout error). A crash or an error before a tool's commit leaves the file
 // as it was: Migrate from schema 1 writes a new file beside the old and
 // renames it over it; Migrate from schemas 2 and 3 and RebuildFilter
 // convert the file in one bbolt transaction. Errors wrap frontier's

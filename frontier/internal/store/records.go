@@ -186,7 +186,7 @@ func (d *dec) end(what string) error {
 }
 
 // ReadSchema reads the schema record of the state file tx reads, for the
-// offline tools (frontier.Check, offline.Migrate, offline.RebuildFilter): a file without the meta
+// offline tools (offline.Check, offline.Migrate, offline.RebuildFilter): a file without the meta
 // bucket or without the record is ErrCorrupt, saying which. It returns
 // the meta bucket too, where a tool that converts the file writes the
 // record back. Any schema version decodes; the caller decides which it

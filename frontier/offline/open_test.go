@@ -1,4 +1,4 @@
-package frontier
+package offline
 
 import (
 	"errors"
@@ -7,8 +7,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/frontiertest"
 	"github.com/trawlhq/trawl/frontier/internal/store"
-	"github.com/trawlhq/trawl/frontier/offline"
 )
 
 // TestOfflineToolsReadOneSchema: Check, Migrate and RebuildFilter read
@@ -16,7 +17,7 @@ import (
 // the meta bucket, without the record, or with a garbled one, as
 // ErrCorrupt with the same reason, and leaves it as it was.
 func TestOfflineToolsReadOneSchema(t *testing.T) {
-	good, opts := goodStateFile(t, 100_000, 10)
+	good, opts := frontiertest.GoodStateFile(t, 100_000, 10)
 	cases := []struct {
 		name, want string
 		edit       func(tx *bolt.Tx) error
@@ -29,29 +30,29 @@ func TestOfflineToolsReadOneSchema(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := editState(t, good, true, tc.edit)
+			b := frontiertest.EditState(t, good, true, tc.edit)
 			tools := map[string]func(path string) error{
 				"check": func(path string) error {
 					_, err := Check(path, opts.Config)
 					return err
 				},
 				"migrate": func(path string) error {
-					_, err := offline.Migrate(path, nil)
+					_, err := Migrate(path, nil)
 					return err
 				},
 				"rebuild": func(path string) error {
-					_, err := offline.RebuildFilter(path, 1000, 0.01, nil)
+					_, err := RebuildFilter(path, 1000, 0.01, nil)
 					return err
 				},
 			}
 			for name, tool := range tools {
-				path := writeState(t, b)
-				before := fileSum(t, path)
+				path := frontiertest.WriteState(t, b)
+				before := frontiertest.FileSum(t, path)
 				err := tool(path)
-				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+				if !errors.Is(err, frontier.ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("%s: %v; want ErrCorrupt saying %q", name, err, tc.want)
 				}
-				if fileSum(t, path) != before {
+				if frontiertest.FileSum(t, path) != before {
 					t.Errorf("%s changed the file it refused", name)
 				}
 			}

@@ -1,8 +1,7 @@
-package frontier
+package offline
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,39 +10,94 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/frontiertest"
 	"github.com/trawlhq/trawl/frontier/internal/store"
-	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/boltcheck"
+	"github.com/trawlhq/trawl/internal/config"
 )
+
+// Package frontier's Open and this package's tools read the same files:
+// these tests build a state file through every kind of effect, damage
+// it, and hold that Open and Check agree on it (Open refuses what Check
+// finds, for Check's reason) and that every refusal, Open's, Migrate's
+// and RebuildFilter's, leaves the file as it was.
+
+// buildState drives a State through every kind of effect: seeds on
+// several hosts, robots.txt ok / 404 / 503, pages done, failed, requeued,
+// leases out, duplicates and an audit sample (package frontier's
+// state_reopen_test.go drives its reopen tests the same way).
+func buildState(t *testing.T, h *frontiertest.Harness) {
+	t.Helper()
+	var seeds []string
+	for _, host := range []string{"a.example", "b.example", "c.example", "d.example"} {
+		for i := range 4 {
+			seeds = append(seeds, fmt.Sprintf("http://%s/%d", host, i))
+		}
+	}
+	h.Seed(seeds...)
+	rs := h.Lease(10)
+	if len(rs) != 4 {
+		t.Fatalf("robots leases %d", len(rs))
+	}
+	for _, r := range rs {
+		switch strings.Split(r.URL, "/")[2] {
+		case "a.example":
+			h.Apply(nil, frontiertest.RobotsOutcome(r, 200, "User-agent: *\nCrawl-delay: 3\nDisallow: /3\n"))
+		case "b.example":
+			h.Apply(nil, frontiertest.RobotsOutcome(r, 404, ""))
+		case "c.example":
+			h.Apply(nil, frontiertest.RobotsOutcome(r, 503, ""))
+		}
+		// d.example's robots lease stays out.
+	}
+	h.Clock.Advance(5 * time.Second)
+	for _, l := range h.Lease(10) {
+		switch strings.Split(l.URL, "/")[2] {
+		case "a.example":
+			h.Apply(nil, frontiertest.Outcome(l, 200))
+		case "b.example":
+			h.Apply(nil, frontiertest.Outcome(l, 500)) // requeued with attempts 1
+		}
+	}
+	var more []string
+	for i := range 300 {
+		more = append(more, fmt.Sprintf("http://a.example/p%d", i), fmt.Sprintf("http://b.example/p%d", i%150))
+	}
+	h.Apply([]*frontier.LinkBatch{frontiertest.Links("http://a.example/0", 0, more...)})
+	h.Clock.Advance(10 * time.Second)
+	h.Lease(10) // leases left out
+}
 
 // builtFiles returns the bytes of a state file buildState drove through
 // every kind of effect (hosts, robots, queue, leases out, done records,
 // an audit sample, a journal), as Close left it (closed: with a freelist
 // page) and as a kill -9 would have left it (killed: open, no freelist
 // page, an inbox), and the options that open them.
-func builtFiles(t *testing.T) (closed, killed []byte, opts Options) {
+func builtFiles(t *testing.T) (closed, killed []byte, opts frontier.Options) {
 	t.Helper()
-	h := newHarness(t, reopenConfig)
+	h := frontiertest.New(t, func(c *config.Config) {
+		c.Audit.Fraction = 0.5
+		c.Scope.SeedHostsOnly = true
+	})
 	buildState(t, h)
-	if err := h.s.Flush(); err != nil {
+	if err := h.S.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	// More links, left in the inbox of the killed file.
-	h.apply([]*LinkBatch{links("http://a.example/0", 1, "http://a.example/late1", "http://b.example/late2")})
-	killed, err := os.ReadFile(h.path)
+	h.Apply([]*frontier.LinkBatch{frontiertest.Links("http://a.example/0", 1, "http://a.example/late1", "http://b.example/late2")})
+	killed, err := os.ReadFile(h.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h.s = nil
-	closed, err = os.ReadFile(h.path)
+	h.Close()
+	closed, err = os.ReadFile(h.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +106,7 @@ func builtFiles(t *testing.T) (closed, killed []byte, opts Options) {
 	_, _, info := pagesOfBytes(t, closed)
 	_, _, kinfo := pagesOfBytes(t, killed)
 	t.Logf("closed file: %d of %d bytes in use; killed: %d of %d", info.Pages*info.PageSize, len(closed), kinfo.Pages*kinfo.PageSize, len(killed))
-	return closed[:info.Pages*info.PageSize], killed[:kinfo.Pages*kinfo.PageSize], Options{Config: h.cfg, Now: h.clock.Now}
+	return closed[:info.Pages*info.PageSize], killed[:kinfo.Pages*kinfo.PageSize], frontier.Options{Config: h.Cfg, Now: h.Clock.Now}
 }
 
 // fileRecord is where one record of a state file lies in the file.
@@ -172,30 +226,11 @@ func recordFlips(t testing.TB, b []byte, perBucket int) []flip {
 
 func trimKey(k []byte) []byte { return k[:min(len(k), 24)] }
 
-// writeState writes b to a new file and returns its path.
-func writeState(t testing.TB, b []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func fileSum(t testing.TB, path string) [32]byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
-}
-
 // checkVerdict runs Check on path: "" when it found the file consistent,
 // else its first finding (with the Check-only prefixes and the path cut).
 // Where the path goes in a message is not its reason: cutPath cuts it
 // from both verdicts.
-func checkVerdict(t testing.TB, path string, opts Options) string {
+func checkVerdict(t testing.TB, path string, opts frontier.Options) string {
 	t.Helper()
 	rep, err := Check(path, opts.Config)
 	switch {
@@ -224,22 +259,22 @@ func cutPath(msg, path string) string {
 // mismatch with the configuration: Check, which takes the shard, filter
 // and audit fraction from the file, passes a sound file that a flipped
 // bit made another configuration's (an audit fraction of 0.5078125).
-func openVerdict(t testing.TB, path string, opts Options) (verdict string, changed, mismatch bool) {
+func openVerdict(t testing.TB, path string, opts frontier.Options) (verdict string, changed, mismatch bool) {
 	t.Helper()
-	before := fileSum(t, path)
+	before := frontiertest.FileSum(t, path)
 	opts.Path = path
-	s, err := Open(opts)
+	s, err := frontier.Open(opts)
 	if err == nil {
 		if err := s.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
 		return "", false, false
 	}
-	if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrMismatch) && !errors.Is(err, dedup.ErrMismatch) {
-		t.Errorf("Open: %v; want ErrCorrupt or a mismatch", err)
+	if !errors.Is(err, frontier.ErrCorrupt) && !errors.Is(err, frontier.ErrMismatch) && !errors.Is(err, dedup.ErrMismatch) {
+		t.Errorf("Open: %v; want frontier.ErrCorrupt or a mismatch", err)
 	}
-	mismatch = !errors.Is(err, ErrCorrupt) && (errors.Is(err, ErrMismatch) || errors.Is(err, dedup.ErrMismatch))
-	return cutPath(err.Error(), path), fileSum(t, path) != before, mismatch
+	mismatch = !errors.Is(err, frontier.ErrCorrupt) && (errors.Is(err, frontier.ErrMismatch) || errors.Is(err, dedup.ErrMismatch))
+	return cutPath(err.Error(), path), frontiertest.FileSum(t, path) != before, mismatch
 }
 
 // TestRecordFlipsOpenAgreesWithCheck: a bit flipped in a record of a
@@ -259,8 +294,8 @@ func TestRecordFlipsOpenAgreesWithCheck(t *testing.T) {
 			cases++
 			b := bytes.Clone(file.b)
 			b[fl.off] ^= 1 << fl.bit
-			check := checkVerdict(t, writeState(t, b), opts)
-			open, ch, mismatch := openVerdict(t, writeState(t, b), opts)
+			check := checkVerdict(t, frontiertest.WriteState(t, b), opts)
+			open, ch, mismatch := openVerdict(t, frontiertest.WriteState(t, b), opts)
 			if open != "" {
 				refused++
 			}
@@ -286,30 +321,6 @@ func TestRecordFlipsOpenAgreesWithCheck(t *testing.T) {
 	if changed > 0 || disagree > 0 {
 		t.Errorf("%d refused files changed, %d disagreements of %d flips", changed, disagree, cases)
 	}
-}
-
-// editState returns a copy of state file b changed by fn in a bbolt
-// write transaction: committed with a freelist page (as Close leaves a
-// file) or without one (as kill -9 does).
-func editState(t *testing.T, b []byte, freelist bool, fn func(tx *bolt.Tx) error) []byte {
-	t.Helper()
-	path := writeState(t, b)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{NoFreelistSync: !freelist})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(fn)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestRefusedFileUnchanged: every refusal Open makes (schema version,
@@ -340,13 +351,13 @@ func TestRefusedFileUnchanged(t *testing.T) {
 	}{{"closed", closed, true}, {"killed", killed, false}} {
 		pageSize, hwm, _ := pagesOfBytes(t, file.b)
 		meta := func(key []byte, v []byte) []byte {
-			return editState(t, file.b, file.freelist, func(tx *bolt.Tx) error {
+			return frontiertest.EditState(t, file.b, file.freelist, func(tx *bolt.Tx) error {
 				return tx.Bucket(store.BucketMeta).Put(key, v)
 			})
 		}
 		schema := func(edit func(r *store.SchemaRecord)) []byte {
 			var r store.SchemaRecord
-			path := writeState(t, file.b)
+			path := frontiertest.WriteState(t, file.b)
 			db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
@@ -366,7 +377,7 @@ func TestRefusedFileUnchanged(t *testing.T) {
 		jb[journal[0].off] ^= 1 << journal[0].bit
 		tests := []struct {
 			name string
-			opts Options
+			opts frontier.Options
 			b    []byte
 			want string
 		}{
@@ -375,24 +386,24 @@ func TestRefusedFileUnchanged(t *testing.T) {
 			{"shard count", withShards(opts, 0, 2), file.b, "shards"},
 			{"audit fraction", withAudit(opts, 0.25), file.b, "audit fraction"},
 			{"garbled crawl ID", opts, meta(store.KeyCrawlID, []byte("not a crawl ID")), "crawl ID"},
-			{"counters disagree with the records", opts, meta(store.KeyCounters, store.EncodeCounters(make([]uint64, numCounters))), "admitted 0"},
+			{"counters disagree with the records", opts, meta(store.KeyCounters, zeroCounters()), "admitted 0"},
 			{"truncated below its data", opts, file.b[:hwm*pageSize/2], "truncated"},
 			{"garbled page", opts, garblePage(file.b), "page"},
 		}
 		if !file.freelist {
 			tests = append(tests, struct {
 				name string
-				opts Options
+				opts frontier.Options
 				b    []byte
 				want string
 			}{"journal record checksum", opts, jb, "journal record"})
 		}
 		for _, tt := range tests {
-			path := writeState(t, tt.b)
-			before := fileSum(t, path)
+			path := frontiertest.WriteState(t, tt.b)
+			before := frontiertest.FileSum(t, path)
 			o := tt.opts
 			o.Path = path
-			s, err := Open(o)
+			s, err := frontier.Open(o)
 			if err == nil {
 				s.Close()
 				t.Errorf("%s file, %s: Open accepted it", file.name, tt.name)
@@ -402,42 +413,42 @@ func TestRefusedFileUnchanged(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("%s file, %s: %v; want it to say %q", file.name, tt.name, err, tt.want)
 			}
-			if fileSum(t, path) != before {
+			if frontiertest.FileSum(t, path) != before {
 				modified++
 				t.Errorf("%s file, %s: refused (%v) and changed", file.name, tt.name, err)
 			}
 		}
 		// The offline commands refuse what is not theirs to convert
 		// without writing either.
-		path := writeState(t, tests[0].b) // another schema version
-		before := fileSum(t, path)
-		if _, err := offline.RebuildFilter(path, 1000, 0.01, nil); !errors.Is(err, ErrMismatch) {
-			t.Errorf("%s file, rebuild of another schema version: %v, want ErrMismatch", file.name, err)
+		path := frontiertest.WriteState(t, tests[0].b) // another schema version
+		before := frontiertest.FileSum(t, path)
+		if _, err := RebuildFilter(path, 1000, 0.01, nil); !errors.Is(err, frontier.ErrMismatch) {
+			t.Errorf("%s file, rebuild of another schema version: %v, want frontier.ErrMismatch", file.name, err)
 		}
-		if _, err := offline.Migrate(path, nil); err == nil {
+		if _, err := Migrate(path, nil); err == nil {
 			t.Errorf("%s file, migrate of another schema version: accepted", file.name)
 		}
 		refusals += 2
-		if fileSum(t, path) != before {
+		if frontiertest.FileSum(t, path) != before {
 			modified++
 			t.Errorf("%s file: rebuild or migrate refused the file and changed it", file.name)
 		}
 
 		// Opened and closed with nothing written: what a service that
 		// refuses the file by its crawl ID does.
-		path = writeState(t, file.b)
+		path = frontiertest.WriteState(t, file.b)
 		o := opts
 		o.Path = path
-		s, err := Open(o)
+		s, err := frontier.Open(o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := fileSum(t, path) // a killed file gets its freelist page here, once checked
+		after := frontiertest.FileSum(t, path) // a killed file gets its freelist page here, once checked
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 		refusals++
-		if fileSum(t, path) != after {
+		if frontiertest.FileSum(t, path) != after {
 			modified++
 			t.Errorf("%s file: Close of a State nothing was written to changed the file", file.name)
 		}
@@ -445,12 +456,12 @@ func TestRefusedFileUnchanged(t *testing.T) {
 	t.Logf("%d refusals, %d changed the file", refusals, modified)
 }
 
-func withShards(o Options, shard, shards int) Options {
+func withShards(o frontier.Options, shard, shards int) frontier.Options {
 	o.Config.Frontier.Shard, o.Config.Frontier.Shards = shard, shards
 	return o
 }
 
-func withAudit(o Options, f float64) Options {
+func withAudit(o frontier.Options, f float64) frontier.Options {
 	o.Config.Audit.Fraction = f
 	return o
 }
@@ -492,7 +503,7 @@ func FuzzRecordFlip(f *testing.F) {
 		once   sync.Once
 		files  [2][]byte
 		recs   [2][]fileRecord
-		opts   Options
+		opts   frontier.Options
 		failed bool
 	)
 	f.Fuzz(func(t *testing.T, rec, at uint16, bit uint8, killed bool) {
@@ -522,8 +533,8 @@ func FuzzRecordFlip(f *testing.F) {
 		}
 		b := bytes.Clone(files[which])
 		b[off] ^= 1 << (bit % 8)
-		check := checkVerdict(t, writeState(t, b), opts)
-		open, changed, mismatch := openVerdict(t, writeState(t, b), opts)
+		check := checkVerdict(t, frontiertest.WriteState(t, b), opts)
+		open, changed, mismatch := openVerdict(t, frontiertest.WriteState(t, b), opts)
 		if changed {
 			t.Fatalf("%s record %q: Open refused the file (%s) and changed it", r.bucket, trimKey(r.key), open)
 		}
@@ -538,3 +549,8 @@ func FuzzRecordFlip(f *testing.F) {
 		}
 	})
 }
+
+// zeroCounters is a counters record with every counter zero. It holds
+// more counters than a State keeps: DecodeCounters drops those past the
+// State's, so it reads as all zero whatever the State's count.
+func zeroCounters() []byte { return store.EncodeCounters(make([]uint64, 1<<10)) }

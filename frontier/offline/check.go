@@ -1,4 +1,4 @@
-package frontier
+package offline
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trawlhq/trawl/dedup"
+	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/boltcheck"
 	"github.com/trawlhq/trawl/internal/config"
@@ -32,50 +33,31 @@ type CheckReport struct {
 	Problems  []string
 	Truncated bool
 	// Status is the state's counters, when it could be opened.
-	Status *Status
+	Status *frontier.Status
 	// Buckets is what each top-level bucket takes in the file, in name
 	// order (when bbolt's consistency check passed).
 	Buckets []BucketUsage
 }
 
-// BucketUsage is one bucket's share of a state file: its keys and the
-// bytes of the pages it holds (allocated) and fills (in use), from
-// bbolt's Bucket.Stats. Nested buckets count in their parent's. A bucket
-// small enough to live inline in its parent's page has no pages of its
-// own: Alloc 0, its bytes in InUse.
-type BucketUsage struct {
-	Name  string
-	Keys  int
-	Alloc int64
-	InUse int64
-}
-
-// bucketUsage is BucketUsage of every top-level bucket of tx.
-func bucketUsage(tx *bolt.Tx) []BucketUsage {
-	var us []BucketUsage
-	_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-		st := b.Stats()
-		us = append(us, BucketUsage{
-			Name: string(name), Keys: st.KeyN,
-			Alloc: int64(st.BranchAlloc + st.LeafAlloc), InUse: int64(st.BranchInuse + st.LeafInuse + st.InlineBucketInuse),
-		})
-		return nil
-	})
-	return us
-}
+// BucketUsage is one bucket's share of a state file (store.BucketUsage):
+// its keys and the bytes of the pages it holds (allocated) and fills (in
+// use), from bbolt's Bucket.Stats. Nested buckets count in their
+// parent's. A bucket small enough to live inline in its parent's page has
+// no pages of its own: Alloc 0, its bytes in InUse.
+type BucketUsage = store.BucketUsage
 
 // OK reports whether the file passed every check.
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
 // Check inspects the state file at path without writing to it: its bbolt
 // structure (store.CheckFile, before anything maps it), bbolt's own consistency
-// check (every page reachable once or free, keys in order), then Open,
+// check (every page reachable once or free, keys in order), then frontier.Open,
 // read-only, with the shard, shard count, filter sizing and audit
 // fraction its schema record names: Open runs Verify's checks itself, so
 // a file Check finds inconsistent is one a writing Open refuses, for the
 // reason Check gives. cfg supplies the rest (scope,
 // politeness: they do not change what is checked). A file that cannot be
-// read as a state file at all is an error wrapping ErrCorrupt; what the
+// read as a state file at all is an error wrapping frontier.ErrCorrupt; what the
 // checks find is in Problems.
 func Check(path string, cfg config.Config) (*CheckReport, error) {
 	r := &CheckReport{Path: path}
@@ -100,11 +82,11 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 				r.problem("bbolt: %v", err)
 			}
 			if r.OK() {
-				r.Buckets = bucketUsage(tx)
+				r.Buckets = store.Usage(tx)
 			}
 			var meta *bolt.Bucket
 			meta, schema, err = store.ReadSchema(tx)
-			if err == nil && schema.Version == SchemaVersion {
+			if err == nil && schema.Version == frontier.SchemaVersion {
 				err = schema.Validate() // as Open's checkSchema, before the plan is used
 			}
 			if err != nil {
@@ -113,7 +95,7 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 			r.CrawlID = string(meta.Get(store.KeyCrawlID))
 			if schema.Sizing.Bits == 0 { // a scalable chain: open it with its own plan
 				if chain, err = dedup.StoredChain(tx); err != nil {
-					return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+					return fmt.Errorf("%w: %s: %w", frontier.ErrCorrupt, path, err)
 				}
 			}
 			return nil
@@ -138,7 +120,7 @@ func Check(path string, cfg config.Config) (*CheckReport, error) {
 		r.problem("schema record: shard %d of %d, fp %g", r.Shard, r.Shards, r.FP)
 		return r, nil
 	}
-	s, err := Open(Options{Config: cfg, Path: path, ReadOnly: true})
+	s, err := frontier.Open(frontier.Options{Config: cfg, Path: path, ReadOnly: true})
 	if err != nil {
 		r.problem("open: %v", err)
 		return r, nil

@@ -1,4 +1,4 @@
-package frontier
+package offline
 
 import (
 	"bytes"
@@ -13,8 +13,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/frontier"
+	"github.com/trawlhq/trawl/frontier/frontiertest"
 	"github.com/trawlhq/trawl/frontier/internal/store"
-	"github.com/trawlhq/trawl/frontier/offline"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/testkit/fixture"
 )
@@ -33,45 +34,38 @@ func schema1File(t *testing.T) (string, config.Config) { return oldFile(t, "test
 func oldFile(t *testing.T, gz string) (string, config.Config) {
 	t.Helper()
 	path := fixture.Gunzip(t, gz, "old.db")
-	cfg := testConfig()
-	noRobots(&cfg)
+	cfg := frontiertest.Config()
+	frontiertest.NoRobots(&cfg)
 	cfg.Frontier.Filter.Capacity = 10_000
 	return path, cfg
 }
 
 func TestMigrateSchema1(t *testing.T) {
 	path, cfg := schema1File(t)
-	if _, err := Open(Options{Config: cfg, Path: path}); !errors.Is(err, ErrNeedsMigration) {
+	if _, err := frontier.Open(frontier.Options{Config: cfg, Path: path}); !errors.Is(err, frontier.ErrNeedsMigration) {
 		t.Fatalf("Open of a schema 1 file: %v, want ErrNeedsMigration", err)
 	}
-	rep, err := offline.Migrate(path, nil)
+	rep, err := Migrate(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.From != 1 || rep.To != SchemaVersion || rep.QueuedURLs != 104 || rep.Segments < 3 || rep.Segments > 9 {
+	if rep.From != 1 || rep.To != frontier.SchemaVersion || rep.QueuedURLs != 104 || rep.Segments < 3 || rep.Segments > 9 {
 		t.Fatalf("report %+v", rep)
 	}
 	if _, err := os.Stat(path + ".migrate"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("leftover .migrate file: %v", err)
 	}
 	// Migrating again is a no-op.
-	if rep, err := offline.Migrate(path, nil); err != nil || rep.From != SchemaVersion || rep.QueuedURLs != 0 {
+	if rep, err := Migrate(path, nil); err != nil || rep.From != frontier.SchemaVersion || rep.QueuedURLs != 0 {
 		t.Fatalf("second migrate: %+v, %v", rep, err)
 	}
-	clk := newClock()
-	clk.Advance(time.Hour)
-	s, err := Open(Options{Config: cfg, Path: path, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	s, opts, clk := openMigrated(t, path, cfg)
+	defer func() { s.Close() }()
 	if st := s.Status(); st.Queued != 104 || st.Done != 1 || st.Leased != 0 {
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
-	checkTruthHashed(t, s, 35)
+	want := sampledHashes(t, s, 35)
+	s = closedLook(t, s, opts, func(tx *bolt.Tx) error { return checkTruthHashed(tx, want) })
 	// Every host's queue comes out whole and in admission order (b.test
 	// without its page-000, which is done).
 	got := leaseEverything(t, s, clk, 200)
@@ -87,9 +81,27 @@ func TestMigrateSchema1(t *testing.T) {
 	}
 }
 
+// openMigrated opens the migrated file at path an hour after the
+// fixture's clock (its leases have expired), and checks it with Verify.
+func openMigrated(t *testing.T, path string, cfg config.Config) (*frontier.State, frontier.Options, *frontiertest.Clock) {
+	t.Helper()
+	clk := frontiertest.NewClock()
+	clk.Advance(time.Hour)
+	opts := frontier.Options{Config: cfg, Path: path, Now: clk.Now}
+	s, err := frontier.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Verify(); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s, opts, clk
+}
+
 // leaseEverything leases per 10 URLs a minute for up to rounds minutes,
 // finishing each, and returns them by host in the order leased.
-func leaseEverything(t *testing.T, s *State, clk *clock, rounds int) map[string][]string {
+func leaseEverything(t *testing.T, s *frontier.State, clk *frontiertest.Clock, rounds int) map[string][]string {
 	t.Helper()
 	got := map[string][]string{}
 	for range rounds {
@@ -100,7 +112,7 @@ func leaseEverything(t *testing.T, s *State, clk *clock, rounds int) map[string]
 		for _, l := range ls {
 			host := strings.Split(l.URL, "/")[2]
 			got[host] = append(got[host], l.URL)
-			if _, err := s.Apply(nil, []Outcome{*outcome(l, 200)}); err != nil {
+			if _, err := s.Apply(nil, []frontier.Outcome{*frontiertest.Outcome(l, 200)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -109,28 +121,58 @@ func leaseEverything(t *testing.T, s *State, clk *clock, rounds int) map[string]
 	return got
 }
 
-// checkTruthHashed checks that the audit sample holds, keyed by hash,
-// exactly the sampled URLs among the fixtures' first pages of each host,
-// and at least one.
-func checkTruthHashed(t *testing.T, s *State, pages int) {
+// sampledHashes is the truth keys (URL hashes) of the URLs in the
+// audit's share of the key space among the fixtures' first pages of
+// each host, as s's Explain says.
+func sampledHashes(t *testing.T, s *frontier.State, pages int) map[string]bool {
 	t.Helper()
 	want := map[string]bool{}
 	for _, host := range []string{"a.test", "b.test", "c.test"} {
 		for _, u := range fixturePages(host, 0, pages) {
-			if s.scope.sampled(auditHash(u)) {
+			e, err := s.Explain(u)
+			if err != nil || e.Canonical != u {
+				t.Fatalf("explain %s: %+v, %v", u, e, err)
+			}
+			if e.AuditSampled {
 				want[string(store.U64Key(store.URLHash(u)))] = true
 			}
 		}
 	}
+	return want
+}
+
+// checkTruthHashed checks that the audit sample holds, keyed by hash,
+// exactly the keys in want (sampledHashes), and at least one.
+func checkTruthHashed(tx *bolt.Tx, want map[string]bool) error {
 	got := map[string]bool{}
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(store.BucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil })
-	}); err != nil {
-		t.Fatal(err)
+	if err := tx.Bucket(store.BucketTruth).ForEach(func(k, _ []byte) error { got[string(k)] = true; return nil }); err != nil {
+		return err
 	}
 	if len(want) == 0 || !maps.Equal(got, want) {
-		t.Fatalf("truth holds %d keys, want the %d hashes of the sampled URLs", len(got), len(want))
+		return fmt.Errorf("truth holds %d keys, want the %d hashes of the sampled URLs", len(got), len(want))
 	}
+	return nil
+}
+
+// closedLook closes s, runs look on its file (opts.Path) and opens it
+// again: the file as the State leaves it, read with the State's file lock
+// released.
+func closedLook(t *testing.T, s *frontier.State, opts frontier.Options, look func(tx *bolt.Tx) error) *frontier.State {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	frontiertest.View(t, opts.Path, look)
+	s, err := frontier.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// hostRecord is host's record in the hosts bucket of tx.
+func hostRecord(tx *bolt.Tx, host string) (store.HostRecord, error) {
+	return store.DecodeHost(tx.Bucket(store.BucketHosts).Get([]byte(host)))
 }
 
 // fixturePages are the fixtures' URLs of host, page from to page to-1.
@@ -182,66 +224,66 @@ func TestMigrateSchema3(t *testing.T) {
 
 func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Config), from, segments uint64, leased int) {
 	path, cfg := file(t)
-	_, err := Open(Options{Config: cfg, Path: path})
-	if !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d (", from)) ||
+	_, err := frontier.Open(frontier.Options{Config: cfg, Path: path})
+	if !errors.Is(err, frontier.ErrNeedsMigration) || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d (", from)) ||
 		!strings.Contains(err.Error(), "frontier migrate --data-file "+path) {
 		t.Fatalf("Open of a schema %d file: %v, want ErrNeedsMigration naming the command", from, err)
 	}
-	rep, err := offline.Migrate(path, nil)
+	rep, err := Migrate(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.From != from || rep.To != SchemaVersion || rep.QueuedURLs != 0 || rep.Segments != segments {
+	if rep.From != from || rep.To != frontier.SchemaVersion || rep.QueuedURLs != 0 || rep.Segments != segments {
 		t.Fatalf("report %+v, want %d segments moved", rep, segments)
 	}
-	clk := newClock()
-	clk.Advance(time.Hour) // the leases left out have expired
-	s, err := Open(Options{Config: cfg, Path: path, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	s, opts, clk := openMigrated(t, path, cfg) // the leases left out have expired
+	defer func() { s.Close() }()
 	if st := s.Status(); st.Queued != 450-6-int64(leased) || st.Done != 6 || st.Leased != int64(leased) {
 		t.Fatalf("status after migrate: queued %d done %d leased %d", st.Queued, st.Done, st.Leased)
 	}
-	for _, host := range []string{"a.test", "b.test", "c.test"} {
-		if g := s.hosts[host].rec.Sealed.List(); !slices.Equal(g, []uint64{store.MigratedGen}) {
-			t.Errorf("%s lists sealed gens %v, want [%d]", host, g, store.MigratedGen)
+	want := sampledHashes(t, s, 150)
+	s = closedLook(t, s, opts, func(tx *bolt.Tx) error {
+		for _, host := range []string{"a.test", "b.test", "c.test"} {
+			r, err := hostRecord(tx, host)
+			if err != nil {
+				return err
+			}
+			if g := r.Sealed.List(); !slices.Equal(g, []uint64{store.MigratedGen}) {
+				t.Errorf("%s lists sealed gens %v, want [%d]", host, g, store.MigratedGen)
+			}
 		}
-	}
-	checkTruthHashed(t, s, 150)
-	if n, err := s.expireLeases(); err != nil || n != leased {
+		return checkTruthHashed(tx, want)
+	})
+	if n, err := s.ExpireLeasesBefore(clk.Now()); err != nil || n != leased {
 		t.Fatalf("%d leases expired (%v), want %d", n, err, leased)
 	}
 	// New URLs of a.test go after its migrated segments: a run of 50 is
 	// sealed whole (sealRunBytes) under a gen of its own.
 	more := fixturePages("a.test", 150, 200)
-	if res, err := s.Apply([]Prepared{s.Prepare(links("", 0, more...))}, nil); err != nil || res.Admitted != len(more) {
+	if res, err := s.Apply([]frontier.Prepared{s.Prepare(frontiertest.Links("", 0, more...))}, nil); err != nil || res.Admitted != len(more) {
 		t.Fatalf("admitted %d of %d: %v", res.Admitted, len(more), err)
 	}
 	if _, err := s.Compact(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		a := s.hosts["a.test"]
+	s = closedLook(t, s, opts, func(tx *bolt.Tx) error {
+		a, err := hostRecord(tx, "a.test")
+		if err != nil {
+			return err
+		}
 		if v := tx.Bucket(store.BucketTails).Get([]byte("a.test")); v != nil {
 			return fmt.Errorf("a.test kept a tail of %d bytes after a whole run", len(v))
 		}
-		if g := a.rec.Sealed.List(); len(g) != 2 || g[0] != store.MigratedGen || g[1] <= store.MigratedGen {
+		if g := a.Sealed.List(); len(g) != 2 || g[0] != store.MigratedGen || g[1] <= store.MigratedGen {
 			return fmt.Errorf("a.test lists sealed gens %v, want [%d, a later one]", g, store.MigratedGen)
 		}
 		last := uint64(0)
-		err := store.ForEachQueued(store.QueueBucketsOf(tx), a.name, &a.rec, func(seq uint64, _ store.URLRecord) error { last = seq; return nil })
+		err = store.ForEachQueued(store.QueueBucketsOf(tx), "a.test", &a, func(seq uint64, _ store.URLRecord) error { last = seq; return nil })
 		if err != nil || last != 199 {
 			return fmt.Errorf("a.test's queue ends at seq %d (%v), want 199", last, err)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if err := s.Verify(); err != nil {
 		t.Fatal(err)
 	}
@@ -255,17 +297,15 @@ func testMigrateInPlace(t *testing.T, file func(*testing.T) (string, config.Conf
 	if st := s.Status(); st.Queued != 0 || st.Done != 500 {
 		t.Fatalf("status at the end: queued %d done %d", st.Queued, st.Done)
 	}
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		if n := keyCount(tx.Bucket(store.BucketSealed)); n != 0 {
+	s = closedLook(t, s, opts, func(tx *bolt.Tx) error {
+		if n := frontiertest.KeyCount(tx.Bucket(store.BucketSealed)); n != 0 {
 			return fmt.Errorf("%d sealed segments left with nothing queued", n)
 		}
 		if tx.Bucket(store.BucketSegments) != nil {
 			return fmt.Errorf("bucket segments left after the migration")
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // A migration that fails before the rename (here: the failpoint, as a
@@ -282,8 +322,8 @@ func testMigrateFailure(t *testing.T, file func(*testing.T) (string, config.Conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	fail := &offline.Options{Failpoint: func() error { return errors.New("injected") }}
-	if _, err := offline.Migrate(path, fail); err == nil || !strings.Contains(err.Error(), "injected") {
+	fail := &Options{Failpoint: func() error { return errors.New("injected") }}
+	if _, err := Migrate(path, fail); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("Migrate with the failpoint: %v", err)
 	}
 	after, err := os.ReadFile(path)
@@ -300,10 +340,10 @@ func testMigrateFailure(t *testing.T, file func(*testing.T) (string, config.Conf
 	if err := os.WriteFile(path+".migrate", []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := offline.Migrate(path, nil); err != nil {
+	if _, err := Migrate(path, nil); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(Options{Config: cfg, Path: path})
+	s, err := frontier.Open(frontier.Options{Config: cfg, Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +360,7 @@ func TestMigrateRefusesAFileInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := offline.Migrate(path, nil); !errors.Is(err, ErrInUse) {
+	if _, err := Migrate(path, nil); !errors.Is(err, frontier.ErrInUse) {
 		t.Fatalf("Migrate of a file in use: %v, want ErrInUse", err)
 	}
 }
