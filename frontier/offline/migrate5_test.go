@@ -17,7 +17,7 @@ import (
 // TestMigrateSchema4: a schema 4 file is refused until migrated; migrate
 // rewrites its schema record alone, and a continuous crawl then opens it:
 // its done URLs (no URL text in their records) are not revisited, the
-// URLs it fetches after are.
+// URLs it fetches after are; `frontier check` reads the result.
 func TestMigrateSchema4(t *testing.T) {
 	t.Parallel()
 	h := frontiertest.New(t, func(c *config.Config) {
@@ -58,16 +58,34 @@ func TestMigrateSchema4(t *testing.T) {
 	if st := h.S.Status(); st.Done != 2 || st.Queued != 1 || st.Revisit == nil || st.Revisit.Scheduled != 0 {
 		t.Fatalf("migrated: done %d queued %d revisit %+v", st.Done, st.Queued, st.Revisit)
 	}
-	if got := fetchAll(h); !slices.Equal(got, []string{"http://a.example/z"}) {
-		t.Fatalf("fetched %v", got)
+	h.Seed("http://a.example/w")
+	after := []string{"http://a.example/w", "http://a.example/z"}
+	if got := fetchAll(h); !slices.Equal(got, after) {
+		t.Fatalf("fetched %v, want %v", got, after)
 	}
 	h.Clock.Advance(1000 * time.Hour)
-	ls := h.Lease(100)
-	if len(ls) != 1 || ls[0].URL != "http://a.example/z" || !ls[0].Revisit {
-		t.Fatalf("leases %+v, want a revisit of the URL fetched after the migration only", ls)
+	first := h.Lease(1)
+	ls := append(first, h.Lease(100)...)
+	var got []string
+	for _, l := range ls {
+		if !l.Revisit {
+			t.Fatalf("lease %+v is not a revisit", l)
+		}
+		got = append(got, l.URL)
 	}
+	if slices.Sort(got); !slices.Equal(got, after) {
+		t.Fatalf("revisits %v, want only the URLs fetched after the migration, %v", got, after)
+	}
+	// One revisit back in the due list, one out.
+	h.Apply(nil, &frontier.Outcome{LeaseID: first[0].ID, URL: first[0].URL, Released: true})
 	if err := h.S.Verify(); err != nil {
 		t.Fatal(err)
+	}
+	// `frontier check` reads a file with a schedule, a due list and a
+	// revisit lease out.
+	h.Close()
+	if rep, err := Check(h.Path, h.Cfg); err != nil || !rep.OK() {
+		t.Fatalf("check: %+v %v", rep, err)
 	}
 }
 
