@@ -23,7 +23,7 @@ import (
 // allocated), the whole file's, and revisits leased + reported per
 // second.
 //
-//	go test -run XXX -bench BenchmarkRevisit -benchtime 1x ./frontier/
+//	go test -run '^$' -bench BenchmarkRevisit -benchtime 1x ./frontier/
 func BenchmarkRevisit(b *testing.B) {
 	done, hosts := envInt("TRAWL_BENCH_DONE", 100_000), envInt("TRAWL_BENCH_HOSTS", 1_000)
 	for range b.N {
