@@ -43,6 +43,7 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		sc.hs, sc.seen, sc.fresh = keepScratch(hs, keepLinks), keepScratch(seen, keepLinks), keepScratch(newHashes, keepLinks)
 	}()
 	truth := tx.Bucket(store.BucketTruth)
+	var hints []*PreparedLink // duplicates with a sitemap lastmod (continuous mode)
 	maxPages := uint64(max(0, s.cfg.Scope.MaxPagesPerHost))
 	for i := range cands {
 		c := &cands[i]
@@ -56,6 +57,9 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 			return nil, err
 		}
 		if !enqueue {
+			if seen[i] && pl.LastMod != 0 && s.sched != nil {
+				hints = append(hints, pl)
+			}
 			continue
 		}
 		h := c.h
@@ -74,6 +78,23 @@ func (s *State) applyLinksLocked(tx *bolt.Tx, links []Prepared, now time.Time, r
 		}
 		s.enqueueLocked(h, pl.Key, c.depth, pl.Hops, now)
 		res.Admitted++
+		if (pl.ChangeFreq > 0 || pl.Sitemap) && s.sched != nil {
+			if err := s.putHintLocked(tx, h, pl); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(hints) > 0 {
+		more, err := s.sitemapDueLocked(tx, hints)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range more {
+			if h.applyGen != s.applyGen {
+				h.applyGen = s.applyGen
+				touched = append(touched, h)
+			}
+		}
 	}
 	if err := s.flushInboxLocked(tx.Bucket(store.BucketInbox)); err != nil {
 		return nil, err

@@ -53,6 +53,10 @@ func (s *State) compactWith(yield func() error) (int, error) {
 	if err := s.writeTruthLocked(); err != nil {
 		return 0, fmt.Errorf("compact: %w", err)
 	}
+	// The revisit schedule's inbox into its segments (schedule.go).
+	if _, err := s.compactScheduleLocked(yield); err != nil {
+		return 0, err
+	}
 	if s.inboxN == 0 && s.inboxStaleMax == 0 {
 		return 0, nil
 	}

@@ -115,7 +115,16 @@ const (
 	cHostsGivenUp = cDoneByReason + doneReasonSlots
 	// cRejectMoreBase + i counts rule reasonsV1 + i (reasonSlotsMore slots).
 	cRejectMoreBase = cHostsGivenUp + 1
-	numCounters     = cRejectMoreBase + reasonSlotsMore
+	// The revisit schedule (continuous mode): revisit leases granted, the
+	// reported revisits that were 304, changed or unchanged, and the
+	// scheduled entries by interval (Status.Revisit.Intervals; 24 slots,
+	// counted in and out as entries move).
+	cRevisits    = cRejectMoreBase + reasonSlotsMore
+	cNotModified = cRevisits + 1
+	cChanged     = cRevisits + 2
+	cUnchanged   = cRevisits + 3
+	cSchedHist   = cRevisits + 4
+	numCounters  = cSchedHist + 24
 )
 
 // reasonSlotsMore is how many counters cRejectMoreBase reserves for rules

@@ -28,6 +28,10 @@
 //   - compact.go, checkpoint.go, commit.go: moving the inbox into queue
 //     segments, checkpointing the filter, the transactions and what is
 //     written with them.
+//   - schedule.go: the revisit schedule of a continuous crawl
+//     (crawl.mode: continuous): scheduling a fetched URL's next visit,
+//     finding due URLs through the ready heap, revisit leases, the
+//     revisit share and sitemap hints.
 //   - status.go, counters.go, explain.go, verify.go: what the State
 //     reports, and the checks of its file (Verify, run by Open).
 //
@@ -130,6 +134,13 @@
 //   - The filter is checkpointed only by Checkpoint, CheckpointIfDue and
 //     Close (the last two only when due); between checkpoints admitted keys
 //     are journaled in the same transaction that enqueues them.
+//   - Continuous mode (schedule.go) keeps every URL finished as fetched
+//     scheduled; a revisit lease takes its URL out of the done count until
+//     its outcome. Verify does not check the schedule yet:
+//     verifyScheduleTx (schedule.go) does, and the tests call it.
+//     Status.Revisit.Due counts only entries a lease has moved into
+//     `due`, and Overdue is not measured (0). Done URLs of files from
+//     schema 4 and before are not revisited (no URL text).
 //   - New URLs go to an append-only inbox; Compact (run by Checkpoint and
 //     Close, 100,000 records per transaction, the lock released between
 //     them) moves them into the per-host queues. The inbox costs 8 bytes of

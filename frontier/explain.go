@@ -43,6 +43,24 @@ type Explanation struct {
 	Attempts   uint32           `json:"attempts,omitempty"`
 	Hops       uint32           `json:"redirect_hops,omitempty"` // redirects in a row that led to it
 	HostState  *HostExplanation `json:"host_state,omitempty"`
+	// Schedule is a done URL's revisit schedule (continuous mode).
+	Schedule *ScheduleExplanation `json:"schedule,omitempty"`
+}
+
+// ScheduleExplanation is one URL's revisit schedule.
+type ScheduleExplanation struct {
+	// Where is "scheduled" (waiting for its due block), "due" (its block
+	// has come; waiting for a lease) or "leased" (a revisit is out).
+	Where        string        `json:"where"`
+	LastVisit    time.Time     `json:"last_visit"`
+	NextDue      time.Time     `json:"next_due"`
+	Interval     time.Duration `json:"interval_ns"`
+	Visits       uint32        `json:"visits"`  // visits that could tell a change
+	Changes      uint32        `json:"changes"` // of those, the ones that saw one
+	ETag         string        `json:"etag,omitempty"`
+	LastModified time.Time     `json:"last_modified,omitzero"`
+	Digest       string        `json:"digest,omitempty"` // the payload digest prefix, hex
+	ArchivedAt   time.Time     `json:"archived_at,omitzero"`
 }
 
 // HostExplanation is a host's politeness and robots state.
@@ -184,6 +202,11 @@ func (s *State) explainStoredTx(tx *bolt.Tx, e *Explanation, h *host) error {
 			return err
 		}
 		e.State, e.DoneStatus, e.DoneReason, e.DoneAt = "done", d.Status, d.Reason.String(), d.Finished
+	}
+	if s.sched != nil && h != nil {
+		if err := s.explainScheduleTx(tx, e, h); err != nil {
+			return err
+		}
 	}
 	if e.State != "unknown" || h == nil || h.rec.Queued == 0 {
 		return nil

@@ -16,19 +16,21 @@ type host struct {
 	rules    *robots.Robots // parsed robots.txt when rec.RobotsStatus is robotsOK
 	inbox    []uint64       // keys of its inbox records, oldest first
 	applyGen uint64         // the last Apply that admitted a URL of the host (State.applyGen)
-	// The small fields last and together: a host is 192 bytes
+	// The small fields last and together: a host is 224 bytes
 	// (TestHostSize; a million hosts on a shard).
-	inflight       int32 // leases out, page and robots
-	idx            int32 // position in the ready heap, -1 when absent
-	pending        int32 // 1 + its index in State.pending while the Apply under way admits URLs of it, else 0
-	robotsInflight bool  // a robots.txt lease is out
-	dirty          bool  // rec changed in the current transaction
+	inflight       int32   // leases out, page and robots
+	idx            int32   // position in the ready heap, -1 when absent
+	pending        int32   // 1 + its index in State.pending while the Apply under way admits URLs of it, else 0
+	credit         float32 // revisit share credit (pickRevisit)
+	robotsInflight bool    // a robots.txt lease is out
+	dirty          bool    // rec changed in the current transaction
 }
 
 // wantsReady reports whether h belongs in the ready heap: it has queued
-// URLs, room for another lease, and is not waiting for its robots.txt.
+// URLs or scheduled revisits (continuous mode), room for another lease, and is not waiting for its robots.txt.
 func (s *State) wantsReady(h *host) bool {
-	if h.rec.Queued == 0 || int(h.inflight) >= s.maxInflight {
+	work := h.rec.Queued > 0 || s.sched != nil && (h.rec.DueN > 0 || h.rec.NextDue != 0)
+	if !work || int(h.inflight) >= s.maxInflight {
 		return false
 	}
 	if h.robotsInflight && s.robotsDue(h, s.now()) {

@@ -201,10 +201,14 @@ func TestRobotsObeyOff(t *testing.T) {
 // bytes a host is 8 MB. Growing it should be a choice, made here.
 func TestHostSize(t *testing.T) {
 	t.Parallel()
-	if got := unsafe.Sizeof(store.HostRecord{}); got > 120 {
-		t.Errorf("hostRecord is %d bytes, more than 120", got)
+	// The revisit schedule's fields (SchedSeq, NextDue, Scheduled, DueN:
+	// 24 bytes) and the revisit share credit took them from 120 and 192:
+	// what a continuous crawl keeps per host instead of anything per done
+	// URL.
+	if got := unsafe.Sizeof(store.HostRecord{}); got > 144 {
+		t.Errorf("hostRecord is %d bytes, more than 144", got)
 	}
-	if got := unsafe.Sizeof(host{}); got > 192 {
-		t.Errorf("host is %d bytes, more than 192", got)
+	if got := unsafe.Sizeof(host{}); got > 224 {
+		t.Errorf("host is %d bytes, more than 224", got)
 	}
 }

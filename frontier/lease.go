@@ -81,7 +81,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 			if l == nil {
 				continue
 			}
-			out = append(out, Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline, Hops: l.Hops})
+			out = append(out, leaseOf(l))
 			// A host with slots left and no delay to keep (min_delay 0)
 			// may take another lease now: one lease per host per call
 			// fed a 16-slot host one request round trip at a time.
@@ -108,9 +108,39 @@ func (s *State) Lease(max int) ([]Lease, error) {
 // URLs robots.txt disallows (up to maxRobotsSkips of them).
 func (s *State) leaseHostLocked(qb store.QueueBuckets, lb, db *bolt.Bucket, h *host, now time.Time) (*store.LeaseRecord, error) {
 	deadline := now.Add(s.cfg.Frontier.LeaseTimeout)
-	hd, ok, err := s.peekLocked(qb, h)
-	if err != nil {
-		return nil, err
+	// A revisit (continuous mode: schedule.go) or the head of the queue.
+	var due store.SchedEntry
+	var dueSeq uint64
+	revisit := false
+	if s.sched != nil {
+		sb := schedBucketsOf(qb.Returned.Tx())
+		if err := s.promoteLocked(sb, h, now); err != nil {
+			return nil, err
+		}
+		if revisit = s.pickRevisit(h); revisit {
+			var ok bool
+			var err error
+			if due, dueSeq, ok, err = firstDue(sb, h); err != nil {
+				return nil, err
+			}
+			if !ok {
+				s.log.Warn("frontier: host due count disagrees with its due entries", "host", h.name, "due", h.rec.DueN)
+				s.dueN -= int64(h.rec.DueN)
+				h.rec.DueN = 0
+				h.dirty = true
+				return nil, nil
+			}
+		} else if h.rec.Queued == 0 {
+			return nil, nil
+		}
+	}
+	var hd headOf
+	ok := true
+	if !revisit {
+		var err error
+		if hd, ok, err = s.peekLocked(qb, h); err != nil {
+			return nil, err
+		}
 	}
 	if !ok {
 		// The record says queued but the queue is empty: repair the count
@@ -125,8 +155,11 @@ func (s *State) leaseHostLocked(qb store.QueueBuckets, lb, db *bolt.Bucket, h *h
 		if h.robotsInflight {
 			return nil, nil
 		}
-		scheme := "http"
-		if strings.HasPrefix(hd.rec.URL, "https:") {
+		scheme, url := "http", hd.rec.URL
+		if revisit {
+			url = due.URL
+		}
+		if strings.HasPrefix(url, "https:") {
 			scheme = "https"
 		}
 		l := &store.LeaseRecord{ID: s.nextLease, Host: h.name, URL: scheme + "://" + h.name + "/robots.txt", Robots: true, Deadline: deadline}
@@ -139,6 +172,10 @@ func (s *State) leaseHostLocked(qb store.QueueBuckets, lb, db *bolt.Bucket, h *h
 		s.count[cRobotsLeases]++
 		return l, nil
 	}
+	if revisit {
+		return s.leaseRevisitLocked(schedBucketsOf(qb.Returned.Tx()), lb, db, h, due, dueSeq, now, deadline)
+	}
+	var err error
 	for skips := 0; ok; skips++ {
 		if skips >= maxRobotsSkips {
 			return nil, nil
@@ -263,7 +300,11 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 			if err := s.dropLeaseLocked(lb, h, l); err != nil {
 				return err
 			}
-			if !l.Robots {
+			if l.Revisit {
+				if err := s.requeueRevisitLocked(tx, h, l); err != nil {
+					return err
+				}
+			} else if !l.Robots {
 				if err := s.requeueLocked(ret, h, l, l.Attempts); err != nil {
 					return err
 				}
@@ -280,4 +321,14 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 		s.fixHostLocked(h)
 	}
 	return n, nil
+}
+
+// leaseOf is l as Lease returns it.
+func leaseOf(l *store.LeaseRecord) Lease {
+	out := Lease{ID: l.ID, URL: l.URL, Depth: l.Depth, Robots: l.Robots, Deadline: l.Deadline, Hops: l.Hops}
+	if l.Revisit {
+		out.Revisit, out.ETag, out.Digest = true, l.Sched.ETag, l.Sched.Digest
+		out.LastModified, out.ArchivedAt = store.UnixTime(l.Sched.LastMod), l.Sched.ArchivedAt.Time()
+	}
+	return out
 }

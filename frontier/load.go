@@ -289,6 +289,7 @@ func (s *State) loadHostsTx(tx *bolt.Tx) ([]*host, error) {
 		}
 		s.queued += int64(rec.Queued)
 		s.doneN += int64(rec.Done)
+		s.dueN += int64(rec.DueN)
 		return nil
 	})
 	return loaded, err

@@ -44,6 +44,18 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 	db := tx.Bucket(store.BucketDone)
 	p := s.cfg.Politeness
 	st := o.Status
+	if l.Revisit && (st == 0 || st >= 500 || st == 429) {
+		// A failed revisit: no retries; its entry is due again after its
+		// interval (schedule.go). The host's politeness moves as for any
+		// failure.
+		s.politeAfterResponse(h, now, o.ResponseTime)
+		if st == 429 || st == 503 {
+			s.raiseBackoff(h, now, o.RetryAfter)
+		} else if !o.Permanent {
+			s.hostFailed(h, now)
+		}
+		return h, s.revisitFailedLocked(tx, h, l, now)
+	}
 	switch {
 	case st == 429 || st == 503:
 		// The server asks us to wait: the host slows down (throttled),
@@ -92,7 +104,13 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 			s.politeAfterResponse(h, now, o.ResponseTime)
 		}
 		s.hostSucceeded(h)
-		return h, s.finishLocked(db, h, l.URL, st, store.DoneFetched, now)
+		if err := s.finishLocked(db, h, l.URL, st, store.DoneFetched, now); err != nil {
+			return nil, err
+		}
+		if s.sched != nil {
+			return h, s.scheduleLocked(tx, h, l, o, now)
+		}
+		return h, nil
 	}
 }
 
@@ -107,6 +125,9 @@ func (s *State) releaseLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Out
 	s.politeAfterResponse(h, now, o.ResponseTime)
 	if l.Robots {
 		return nil
+	}
+	if l.Revisit {
+		return s.requeueRevisitLocked(tx, h, l)
 	}
 	return s.requeueLocked(tx.Bucket(store.BucketReturned), h, l, l.Attempts)
 }
@@ -163,6 +184,14 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 	r := store.DoneRecord{Status: status, Reason: reason, Finished: now}
 	if err := db.Put(store.U64Key(store.URLHash(url)), r.Encode()); err != nil {
 		return fmt.Errorf("put done: %w", err)
+	}
+	if s.sched != nil && reason != store.DoneFetched {
+		// Never scheduled: its sitemap hint, if any, goes (schedule.go).
+		if b := db.Tx().Bucket(store.BucketHints); b != nil {
+			if err := b.Delete(store.QueueKey(h.name, store.URLHash(url))); err != nil {
+				return fmt.Errorf("delete hint: %w", err)
+			}
+		}
 	}
 	h.rec.Done++
 	h.dirty = true

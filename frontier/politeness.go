@@ -25,7 +25,14 @@ import (
 )
 
 // eligibleAt is the earliest time politeness lets the host be fetched.
-func (h *host) eligibleAt() store.Stamp { return max(h.rec.NextFetch, h.rec.PausedUntil) }
+func (h *host) eligibleAt() store.Stamp {
+	t := max(h.rec.NextFetch, h.rec.PausedUntil)
+	if h.rec.Queued == 0 && h.rec.DueN == 0 {
+		// Only revisits not due yet (schedule.go): not before the first.
+		t = max(t, h.rec.NextDue)
+	}
+	return t
+}
 
 // givesUp reports whether h has shown it throttles us as a whole:
 // politeness.host_give_up distinct URLs answered 429/503 on their first

@@ -108,6 +108,13 @@ type PreparedLink struct {
 	Audit   uint64 // auditHash(Key)
 	Allowed bool   // the host is under scope.allowed_domains
 	Hops    uint32 // redirects in a row that led here (0 unless a redirect link)
+	// LastMod (Unix seconds) and ChangeFreq (seconds) are Link's sitemap
+	// hints (0: none); continuous mode reads them (schedule.go).
+	LastMod    int64
+	ChangeFreq uint32
+	// Sitemap: the link is a robots.txt Sitemap: line (its batch's
+	// Source is a robots.txt), revisited every revisit.sitemaps.
+	Sitemap bool
 	// inTruth: the exact sample's truth bucket held Hash when the link
 	// was prepared (looked up for sampled links only). The bucket is
 	// only ever added to while the file is open, so a true stays true;
@@ -160,6 +167,7 @@ func (sc *scope) prepare(lb *LinkBatch) Prepared {
 	}
 	p.Links = make([]PreparedLink, 0, len(lb.Links))
 	maxLen := sc.cfg.MaxURLLength
+	fromRobots := strings.HasSuffix(lb.Source, "/robots.txt")
 	for i := range lb.Links {
 		l := &lb.Links[i]
 		if r, ok := sc.rejectLink(l, i, p.Depth, p.Seeds, maxLen); ok {
@@ -176,7 +184,10 @@ func (sc *scope) prepare(lb *LinkBatch) Prepared {
 			continue
 		}
 		host := parser.Host(key)
-		pl := PreparedLink{Key: key, Host: host}
+		pl := PreparedLink{Key: key, Host: host, LastMod: store.UnixOf(l.LastMod), Sitemap: fromRobots}
+		if l.ChangeFreq > 0 {
+			pl.ChangeFreq = intervalSecs(l.ChangeFreq)
+		}
 		if parser.Kind(l.Kind) == parser.KindRedirect {
 			pl.Hops = l.Hops // any other link starts a new chain
 		}

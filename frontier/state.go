@@ -64,7 +64,8 @@ type State struct {
 	chain  dedup.ChainConfig
 
 	maxInflight int
-	crawlID     string // see CrawlID; fixed once Open returns
+	sched       *scheduler // the revisit schedule; nil in once mode
+	crawlID     string     // see CrawlID; fixed once Open returns
 	// stampCrawlID: the file has no crawl ID yet; openFile stores crawlID.
 	stampCrawlID bool
 	readOnly     bool
@@ -123,6 +124,7 @@ type guarded struct {
 	scratch      applyScratch
 	loosened     uint64 // see Loosened
 	doneN        int64
+	dueN         int64 // entries in `due` (host records' DueN)
 	lastCP       CheckpointStatus
 	journaled    int64     // keys journaled since the last checkpoint
 	cpBase       time.Time // the last checkpoint, or Open: the journal's age starts here
@@ -156,10 +158,14 @@ func Open(opts Options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	sched, err := newScheduler(cfg.Crawl.Mode, cfg.Revisit)
+	if err != nil {
+		return nil, err
+	}
 	s := &State{
 		cfg: cfg, path: opts.Path, log: opts.Logger, now: opts.Now, scope: sc,
 		agent: robots.ProductToken(cfg.Crawler.UserAgent), mode: mode, sizing: sizing, chain: chain,
-		maxInflight: max(1, fc.MaxInflightPerHost), readOnly: opts.ReadOnly, knobs: defaultKnobs(),
+		maxInflight: max(1, fc.MaxInflightPerHost), sched: sched, readOnly: opts.ReadOnly, knobs: defaultKnobs(),
 		guarded: guarded{
 			hosts: make(map[string]*host), seedNames: make(map[string]bool),
 			leases: make(map[uint64]*store.LeaseRecord), heads: headCache{max: int(fc.HeadCache)},

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -158,7 +159,34 @@ func (s *State) Status() Status {
 		}
 	}
 	st.TopHosts = s.topHostsLocked(10)
+	if s.sched != nil {
+		st.Revisit = s.revisitStatusLocked()
+	}
 	return st
+}
+
+// revisitStatusLocked is Status.Revisit, from counters kept as entries
+// move (no scan): Scheduled is the sum of the interval histogram (every
+// entry, in the inbox, segments, due or leased), Due the entries promoted
+// into `due` (a host's entries whose block has come but that no lease
+// has promoted yet are not counted). Overdue is not measured yet (0).
+// Freshness is estimated from the share p of revisits that saw a change:
+// a page changing as a Poisson process that changes within its interval
+// with probability p is fresh a share p / -ln(1-p) of the time.
+func (s *State) revisitStatusLocked() *RevisitStatus {
+	r := &RevisitStatus{
+		Due: s.dueN, Revisits: s.count[cRevisits], NotModified: s.count[cNotModified],
+		Changed: s.count[cChanged], Unchanged: s.count[cUnchanged], Freshness: 1,
+	}
+	for i := range r.Intervals {
+		r.Intervals[i] = int64(s.count[cSchedHist+i])
+		r.Scheduled += r.Intervals[i]
+	}
+	if seen := r.NotModified + r.Changed + r.Unchanged; seen > 0 && r.Changed > 0 {
+		p := min(float64(r.Changed)/float64(seen), 0.999)
+		r.Freshness = p / -math.Log1p(-p)
+	}
+	return r
 }
 
 // topHostsLocked lists the n hosts with the most queued URLs.

@@ -18,13 +18,15 @@ func init() {
 
 // migrateHelp says what Migrate converts (frontier/offline/migrate.go);
 // TestMigrateHelpNamesEverySchema holds it to SchemaVersion.
-var migrateHelp = fmt.Sprintf(`Offline, on a stopped shard: converts schemas 1, 2 and 3 to schema %d; a file already at %d
+var migrateHelp = fmt.Sprintf(`Offline, on a stopped shard: converts schemas 1, 2, 3 and 4 to schema %d; a file already at %d
 is left alone.
 Schema 1: writes the file's state in schema %d to F.migrate, syncs it, and renames it over F;
 a crash before the rename leaves F as it was.
-Schemas 2 and 3: converts F in place, in one transaction, which a crash leaves whole or undone:
+Schemas 2, 3 and 4: converts F in place, in one transaction, which a crash leaves whole or undone:
 the queue's segments become sealed ones, the audit sample is keyed by hash, and a schema 2
-file gains its tails bucket.
+file gains its tails bucket (schemas 2 and 3); schema 5 adds only what a continuous crawl
+writes, so a schema 4 file gets its new schema record. Done URLs of schemas 1 to 4 have no
+URL text and are not revisited by a continuous crawl.
 `, frontier.SchemaVersion, frontier.SchemaVersion, frontier.SchemaVersion)
 
 func runMigrate(args []string) int { return migrateCmd(args, os.Stdout, os.Stderr) }

@@ -62,7 +62,7 @@ func Migrate(path string, opts *Options) (*MigrateReport, error) {
 	switch {
 	case err == nil && rep.From == store.SchemaVersion:
 		return done()
-	case err == nil && (rep.From == 2 || rep.From == 3):
+	case err == nil && (rep.From == 2 || rep.From == 3 || rep.From == 4):
 		old.Close()
 		if err := sealInPlace(path, rep, opts); err != nil {
 			return rep, fmt.Errorf("frontier: migrate %s: %w", path, err)
@@ -82,8 +82,14 @@ func Migrate(path string, opts *Options) (*MigrateReport, error) {
 	return done()
 }
 
-// sealInPlace converts the schema 2 or 3 file at path to schema 4 in one
-// transaction: it adds the empty `tails` bucket to a schema 2 file (whose
+// sealInPlace converts the schema 2, 3 or 4 file at path to schema 5 in
+// one transaction. Schema 5 only adds what a continuous crawl writes (the
+// schedule buckets, host records version 4, revisit leases), so a schema
+// 4 file needs only its schema record rewritten. Its done records hold
+// no URL text, so its done URLs get no schedule and are not revisited: a
+// link to one is a duplicate in the filter, and a sitemap's lastmod for
+// one finds no schedule to move (docs/operations.md). From schema 2 or 3
+// it adds the empty `tails` bucket to a schema 2 file (whose
 // hosts' last segments, partly filled, are read as sealed; their next
 // URLs start a tail), moves `segments` into `sealed` (sealSegments),
 // keys `truth` by hash (hashTruth) and rewrites the schema record. The
@@ -106,15 +112,17 @@ func sealInPlace(path string, rep *MigrateReport, opts *Options) error {
 				if _, err := tx.CreateBucket(store.BucketTails); err != nil {
 					return fmt.Errorf("%w: bucket tails in a schema 2 file: %w", store.ErrCorrupt, err)
 				}
-			case 3:
+			case 3, 4:
 			default:
-				return fmt.Errorf("%w: schema version %d, not 2 or 3", store.ErrMismatch, schema.Version)
+				return fmt.Errorf("%w: schema version %d, not 2 to 4", store.ErrMismatch, schema.Version)
 			}
-			if rep.Segments, err = sealSegments(tx); err != nil {
-				return err
-			}
-			if err := hashTruth(tx); err != nil {
-				return err
+			if schema.Version < 4 {
+				if rep.Segments, err = sealSegments(tx); err != nil {
+					return err
+				}
+				if err := hashTruth(tx); err != nil {
+					return err
+				}
 			}
 			schema.Version = store.SchemaVersion
 			if err := meta.Put(store.KeySchema, schema.Encode()); err != nil {
@@ -228,11 +236,11 @@ func migrateTx(src *bolt.Tx, tmp string, rep *MigrateReport) error {
 		return err
 	}
 	switch schema.Version {
-	case store.SchemaVersion, 2, 3:
+	case store.SchemaVersion, 2, 3, 4:
 		return nil
 	case 1:
 	default:
-		return fmt.Errorf("%w: schema version %d; migrate converts 1, 2 and 3 to %d", store.ErrMismatch, schema.Version, store.SchemaVersion)
+		return fmt.Errorf("%w: schema version %d; migrate converts 1 to 4 to %d", store.ErrMismatch, schema.Version, store.SchemaVersion)
 	}
 	bo := *dedup.BoltOptions()
 	bo.NoSync = true // one Sync at the end

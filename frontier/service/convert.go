@@ -32,6 +32,8 @@ func coreOutcome(o *msg.Outcome) frontier.Outcome {
 		ResponseTime: o.Timings.Total, RetryAfter: o.RetryAfter,
 		Body:         o.Body,
 		LinksTooLong: o.LinksTooLong, LinksOverCap: o.LinksOverCap, LinksInvalid: o.LinksInvalid,
+		ContentType: o.ContentType, ETag: o.ETag, LastModified: o.LastModified,
+		Digest: o.Digest, ArchivedAt: o.ArchivedAt,
 	}
 }
 
@@ -64,6 +66,10 @@ func wireStatus(st frontier.Status) msg.Status {
 	}
 	for _, sub := range st.Filter.Subfilters {
 		w.Filter.Subfilters = append(w.Filter.Subfilters, msg.SubfilterStatus(sub))
+	}
+	if st.Revisit != nil {
+		r := msg.RevisitStatus(*st.Revisit)
+		w.Revisit = &r
 	}
 	if st.TopHosts != nil {
 		w.TopHosts = make([]msg.HostStatus, len(st.TopHosts))

@@ -8,12 +8,14 @@
 // through it too.
 //
 // Core types: HostRecord, URLRecord, LeaseRecord, DoneRecord,
-// SchemaRecord and InboxRecord (each with Encode and a Decode function),
+// SchemaRecord, InboxRecord and SchedEntry (each with Encode and a Decode
+// function; schedule segments through EncodeSchedSegment and
+// DecodeSchedSegment),
 // Segment and SegmentPlanner, SealedGens, QueueBuckets.
 //
 // # Layout
 //
-// The frontier's state in one bbolt file per shard, schema version 4.
+// The frontier's state in one bbolt file per shard, schema version 5.
 // Besides dedup's own buckets (bloom_meta, bloom, journal: written only
 // through dedup's API) the file holds:
 //
@@ -61,6 +63,31 @@
 //	         sample (frontier's audit.go). Keyed by the canonical URL until schema 4;
 //	         migration rewrites it.
 //
+// Schema 5 adds the revisit schedule of a continuous crawl (schedule.go,
+// frontier's schedule.go), in buckets a continuous crawl creates with its
+// first schedule write (a one-pass crawl's file has none, and is schema
+// 4's but for the schema record):
+//
+//	sched_inbox host + 0x00 + seq (u64 BE) -> schedule entry record: the
+//	         URLs scheduled (an outcome's transaction) since the last
+//	         compaction. seq comes from the host record's SchedSeq, which
+//	         every schedule key of the host draws from.
+//	sched    host + 0x00 + due block (u64 BE) + seq (u64 BE) -> schedule
+//	         segment: a host's compacted entries due in that block (due
+//	         Unix second / the block length, frontier's schedBlock).
+//	         Written whole by compaction, taken whole into `due` when the
+//	         block has come (rewritten only when a sitemap lastmod takes
+//	         an entry out).
+//	due      host -> a bucket of seq (u64 BE) -> schedule entry record:
+//	         the host's entries whose block has come, waiting for a
+//	         revisit lease (a bucket per host, so that the leases that
+//	         delete them from the front move only that host's node; the
+//	         bucket goes with its last entry); a revisit lease's expiry
+//	         puts its entry back under its seq.
+//	hints    host + 0x00 + dedup.Hash(URL) (u64 BE) -> uvarint seconds (a
+//	         queued URL's sitemap changefreq, 0 none), uvarint flags (bit
+//	         0: a robots.txt Sitemap: URL); deleted at its first visit.
+//
 // Every record starts with its version byte (1; 2 for the records below
 // that say so). Integers are uvarints,
 // times varints of Unix nanoseconds (0 = zero time), strings a uvarint
@@ -88,6 +115,16 @@
 //
 // Segment record: see segment.go (FuzzSegment).
 //
+// Schedule entry record: version, URL, then the entry's fields: depth,
+// flags (bit 0: a sitemap or feed), due (varint Unix seconds), interval (seconds), visits, changes, ETag (a
+// string of at most MaxETag bytes), Last-Modified (varint Unix seconds, 0
+// none), digest (8 bytes BE, 0 none), archived-at (varint nanoseconds
+// from the last visit, due - interval, stored +1 when not negative; 0
+// none). Schedule segment: version 2 (an S2 block; 1, the body as is, is
+// read too), then the body: count, then per entry the length of the prefix
+// its URL shares with the previous one's, the rest of the URL, and the
+// fields with due relative to the previous entry's (FuzzSchedule).
+//
 // Host record: version, next seq, queued, admitted, done, flags (bit 0
 // seed), next fetch, backoff level, error streak, paused until, last
 // response time (ns), robots status (0 unknown, 1 ok, 2 allow-all after a
@@ -96,10 +133,17 @@
 // are leased) and compacted seq (inbox records below it are already in
 // segments); version 3 (schema 4, written when the host has sealed
 // segments) adds their gens: a count, then the first gen and the
-// differences between consecutive ones.
+// differences between consecutive ones; version 4 (schema 5, written when
+// the host has a revisit schedule; its gen count may be 0) adds schedule
+// seq, next due (the earliest due block start of its scheduled entries,
+// varint ns; 0 none), scheduled (entries in sched_inbox and sched) and
+// due (entries in `due`).
 //
-// Lease record: version, host, seq, URL, depth, flags (bit 0 robots),
-// deadline, attempts, enqueued at; version 2 adds hops, as the URL record.
+// Lease record: version, host, seq, URL, depth, flags (bit 0 robots,
+// bit 1 revisit), deadline, attempts, enqueued at; version 2 adds hops,
+// as the URL record; version 3 (a revisit lease: seq is its `due` key's)
+// has hops and then its schedule entry's fields, as the schedule entry
+// record after its URL.
 //
 // Done record: version, HTTP status, reason (DoneReason), finished at.
 //
@@ -114,7 +158,8 @@
 // it returns that points into a value (SegmentPlanner's records, a
 // segment reader's URL) is valid only as its doc says. Keys and values
 // handed to bbolt's Put are freshly allocated, as bbolt requires. A
-// decoder never panics on garbled bytes (FuzzRecords, FuzzSegment): it
+// decoder never panics on garbled bytes (FuzzRecords, FuzzSegment,
+// FuzzSchedule): it
 // returns an error wrapping ErrCorrupt, which is frontier.ErrCorrupt.
 // Changing a record's bytes changes the file format: bump the record's
 // version (or SchemaVersion, with a migration in package frontier) and

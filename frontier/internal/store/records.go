@@ -22,7 +22,7 @@ import (
 // by frontier.Open with frontier.ErrNeedsMigration, naming `frontier
 // migrate`, which converts it (offline.Migrate); a newer version is
 // refused (frontier.ErrMismatch).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // SchemaNames says what each schema version is, for the messages that
 // refuse an older one.
@@ -31,6 +31,7 @@ var SchemaNames = map[uint64]string{
 	2: "per-host queue segments, each host's last one rewritten by every compaction",
 	3: "per-host queue segments, compaction appending to each host's tail",
 	4: "sealed segments keyed by the compaction that wrote them, the audit sample by hash",
+	5: "schema 4 plus the revisit schedule of a continuous crawl",
 }
 
 // recordVersion is the version byte most records start with (doc.go).
@@ -307,8 +308,9 @@ func RobotsStatusName(s uint8) string {
 
 // HostRecord is the persistent state of one host. A shard keeps one in
 // memory for every host it knows (a million on a broad crawl), so its
-// times are stamps and its small fields sit together at the end: 120
-// bytes, where time.Time fields in declaration order made it 176.
+// times are stamps and its small fields sit together at the end: 144
+// bytes (120 before the revisit schedule's 24), where time.Time fields in
+// declaration order made it 176.
 type HostRecord struct {
 	NextSeq   uint64
 	Queued    uint64
@@ -329,7 +331,15 @@ type HostRecord struct {
 	// Sealed: the gens the host has sealed segments under, ascending (its
 	// queue's order), each with at least one. A lease deletes a sealed
 	// segment with its last URL and the gen with its last segment.
-	Sealed       SealedGens
+	Sealed SealedGens
+	// The revisit schedule (continuous mode; schedule.go): SchedSeq is the
+	// next seq of the host's schedule keys, NextDue the earliest due
+	// block start of its scheduled entries (0: none), Scheduled its
+	// entries in sched_inbox and sched, DueN its entries in `due`.
+	SchedSeq     uint64
+	NextDue      Stamp
+	Scheduled    uint32
+	DueN         uint32
 	BackoffLevel uint32
 	ErrorStreak  uint32
 	RobotsHTTP   uint32
@@ -368,7 +378,16 @@ func (s Stamp) IsZero() bool { return s == 0 }
 const (
 	hostSegmentsVersion = 2
 	hostSealedVersion   = 3
+	// hostScheduleVersion adds the schedule fields (schema 5), written
+	// only when one is not 0: a one-pass crawl never writes it. Its
+	// Sealed list may be empty.
+	hostScheduleVersion = 4
 )
+
+// hasSchedule reports whether r has schedule fields to write.
+func (r *HostRecord) hasSchedule() bool {
+	return r.SchedSeq != 0 || r.NextDue != 0 || r.Scheduled != 0 || r.DueN != 0
+}
 
 func (r *HostRecord) Encode() []byte {
 	var flags uint64
@@ -376,23 +395,28 @@ func (r *HostRecord) Encode() []byte {
 		flags |= 1
 	}
 	v := uint64(hostSegmentsVersion)
-	if len(r.Sealed) > 0 {
+	if r.hasSchedule() {
+		v = hostScheduleVersion
+	} else if len(r.Sealed) > 0 {
 		v = hostSealedVersion
 	}
 	e := make(enc, 0, 64+len(r.Sealed)).u(v).u(r.NextSeq).u(r.Queued).u(r.Admitted).u(r.Done).u(flags).
 		i(int64(r.NextFetch)).u(uint64(r.BackoffLevel)).u(uint64(r.ErrorStreak)).i(int64(r.PausedUntil)).
 		u(uint64(r.LastResponse)).u(uint64(r.RobotsStatus)).u(uint64(r.RobotsHTTP)).i(int64(r.RobotsFetched)).
 		u(r.HeadSeq).u(r.CompactedSeq)
-	if len(r.Sealed) > 0 {
+	if v >= hostSealedVersion {
 		// The first gen, then the differences: the list's own bytes.
 		e = append(e.u(uint64(r.Sealed.Count())), r.Sealed...)
+	}
+	if v >= hostScheduleVersion {
+		e = e.u(r.SchedSeq).i(int64(r.NextDue)).u(uint64(r.Scheduled)).u(uint64(r.DueN))
 	}
 	return e
 }
 
 func DecodeHost(b []byte) (HostRecord, error) {
 	d := dec{b: b}
-	v := d.versionUpTo("host record", hostSealedVersion)
+	v := d.versionUpTo("host record", hostScheduleVersion)
 	var r HostRecord
 	r.NextSeq = d.u("host next seq")
 	r.Queued = d.u("host queued")
@@ -416,7 +440,7 @@ func DecodeHost(b []byte) (HostRecord, error) {
 		// At least one gen, each above the one before (a varint is at
 		// least a byte, which bounds the allocation by the record).
 		n := d.u("host sealed gens")
-		if d.err == nil && (n == 0 || n > uint64(len(d.b))) {
+		if d.err == nil && (n == 0 && v == hostSealedVersion || n > uint64(len(d.b))) {
 			d.fail("host sealed gens")
 		}
 		g, start := uint64(0), d.b
@@ -433,10 +457,16 @@ func DecodeHost(b []byte) (HostRecord, error) {
 			}
 			g += delta
 		}
-		if d.err == nil {
+		if d.err == nil && n > 0 {
 			// Copied: b is bbolt's, valid only in its transaction.
 			r.Sealed = SealedGens(bytes.Clone(start[:len(start)-len(d.b)]))
 		}
+	}
+	if v >= hostScheduleVersion {
+		r.SchedSeq = d.u("host schedule seq")
+		r.NextDue = Stamp(d.i("host next due"))
+		r.Scheduled = uint32(d.small("host scheduled", math.MaxUint32))
+		r.DueN = uint32(d.small("host due", math.MaxUint32))
 	}
 	return r, d.end("host record")
 }
@@ -453,35 +483,66 @@ type LeaseRecord struct {
 	Attempts   uint32
 	EnqueuedAt time.Time
 	Hops       uint32
+	// Revisit: a lease of a scheduled URL (continuous mode); Sched is its
+	// schedule entry as it was taken from `due` (Seq is its key's seq
+	// there), which expiry puts back and the outcome updates.
+	Revisit bool
+	Sched   SchedEntry
 	// fetched is set (in memory only) when the crawler's Fetched notice
 	// freed the lease's politeness slot before its outcome (see
 	// State.Fetched); a reopened State counts every lease as in flight.
 	Fetched bool
 }
 
+// leaseRevisitVersion is the version of a revisit lease's record: hops
+// always, then its schedule entry's fields (SchedEntry.appendFields).
+// Leases of new URLs keep versions 1 and 2.
+const leaseRevisitVersion = 3
+
 func (r *LeaseRecord) Encode() []byte {
 	var flags uint64
 	if r.Robots {
 		flags |= 1
 	}
+	v := hopsRecordVersion(r.Hops)
+	if r.Revisit {
+		flags |= 2
+		v = leaseRevisitVersion
+	}
 	e := make(enc, 0, len(r.Host)+len(r.URL)+40)
-	return e.u(hopsRecordVersion(r.Hops)).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(flags).
-		t(r.Deadline).u(uint64(r.Attempts)).t(r.EnqueuedAt).hops(r.Hops)
+	e = e.u(v).s(r.Host).u(r.Seq).s(r.URL).u(uint64(r.Depth)).u(flags).
+		t(r.Deadline).u(uint64(r.Attempts)).t(r.EnqueuedAt)
+	if v >= hopsVersion {
+		e = e.u(uint64(r.Hops))
+	}
+	if r.Revisit {
+		e = r.Sched.appendFields(e, 0)
+	}
+	return e
 }
 
 func DecodeLease(id uint64, b []byte) (LeaseRecord, error) {
 	d := dec{b: b}
-	v := d.versionUpTo("lease record", hopsVersion)
+	v := d.versionUpTo("lease record", leaseRevisitVersion)
 	r := LeaseRecord{ID: id}
 	r.Host = d.s("lease host")
 	r.Seq = d.u("lease seq")
 	r.URL = d.s("lease url")
 	r.Depth = uint32(d.small("lease depth", math.MaxUint32))
-	r.Robots = d.small("lease flags", 1)&1 != 0
+	flags := d.small("lease flags", 3)
+	r.Robots = flags&1 != 0
+	r.Revisit = flags&2 != 0
+	if r.Revisit != (v == leaseRevisitVersion) || r.Revisit && r.Robots {
+		d.fail("lease flags")
+	}
 	r.Deadline = d.t("lease deadline")
 	r.Attempts = uint32(d.small("lease attempts", math.MaxUint32))
 	r.EnqueuedAt = d.t("lease enqueued at")
 	r.Hops = d.hops("lease hops", v)
+	if r.Revisit {
+		r.Sched.URL = r.URL
+		d.schedFields(&r.Sched, 0)
+	}
 	return r, d.end("lease record")
 }
 

@@ -156,6 +156,10 @@ func FuzzRecords(f *testing.F) {
 	f.Add((&URLRecord{URL: "http://h/inc/5", Depth: 5, EnqueuedAt: at, Hops: 5}).Encode())
 	f.Add((&LeaseRecord{Host: "h", URL: "http://h/inc/5", Deadline: at, Hops: 5}).Encode())
 	f.Add(LegacyInboxRecord("h", 4, URLRecord{URL: "http://h/inc/5", EnqueuedAt: at, Hops: 5}))
+	f.Add((&HostRecord{NextSeq: 9, SchedSeq: 4, NextDue: StampOf(at), Scheduled: 3, DueN: 1}).Encode())
+	f.Add((&HostRecord{NextSeq: 9, Sealed: SealedGensOf(2), SchedSeq: 4}).Encode())
+	rev := testSchedEntries("h", 1)[0]
+	f.Add((&LeaseRecord{Host: "h", URL: rev.URL, Deadline: at, Revisit: true, Sched: rev}).Encode())
 	var c counters
 	c[3] = 9
 	f.Add(EncodeCounters(c[:]))
