@@ -48,3 +48,24 @@ func Parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		return ExitUsage, false
 	}
 }
+
+// ContinuousFlag registers --continuous on fs, the flag of crawl.mode
+// (every command that runs a frontier or a crawl takes it). Call the
+// returned apply after the other layers: it sets crawl.mode to
+// continuous, or to once for --continuous=false, only when the flag was
+// given.
+func ContinuousFlag(fs *flag.FlagSet) (apply func(*config.Config) error) {
+	on := fs.Bool("continuous", false, "revisit finished URLs on their schedule and run until stopped (crawl.mode: continuous; the revisit section tunes it)")
+	return func(cfg *config.Config) error {
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "continuous" })
+		if !set {
+			return nil
+		}
+		mode := config.ModeOnce
+		if *on {
+			mode = config.ModeContinuous
+		}
+		return cfg.Set("crawl.mode", mode)
+	}
+}
