@@ -71,5 +71,9 @@ func wireStatus(st frontier.Status) msg.Status {
 			w.TopHosts[i] = msg.HostStatus(h)
 		}
 	}
+	if st.Revisit != nil { // continuous mode
+		r := msg.RevisitStatus(*st.Revisit)
+		w.Revisit = &r
+	}
 	return w
 }
