@@ -7,36 +7,46 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 // A continuous crawl does not end when the frontier is idle: it runs
-// until max_duration (or max_pages, or Ctrl-C), and its summary says so.
-// The same site in once mode ends as done (TestRunCrawlsEverythingOnceAndResumes).
+// until Ctrl-C (or max_duration, or max_pages). The same site in once
+// mode ends as done (TestRunCrawlsEverythingOnceAndResumes).
 func TestRunContinuousRunsUntilStopped(t *testing.T) {
 	web := startWeb(t, 2, 10, 0)
 	cfg := testConfig(t, web, t.TempDir())
 	cfg.Crawl.Mode = config.ModeContinuous
-	cfg.Crawl.MaxDuration = 3 * time.Second
-	cfg.Revisit.Initial, cfg.Revisit.Min, cfg.Revisit.Max = time.Second, 500*time.Millisecond, 10*time.Second
+	cfg.Revisit.Initial, cfg.Revisit.Min, cfg.Revisit.Max = time.Minute, time.Minute, time.Hour
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	sum, err := Run(ctx, Options{Config: cfg, Progress: &out, LogEvery: time.Millisecond, Frontier: service.Options{AckWait: 5 * time.Second}})
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, out.String())
+	crawlCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := runAsync(crawlCtx, cfg)
+	// Every page fetched: a once crawl would end within two polls (25 ms
+	// each) of its frontier seeing the last outcome.
+	for rep := web.Report(synthweb.ReportOptions{}); rep.Want == 0 || rep.Fetched < rep.Want; rep = web.Report(synthweb.ReportOptions{}) {
+		select {
+		case r := <-done:
+			t.Fatalf("the crawl ended (%v, %+v) after %d of %d pages", r.err, r.sum, rep.Fetched, rep.Want)
+		case <-ctx.Done():
+			t.Fatalf("fetched %d of %d pages", rep.Fetched, rep.Want)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	if sum.StopReason != StopMaxDuration {
-		t.Fatalf("stop reason %q, want %q (a continuous crawl is never done)", sum.StopReason, StopMaxDuration)
+	select {
+	case r := <-done:
+		t.Fatalf("a continuous crawl ended by itself: %v, stop reason %q", r.err, r.sum.StopReason)
+	case <-time.After(time.Second):
 	}
-	if rep := web.Report(synthweb.ReportOptions{}); rep.Fetched != rep.Want || rep.Want == 0 {
-		t.Fatalf("fetched %d of %d reachable pages", rep.Fetched, rep.Want)
+	stop()
+	if r := <-done; r.err != nil || r.sum.StopReason != StopInterrupted {
+		t.Fatalf("Run: %v, stop reason %q, want %q", r.err, r.sum.StopReason, StopInterrupted)
 	}
 }
 
