@@ -33,7 +33,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Crawler.Workers, "workers", cfg.Crawler.Workers, "concurrent fetches")
 	fs.DurationVar(&cfg.Politeness.MinDelay, "min-delay", cfg.Politeness.MinDelay, "least time between two fetches of a host")
 	fs.IntVar(&cfg.Frontier.MaxInflightPerHost, "max-inflight-per-host", cfg.Frontier.MaxInflightPerHost, "requests in flight at once to one host")
-	continuous := cli.ContinuousFlag(fs)
+	fs.Bool("continuous", false, cli.ContinuousUsage)
 	fs.DurationVar(&cfg.Crawl.MaxDuration, "duration", 0, "stop after this long (crawl.max_duration); --continuous runs 1m when not given")
 	dataDir := fs.String("data-dir", "", "keep the crawl's state here (default: a temporary directory, removed)")
 	quiet := fs.Bool("quiet", false, "no progress line")
@@ -47,7 +47,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	if flagSet(fs, "capacity") && !flagSet(fs, "filter-mode") {
 		cfg.Frontier.Filter.Mode = "fixed"
 	}
-	if err := continuous(&cfg); err != nil {
+	if err := cli.ApplyContinuous(fs, &cfg); err != nil {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage
 	}

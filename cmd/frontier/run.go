@@ -64,7 +64,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	for _, f := range configFlags {
 		fs.String(f.name, "", f.usage+" (sets "+f.path+")")
 	}
-	continuous := cli.ContinuousFlag(fs)
+	fs.Bool("continuous", false, cli.ContinuousUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: frontier --config f.yaml [--nats URL] [--shard i --shards n] [flags]")
 		fmt.Fprintln(stderr, "Runs one frontier shard until SIGINT or SIGTERM. Other commands: frontier help.")
@@ -77,7 +77,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "frontier: unexpected arguments %q (frontier help lists the commands)\n", fs.Args())
 		return cli.ExitUsage
 	}
-	cfg, err := loadConfig(fs, *cfgPath, continuous)
+	cfg, err := loadConfig(fs, *cfgPath, func(c *config.Config) error { return cli.ApplyContinuous(fs, c) })
 	if err != nil {
 		fmt.Fprintf(stderr, "frontier: %v\n", err)
 		return cli.ExitUsage

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/trawlhq/trawl/internal/config"
 )
@@ -49,23 +50,25 @@ func Parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	}
 }
 
-// ContinuousFlag registers --continuous on fs, the flag of crawl.mode
-// (every command that runs a frontier or a crawl takes it). Call the
-// returned apply after the other layers: it sets crawl.mode to
-// continuous, or to once for --continuous=false, only when the flag was
-// given.
-func ContinuousFlag(fs *flag.FlagSet) (apply func(*config.Config) error) {
-	on := fs.Bool("continuous", false, "revisit finished URLs on their schedule and run until stopped (crawl.mode: continuous; the revisit section tunes it)")
-	return func(cfg *config.Config) error {
-		set := false
-		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "continuous" })
-		if !set {
-			return nil
+// ContinuousUsage is the help of --continuous, the flag of crawl.mode
+// that every command running a frontier or a crawl declares as
+// fs.Bool("continuous", false, cli.ContinuousUsage).
+const ContinuousUsage = "revisit finished URLs on their schedule and run until stopped (crawl.mode: continuous; the revisit section tunes it)"
+
+// ApplyContinuous sets crawl.mode from fs's --continuous when the command
+// line gave it: continuous, or once for --continuous=false. Call it after
+// the other layers.
+func ApplyContinuous(fs *flag.FlagSet, cfg *config.Config) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "continuous" {
+			return
 		}
 		mode := config.ModeOnce
-		if *on {
+		if on, _ := strconv.ParseBool(f.Value.String()); on {
 			mode = config.ModeContinuous
 		}
-		return cfg.Set("crawl.mode", mode)
-	}
+		err = cfg.Set("crawl.mode", mode)
+	})
+	return err
 }

@@ -71,13 +71,13 @@ func TestContinuousFlag(t *testing.T) {
 		{[]string{"--continuous=false"}, config.ModeContinuous, config.ModeOnce},
 	} {
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		apply := ContinuousFlag(fs)
+		fs.Bool("continuous", false, ContinuousUsage)
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
 		cfg := config.Default()
 		cfg.Crawl.Mode = tc.file
-		if err := apply(&cfg); err != nil {
+		if err := ApplyContinuous(fs, &cfg); err != nil {
 			t.Fatal(err)
 		}
 		if cfg.Crawl.Mode != tc.want {
