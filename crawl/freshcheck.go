@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -118,7 +119,7 @@ func ScanArchive(dir string) (ArchiveScan, error) {
 		for _, r := range rs {
 			if r.response && r.digest != "" && r.digest == last {
 				s.UnchangedResponses++
-				if len(s.Sample) < 3 {
+				if len(s.Sample) < 3 && !slices.Contains(s.Sample, u) {
 					s.Sample = append(s.Sample, u)
 				}
 			}

@@ -65,15 +65,15 @@ func wireStatus(st frontier.Status) msg.Status {
 	for _, sub := range st.Filter.Subfilters {
 		w.Filter.Subfilters = append(w.Filter.Subfilters, msg.SubfilterStatus(sub))
 	}
+	if st.Revisit != nil {
+		r := msg.RevisitStatus(*st.Revisit)
+		w.Revisit = &r
+	}
 	if st.TopHosts != nil {
 		w.TopHosts = make([]msg.HostStatus, len(st.TopHosts))
 		for i, h := range st.TopHosts {
 			w.TopHosts[i] = msg.HostStatus(h)
 		}
-	}
-	if st.Revisit != nil { // continuous mode
-		r := msg.RevisitStatus(*st.Revisit)
-		w.Revisit = &r
 	}
 	return w
 }

@@ -26,13 +26,13 @@ func fill(v reflect.Value, n *int) {
 		for i := range v.NumField() {
 			fill(v.Field(i), n)
 		}
+	case reflect.Array:
+		for i := range v.Len() {
+			fill(v.Index(i), n)
+		}
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
 		for i := range 2 {
-			fill(v.Index(i), n)
-		}
-	case reflect.Array:
-		for i := range v.Len() {
 			fill(v.Index(i), n)
 		}
 	case reflect.Map:
