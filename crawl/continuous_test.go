@@ -70,3 +70,17 @@ func TestSummaryRevisitLine(t *testing.T) {
 		t.Errorf("a once crawl's summary mentions revisits:\n%s", b.String())
 	}
 }
+
+// The progress line of a continuous crawl shows its revisits; a once
+// crawl's does not.
+func TestProgressLineRevisits(t *testing.T) {
+	p := &progress{start: time.Now()}
+	s := Snapshot{At: time.Now(), Frontier: msg.Status{Revisit: &msg.RevisitStatus{Revisits: 9, NotModified: 6, Changed: 2, Due: 4}}}
+	if got, want := p.line(s, 0), "revisits 9 (304 6, changed 2)  due 4"; !strings.Contains(got, want) {
+		t.Errorf("progress line %q lacks %q", got, want)
+	}
+	s.Frontier.Revisit = nil
+	if got := p.line(s, 0); strings.Contains(got, "revisits") {
+		t.Errorf("a once crawl's progress line mentions revisits: %q", got)
+	}
+}
