@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
 func TestDemoPasses(t *testing.T) {
@@ -42,14 +45,7 @@ func TestDemoOverfilledFilter(t *testing.T) {
 	cfg.Frontier.Filter.Mode = "fixed"
 	cfg.Frontier.Filter.Capacity = 40
 	cfg.Audit.Fraction = 1
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := Demo(ctx, DemoOptions{Web: web, Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	_ = res.WriteText(&out)
+	res, out := runDemo(t, web, cfg)
 	a := res.Summary.Frontier.Audit
 	if len(res.Report.WronglySkipped) == 0 || a.FPSkips == 0 {
 		t.Fatalf("overfilled filter: %d wrongly skipped, audit %d skips\n%s", len(res.Report.WronglySkipped), a.FPSkips, out.String())
@@ -63,4 +59,21 @@ func TestDemoOverfilledFilter(t *testing.T) {
 	if !res.OK() {
 		t.Errorf("demo judged an overfilled but otherwise correct crawl wrong:\n%s", out.String())
 	}
+}
+
+// runDemo runs Demo on web with cfg (within 2 minutes) and returns its
+// result and text.
+func runDemo(t *testing.T, web synthweb.Config, cfg config.Config) (*DemoResult, *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Demo(ctx, DemoOptions{Web: web, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := res.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	return res, &out
 }

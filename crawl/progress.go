@@ -57,6 +57,9 @@ func (p *progress) line(s Snapshot, rate float64) string {
 	fmt.Fprintf(&b, "%s  fetched %d  %.0f pages/s  queued %d  leased %d  dups %d  errors %d",
 		s.At.Sub(p.start).Round(time.Second), s.Fetched, rate, f.Queued, f.Leased, f.Duplicates, s.Errors)
 	fmt.Fprintf(&b, "  fp-skips %d/%d sampled (%.3f%%, 95%% %.3f-%.3f%%)", a.FPSkips, a.SampledNew+a.FPSkips, 100*a.Rate, 100*a.Low, 100*a.High)
+	if r := f.Revisit; r != nil {
+		fmt.Fprintf(&b, "  revisits %d (304 %d, changed %d)  due %d", r.Revisits, r.NotModified, r.Changed, r.Due)
+	}
 	return b.String()
 }
 

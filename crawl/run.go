@@ -68,7 +68,9 @@ type Options struct {
 // Run crawls from the seeds until the frontier has nothing queued or
 // leased, crawl.max_pages or crawl.max_duration is reached, or ctx is
 // cancelled (an interrupted crawl resumes when Run is called again with
-// the same data_dir). It returns the summary even when it also returns an
+// the same data_dir). In continuous mode (crawl.mode) the first condition
+// never holds: finished URLs come due again, revisits count towards
+// max_pages, and the crawl runs until one of the others. It returns the summary even when it also returns an
 // error, as far as it got.
 func Run(ctx context.Context, opts Options) (sum *Summary, err error) {
 	opts = opts.withDefaults()
@@ -329,8 +331,9 @@ func watch(ctx context.Context, c config.Crawl, opts Options, snap func() Snapsh
 			return StopMaxDuration, nil
 		}
 		// Idle twice in a row, a poll apart: a link batch published between
-		// two status reads shows up as pending in the second.
-		if idle(s.Frontier) {
+		// two status reads shows up as pending in the second. A continuous
+		// crawl is never done: an idle frontier waits for its next due URL.
+		if idle(s.Frontier) && !c.Continuous() {
 			idleStreak++
 		} else {
 			idleStreak = 0

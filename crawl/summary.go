@@ -73,6 +73,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "crawl %s after %s: %d pages fetched (%.1f pages/s), %d errors%s; state in %s\n",
 		s.StopReason, time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond),
 		s.Fetched, s.PagesPerSecond, s.Errors, sitemaps, s.DataDir)
+	if line := revisitLine(s.Frontier.Revisit); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if line := givenUpLine(s.Frontier); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -83,6 +86,17 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "hint: %s\n", h)
 	}
 	return monitor.WriteText(w, s.Frontier, nil)
+}
+
+// revisitLine says what a continuous crawl's revisits found: how many,
+// and how they ended (304, a changed page, the same page again); "" for
+// a crawl in once mode.
+func revisitLine(r *msg.RevisitStatus) string {
+	if r == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d revisits: %d not modified (304), %d changed, %d unchanged (same digest); %d URLs scheduled, %d due now",
+		r.Revisits, r.NotModified, r.Changed, r.Unchanged, r.Scheduled, r.Due)
 }
 
 // givenUpLine says how many URLs ended without a fetch, by reason, and

@@ -58,6 +58,7 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 	fs.String("max-pages", "", "stop after this many pages (crawl.max_pages)")
 	fs.String("max-duration", "", "stop after this long, e.g. 10m (crawl.max_duration)")
 	fs.String("summary-json", "", "also write the final summary as JSON to this `file` (crawl.summary_json)")
+	fs.Bool("continuous", false, cli.ContinuousUsage)
 	fresh := fs.Bool("fresh", false, "start the one-command crawl in --data-dir over: remove its frontier state file and NATS store first")
 	fs.String("expose-nats", "", "let other crawlers join this crawl: serve its NATS on this `address`, e.g. 0.0.0.0:4222 (nats.expose)")
 	var resolve resolveFlag
@@ -79,6 +80,9 @@ func workerCmd(args []string, stdout, stderr io.Writer) int {
 		"data-dir": "data_dir", "min-delay": "politeness.min_delay", "delay-factor": "politeness.delay_factor", "max-pages": "crawl.max_pages", "max-inflight-per-host": "frontier.max_inflight_per_host",
 		"max-duration": "crawl.max_duration", "summary-json": "crawl.summary_json", "expose-nats": "nats.expose",
 	})
+	if err == nil {
+		err = cli.ApplyContinuous(fs, &cfg)
+	}
 	if err == nil && *shards != 0 { // 0, the default, means: ask the frontiers
 		err = cfg.Set("frontier.shards", strconv.Itoa(*shards))
 	}

@@ -64,6 +64,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	for _, f := range configFlags {
 		fs.String(f.name, "", f.usage+" (sets "+f.path+")")
 	}
+	fs.Bool("continuous", false, cli.ContinuousUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: frontier --config f.yaml [--nats URL] [--shard i --shards n] [flags]")
 		fmt.Fprintln(stderr, "Runs one frontier shard until SIGINT or SIGTERM. Other commands: frontier help.")
@@ -76,7 +77,7 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "frontier: unexpected arguments %q (frontier help lists the commands)\n", fs.Args())
 		return cli.ExitUsage
 	}
-	cfg, err := loadConfig(fs, *cfgPath)
+	cfg, err := loadConfig(fs, *cfgPath, func(c *config.Config) error { return cli.ApplyContinuous(fs, c) })
 	if err != nil {
 		fmt.Fprintf(stderr, "frontier: %v\n", err)
 		return cli.ExitUsage
@@ -104,12 +105,17 @@ func frontierCommand(ctx context.Context, args []string, stdout, stderr io.Write
 
 // loadConfig layers defaults, the file, the environment and the flags that
 // were set, then validates (scope.canonical included).
-func loadConfig(fs *flag.FlagSet, path string) (config.Config, error) {
+func loadConfig(fs *flag.FlagSet, path string, flags ...func(*config.Config) error) (config.Config, error) {
 	paths := map[string]string{}
 	for _, f := range configFlags {
 		paths[f.name] = f.path
 	}
 	cfg, err := cli.LoadConfig(fs, path, paths)
+	for _, apply := range flags { // flags that are not one key's string (--continuous)
+		if err == nil {
+			err = apply(&cfg)
+		}
+	}
 	if err != nil {
 		return cfg, err
 	}

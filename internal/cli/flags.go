@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/trawlhq/trawl/internal/config"
 )
@@ -47,4 +48,27 @@ func Parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	default:
 		return ExitUsage, false
 	}
+}
+
+// ContinuousUsage is the help of --continuous, the flag of crawl.mode
+// that every command running a frontier or a crawl declares as
+// fs.Bool("continuous", false, cli.ContinuousUsage).
+const ContinuousUsage = "revisit finished URLs on their schedule and run until stopped (crawl.mode: continuous; the revisit section tunes it)"
+
+// ApplyContinuous sets crawl.mode from fs's --continuous when the command
+// line gave it: continuous, or once for --continuous=false. Call it after
+// the other layers.
+func ApplyContinuous(fs *flag.FlagSet, cfg *config.Config) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "continuous" {
+			return
+		}
+		mode := config.ModeOnce
+		if on, _ := strconv.ParseBool(f.Value.String()); on {
+			mode = config.ModeContinuous
+		}
+		err = cfg.Set("crawl.mode", mode)
+	})
+	return err
 }

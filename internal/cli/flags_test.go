@@ -58,3 +58,30 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// --continuous sets crawl.mode only when given; --continuous=false sets
+// once over a file's continuous.
+func TestContinuousFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		file, want string
+	}{
+		{nil, config.ModeContinuous, config.ModeContinuous},
+		{[]string{"--continuous"}, config.ModeOnce, config.ModeContinuous},
+		{[]string{"--continuous=false"}, config.ModeContinuous, config.ModeOnce},
+	} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		fs.Bool("continuous", false, ContinuousUsage)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		cfg := config.Default()
+		cfg.Crawl.Mode = tc.file
+		if err := ApplyContinuous(fs, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Crawl.Mode != tc.want {
+			t.Errorf("%v over %q: mode %q, want %q", tc.args, tc.file, cfg.Crawl.Mode, tc.want)
+		}
+	}
+}

@@ -212,6 +212,15 @@ type Crawl struct {
 	Progress    time.Duration `yaml:"progress"` // progress line / log interval
 }
 
+// The crawl.mode values.
+const (
+	ModeOnce       = "once"
+	ModeContinuous = "continuous"
+)
+
+// Continuous reports whether crawl.mode is continuous.
+func (c Crawl) Continuous() bool { return c.Mode == ModeContinuous }
+
 // Revisit configures the revisit schedule of a continuous crawl
 // (crawl.mode: continuous; see package revisit).
 type Revisit struct {
@@ -306,7 +315,7 @@ func Default() Config {
 			Sitemaps:       true,
 			LinkCache:      1 << 20,
 		},
-		Crawl: Crawl{Mode: "once", Progress: time.Second},
+		Crawl: Crawl{Mode: ModeOnce, Progress: time.Second},
 		Revisit: Revisit{
 			Initial: 24 * time.Hour, Min: time.Hour, Max: 30 * 24 * time.Hour,
 			Sitemaps: time.Hour, Share: 0.5, Policy: "adaptive", Overrides: []RevisitOverride{},

@@ -246,6 +246,9 @@ func setValue(f reflect.Value, s string) error {
 		}
 		f.SetFloat(n)
 	case reflect.Slice:
+		if f.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("a list of %s entries: set it in the configuration file", f.Type().Elem().Name())
+		}
 		var items []string
 		for _, p := range strings.Split(s, ",") {
 			if p = strings.TrimSpace(p); p != "" {

@@ -112,6 +112,7 @@ func (c *Config) validate(v *validator) {
 	v.check(c.Audit.Fraction > 0 && c.Audit.Fraction <= 1, "audit.fraction", "must be in (0, 1], got %v", c.Audit.Fraction)
 	v.crawler(c.Crawler)
 	v.crawl(c.Crawl, c.Scope.MaxURLLength)
+	v.revisit(c.Revisit)
 }
 
 func (v *validator) nats(n NATS) {
@@ -248,9 +249,35 @@ func (v *validator) crawl(cr Crawl, maxURLLength int) {
 			v.add("crawl.seeds", "entry %d: %v", i, err)
 		}
 	}
+	v.oneOf(cr.Mode, "crawl.mode", ModeOnce, ModeContinuous)
 	v.check(cr.MaxPages >= 0, "crawl.max_pages", "must not be negative")
 	v.nonNegative(cr.MaxDuration, "crawl.max_duration")
 	v.positive(cr.Progress, "crawl.progress")
+}
+
+// RevisitPolicies are the revisit.policy values package revisit knows
+// (revisit.New refuses any other; a test holds the two to one answer).
+var RevisitPolicies = []string{"adaptive", "uniform"}
+
+// revisit checks the revisit section whatever crawl.mode is, so that a
+// bad value is found before the crawl that would use it. Package revisit
+// imports this one, so its constructor cannot be called here: the
+// patterns are compiled with the same regexp.Compile it uses.
+func (v *validator) revisit(r Revisit) {
+	v.positive(r.Min, "revisit.min")
+	v.check(r.Max >= r.Min, "revisit.max", "must be at least revisit.min (%v), got %v", r.Min, r.Max)
+	v.check(r.Initial >= r.Min && r.Initial <= r.Max, "revisit.initial", "must be between revisit.min (%v) and revisit.max (%v), got %v", r.Min, r.Max, r.Initial)
+	v.positive(r.Sitemaps, "revisit.sitemaps")
+	v.check(r.Share >= 0 && r.Share <= 1, "revisit.share", "must be in [0, 1], got %v", r.Share)
+	v.oneOf(r.Policy, "revisit.policy", RevisitPolicies...)
+	for i, o := range r.Overrides {
+		v.check(o.Pattern != "" || o.ContentType != "", "revisit.overrides", "entry %d: needs a pattern or a content_type to match", i)
+		if _, err := regexp.Compile(o.Pattern); err != nil {
+			v.add("revisit.overrides", "entry %d: pattern: %v", i, err)
+		}
+		v.check(o.Initial >= 0 && o.Min >= 0 && o.Max >= 0, "revisit.overrides", "entry %d: durations must not be negative", i)
+		v.check(o.Min == 0 || o.Max == 0 || o.Min <= o.Max, "revisit.overrides", "entry %d: min (%v) above max (%v)", i, o.Min, o.Max)
+	}
 }
 
 var domainRE = regexp.MustCompile(`^\.?([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0-9])?\.?$`)

@@ -88,7 +88,7 @@ func charts(ps []Point) []chart {
 		name, color string
 		low, high   []float64
 	}{"95% interval", colorBand, col(func(_ int, p Point) float64 { return p.AuditLow }), col(func(_ int, p Point) float64 { return p.AuditHigh })}
-	return []chart{
+	all := []chart{
 		{id: "rate", title: "pages/s (URLs finished)", times: times, lines: []series{
 			{name: "pages/s", color: colorA, values: col(func(_ int, p Point) float64 { return p.PagesPerSecond })}}},
 		{id: "queue", title: "queued, leased, done", times: times, lines: []series{
@@ -107,6 +107,38 @@ func charts(ps []Point) []chart {
 		{id: "backlog", title: "stream backlog (messages)", times: times, lines: []series{
 			{name: "pending", color: colorA, values: col(func(_ int, p Point) float64 { return float64(p.Pending) })}}},
 	}
+	if n == 0 || ps[n-1].Revisit == nil {
+		return all
+	}
+	// A continuous crawl's revisits; points from before it had a
+	// schedule count as zero.
+	rv := func(f func(RevisitPoint) float64) func(int, Point) float64 {
+		return func(_ int, p Point) float64 {
+			if p.Revisit == nil {
+				return 0
+			}
+			return f(*p.Revisit)
+		}
+	}
+	rvCount := func(f func(RevisitPoint) uint64) func(Point) uint64 {
+		return func(p Point) uint64 {
+			if p.Revisit == nil {
+				return 0
+			}
+			return f(*p.Revisit)
+		}
+	}
+	return append(all,
+		chart{id: "revisits", title: "revisits/s: leased, 304, changed", times: times, lines: []series{
+			{name: "revisits/s", color: colorA, values: rate(rvCount(func(r RevisitPoint) uint64 { return r.Revisits }))},
+			{name: "304/s", color: colorC, values: rate(rvCount(func(r RevisitPoint) uint64 { return r.NotModified }))},
+			{name: "changed/s", color: colorB, values: rate(rvCount(func(r RevisitPoint) uint64 { return r.Changed }))}}},
+		chart{id: "due", title: "revisits due, overdue", times: times, lines: []series{
+			{name: "due", color: colorA, values: col(rv(func(r RevisitPoint) float64 { return float64(r.Due) }))},
+			{name: "overdue", color: colorRed, values: col(rv(func(r RevisitPoint) float64 { return float64(r.Overdue) }))}}},
+		chart{id: "freshness", title: "estimated freshness", percent: true, times: times, lines: []series{
+			{name: "freshness", color: colorC, values: col(rv(func(r RevisitPoint) float64 { return r.Freshness }))}}},
+	)
 }
 
 // SVG draws c.

@@ -63,6 +63,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range allDescs {
 		ch <- d
 	}
+	for _, d := range revisitDescs {
+		ch <- d
+	}
 }
 
 // Collect implements prometheus.Collector.
@@ -121,4 +124,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dProjected, s.Audit.Projected)
 	gauge(dCkptSecs, s.Checkpoint.Seconds)
 	gauge(dCkptBytes, float64(s.Checkpoint.Bytes))
+	collectRevisit(ch, s.Revisit, shard)
 }

@@ -129,6 +129,7 @@ func Total(all []msg.Status) msg.Status {
 		t.Audit.Rescued += s.Audit.Rescued
 		t.Audit.ImpliedFP += s.Audit.ImpliedFP * c
 		t.TopHosts = append(t.TopHosts, s.TopHosts...)
+		t.Revisit = addRevisit(t.Revisit, s.Revisit)
 	}
 	if capSum > 0 {
 		t.Filter.Fill /= capSum

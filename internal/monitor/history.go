@@ -35,8 +35,9 @@ type Point struct {
 	AuditRate      float64           `json:"audit_rate"`
 	AuditLow       float64           `json:"audit_low"` // Wilson 95% interval
 	AuditHigh      float64           `json:"audit_high"`
-	AuditSampled   uint64            `json:"audit_sampled"` // sampled new keys plus skips
-	Shards         int               `json:"shards"`        // shards that answered
+	AuditSampled   uint64            `json:"audit_sampled"`     // sampled new keys plus skips
+	Shards         int               `json:"shards"`            // shards that answered
+	Revisit        *RevisitPoint     `json:"revisit,omitempty"` // continuous mode only
 }
 
 // pointOf builds the point for t, the sum of the shards at now.
@@ -46,7 +47,7 @@ func pointOf(t msg.Status, shards int, now time.Time) Point {
 		Duplicates: t.Duplicates, Errors: make(map[string]uint64, len(errorClasses)),
 		Fill: t.Filter.Fill, ImpliedFP: t.Filter.ImpliedFP, TargetFP: t.Filter.TargetFP,
 		AuditRate: t.Audit.Rate, AuditLow: t.Audit.Low, AuditHigh: t.Audit.High,
-		AuditSampled: t.Audit.SampledNew + t.Audit.FPSkips, Shards: shards,
+		AuditSampled: t.Audit.SampledNew + t.Audit.FPSkips, Shards: shards, Revisit: revisitPoint(t.Revisit),
 	}
 	for _, c := range errorClasses {
 		p.Errors[c] = t.Outcomes[c]

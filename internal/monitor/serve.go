@@ -42,6 +42,7 @@ func Handler(status func() []msg.Status, reg *prometheus.Registry, hist *History
 		if hist != nil {
 			ps := hist.Points()
 			d.Charts, d.Interval, d.Points = charts(ps), hist.Interval(), len(ps)
+			d.RevisitRate = revisitRate(ps)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if err := page.Execute(w, d); err != nil {
@@ -126,11 +127,19 @@ type pageData struct {
 	Charts   []chart
 	Interval time.Duration
 	Points   int
+	// RevisitRate is revisits leased per second over the last history
+	// interval (continuous mode).
+	RevisitRate float64
 }
 
 var page = template.Must(template.New("status").Funcs(template.FuncMap{
 	"pct": func(f float64) string { return fmt.Sprintf("%.3f%%", 100*f) },
 	"mib": func(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
+	"shares": func(r msg.RevisitStatus) [2]float64 {
+		nm, ch := RevisitShares(r)
+		return [2]float64{nm, ch}
+	},
+	"intervals": IntervalBuckets,
 	"ago": func(t time.Time) string {
 		if t.IsZero() {
 			return "never"
@@ -177,6 +186,19 @@ td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}th{text-al
 {{if or .HostsGivenUp .HostsBackingOff}}<tr><th>hosts given up (429/503)</th><td>{{.HostsGivenUp}}</td></tr>
 <tr><th>hosts backing off now</th><td>{{.HostsBackingOff}}</td></tr>{{end}}
 </table>
+{{with .Revisit}}<h2 id="revisits">Revisits</h2>
+<table>
+<tr><th>scheduled URLs</th><td>{{.Scheduled}}</td></tr>
+<tr><th>due now</th><td>{{.Due}}</td></tr>
+<tr><th>overdue (past revisit.min)</th><td>{{.Overdue}}</td></tr>
+<tr><th>revisits leased</th><td>{{.Revisits}}</td></tr>
+<tr><th>revisits/s</th><td>{{printf "%.1f" $.RevisitRate}}</td></tr>
+{{with shares .}}<tr><th>ended in 304</th><td>{{pct (index . 0)}}</td></tr>
+<tr><th>found the page changed</th><td>{{pct (index . 1)}}</td></tr>{{end}}
+<tr><th>304 / changed / unchanged</th><td>{{.NotModified}} / {{.Changed}} / {{.Unchanged}}</td></tr>
+<tr><th>estimated freshness</th><td>{{pct .Freshness}}</td></tr>
+{{range intervals .}}<tr><th>interval {{.Range}}</th><td>{{.URLs}} URLs</td></tr>{{end}}
+</table>{{end}}
 <h2>Bloom filter and audit</h2>
 <table>
 <tr><th>mode</th><td>{{.Filter.Mode}}{{if .Filter.Subfilters}}: {{len .Filter.Subfilters}} sub-filters{{end}}{{if .Filter.Layout}}, {{.Filter.Layout}} layout{{end}}</td></tr>

@@ -35,6 +35,15 @@ func WriteText(w io.Writer, total msg.Status, shards []msg.Status) error {
 	if total.HostsGivenUp > 0 || total.HostsBackingOff > 0 {
 		p("hosts given up\t%d (kept answering 429/503); %d backing off now\n", total.HostsGivenUp, total.HostsBackingOff)
 	}
+	if r := total.Revisit; r != nil {
+		nm, ch := RevisitShares(*r)
+		p("revisits\t%d leased: %d not modified (304), %d changed, %d unchanged; 304 share %.1f%%, changed share %.1f%%\n",
+			r.Revisits, r.NotModified, r.Changed, r.Unchanged, 100*nm, 100*ch)
+		p("revisit schedule\t%d URLs scheduled, %d due, %d overdue; estimated freshness %.1f%%\n", r.Scheduled, r.Due, r.Overdue, 100*r.Freshness)
+		for _, b := range IntervalBuckets(*r) {
+			p("  interval %s\t%d URLs\n", b.Range, b.URLs)
+		}
+	}
 	if total.DecodeErrors > 0 {
 		p("undecodable messages\t%d (dead-lettered)\n", total.DecodeErrors)
 	}

@@ -53,7 +53,7 @@ func BenchmarkRender(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		p := page{host: int32(i % cfg.Hosts), kind: kindPage, n: int64(i % cfg.PagesPerHost)}
 		links = g.links(p, links[:0])
-		buf = g.renderPage(buf[:0], p, links)
+		buf = g.renderPage(buf[:0], p, links, nil)
 		n += len(buf)
 	}
 	b.SetBytes(int64(n / b.N))

@@ -82,6 +82,9 @@ type Config struct {
 	// Trap adds a calendar trap to every host: the home page links to
 	// /cal/2026/12 and each month links to the next, forever.
 	Trap bool
+	// Changes makes the content pages change over time, with validators
+	// and 304s (see ChangeConfig); the zero value keeps every page as it is.
+	Changes ChangeConfig
 	// Seed selects the site; the same Seed gives the same bytes.
 	Seed int64
 	// MaxRecorded caps the request log (DefaultMaxRecorded when 0); past it
@@ -170,6 +173,7 @@ func (c Config) Validate() error {
 			bad(f.name, "%v not in [0, 1]", f.v)
 		}
 	}
+	c.Changes.validate(bad)
 	if s := c.CrossHostFraction + c.ExternalFraction + c.PrivateLinkFraction + c.DuplicateLinkFraction; s > 1 {
 		bad("CrossHostFraction+ExternalFraction+PrivateLinkFraction+DuplicateLinkFraction", "sum %v exceeds 1", s)
 	}

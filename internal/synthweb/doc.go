@@ -38,6 +38,34 @@
 // links to, and robots.txt names /sitemap.xml, a sitemap index of
 // /sitemap-1.xml, the urlset that lists them. Any other path, and any URL with a non-empty query, is a 404.
 //
+// # Pages that change
+//
+// With Config.Changes on (ChangeConfig; off by default), every content
+// page ("/", /p/N, /private/N, /s/N; redirects and the trap aside) has a
+// mean change interval drawn from Seed, log-uniform between MinInterval
+// and MaxInterval, and NeverFraction of them never change. A page's
+// changes are a Poisson process with that mean, its arrivals drawn from
+// Seed and counted from the Epoch (Start's time unless set), each rounded
+// up to a whole second so that Last-Modified (one-second resolution)
+// tells every version apart; arrivals in the same second make one change.
+// Version v is the page after its v-th change, so the version of any page
+// at any time is known (Version). The body carries a "Version v, updated
+// T" line; the links stay the same across versions, so the link graph
+// and Truth do not change. A page sends ETag ("v<version>-<8 hex>") and
+// Last-Modified (the version's time) and answers If-Match,
+// If-Unmodified-Since (412), If-None-Match and If-Modified-Since (304) in
+// the order of RFC 9110 13.2.2, except on the NoValidatorsFraction of the
+// hosts that ignore validators: 200 always, no ETag, no Last-Modified.
+// With SitemapLastmod, the sitemap lists each URL's <lastmod>.
+//
+// Every GET of a changing page answered 200 or 304 is recorded, and
+// Freshness computes over a window the time-averaged freshness and age of
+// the crawler's copies as Cho and Garcia-Molina define them ("Effective
+// page refresh policies for web crawlers", 2003), integrated exactly over
+// the version history, plus the revisit figures: revisits of unchanged
+// pages on validator hosts and how many ended in 304, and 200s that
+// served a version the previous serve had already given.
+//
 // # Ground truth and observation
 //
 // Truth walks the link graph from the seeds (no HTTP) and says which URLs a
@@ -68,6 +96,14 @@
 //     is not a general URL canonicalizer. Truth depth is the shortest path
 //     from a seed; a crawler that records the depth at which it first saw a
 //     URL may see larger depths, so compare depth-limited crawls with care.
+//   - Freshness treats every requester as one crawler: a page's copy is
+//     the version of its last serve, to whoever asked. A 304 confirms the
+//     current version, whatever copy the requester held. Pages never
+//     fetched count as not fresh and are left out of the mean age.
+//   - The serve log is capped at Config.MaxRecorded serves like the request
+//     log; past it Freshness says Truncated. Finding a page's version walks
+//     its changes from the epoch: cheap for the demo's minutes, about
+//     17,000 steps a day for a page changing every 5 seconds.
 //   - Nothing is persisted. Truth costs memory proportional to the pages
 //     reached; it is computed anew on each call.
 package synthweb

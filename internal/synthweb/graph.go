@@ -107,6 +107,11 @@ const (
 	saltJitter
 	saltText
 	saltAbs
+	saltValidators
+	saltNever
+	saltRate
+	saltChange
+	saltETag
 )
 
 // graph computes the link structure of a Config. It holds no per-page state:

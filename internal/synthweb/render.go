@@ -22,8 +22,10 @@ func (r *rng) next() uint64 { *r += 0x9e3779b97f4a7c15; return mix(uint64(*r)) }
 func (r *rng) word() string { return words[r.next()%uint64(len(words))] }
 
 // renderPage appends the HTML of p (which must exist and be HTML) to b.
-// links is g.links(p, ...). The output depends only on the config and p.
-func (g *graph) renderPage(b []byte, p page, links []link) []byte {
+// links is g.links(p, ...); version, when not nil, is the version line of
+// a changing page (appendVersion). The output depends only on the config,
+// p and version.
+func (g *graph) renderPage(b []byte, p page, links []link, version []byte) []byte {
 	r := rng(g.pageHash(saltText, p, 0))
 	host := hostName(p)
 	title := titleOf(p, host)
@@ -79,6 +81,7 @@ func (g *graph) renderPage(b []byte, p page, links []link) []byte {
 	}
 	b = append(b, "</ul>\n"...)
 	b = appendParagraph(b, &r)
+	b = append(b, version...)
 	b = append(b, "</main>\n<footer><p>&copy; "...)
 	b = append(b, host...)
 	b = append(b, "</p></footer>\n</body>\n</html>\n"...)
@@ -147,8 +150,9 @@ func (g *graph) robotsTxt(h int) []byte {
 
 // renderSitemap appends the XML of sitemap page p (an index or a urlset)
 // to b; links is g.links(p, ...). Locations are absolute, as sitemaps.org
-// requires.
-func renderSitemap(b []byte, p page, links []link) []byte {
+// requires. lastmod, when not nil, gives the <lastmod> of a URL (ok false:
+// none).
+func renderSitemap(b []byte, p page, links []link, lastmod func(page) (time.Time, bool)) []byte {
 	b = append(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"...)
 	root, entry := "urlset", "url"
 	if p.kind == kindSitemapIndex {
@@ -158,7 +162,15 @@ func renderSitemap(b []byte, p page, links []link) []byte {
 	for _, l := range links {
 		b = append(b, "  <"+entry+"><loc>"...)
 		b = append(b, urlOf(l.to)...)
-		b = append(b, "</loc></"+entry+">\n"...)
+		b = append(b, "</loc>"...)
+		if lastmod != nil {
+			if t, ok := lastmod(l.to); ok {
+				b = append(b, "<lastmod>"...)
+				b = appendLastmod(b, t)
+				b = append(b, "</lastmod>"...)
+			}
+		}
+		b = append(b, "</"+entry+">\n"...)
 	}
 	return append(b, "</"+root+">\n"...)
 }

@@ -24,6 +24,9 @@ type Web struct {
 	addr string
 	srv  *http.Server
 	rec  *recorder
+	// serves logs the serves of changing pages; epoch is their time origin.
+	serves *serveLog
+	epoch  time.Time
 
 	ctx    context.Context // canceled by Close: aborts sleeping handlers
 	cancel context.CancelFunc
@@ -63,7 +66,12 @@ func Start(ctx context.Context, cfg Config) (*Web, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	w := &Web{cfg: cfg, g: newGraph(cfg), addr: ln.Addr().String(), rec: newRecorder(cfg.MaxRecorded)}
+	w := &Web{cfg: cfg, g: newGraph(cfg), addr: ln.Addr().String(), rec: newRecorder(cfg.MaxRecorded),
+		serves: newServeLog(cfg.MaxRecorded), epoch: cfg.Changes.Epoch}
+	if w.epoch.IsZero() {
+		w.epoch = time.Now()
+	}
+	w.epoch = w.epoch.Truncate(time.Second)
 	w.hostsInFlight = make([]struct{ cur, max atomic.Int32 }, cfg.Hosts)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.srv = &http.Server{
@@ -183,6 +191,7 @@ func (w *Web) Requests() []Request {
 // (every error page fails again) and the in-flight maxima.
 func (w *Web) ResetRequests() {
 	w.rec.reset()
+	w.serves.reset()
 	for i := range w.hostsInFlight {
 		w.hostsInFlight[i].max.Store(0)
 	}
@@ -231,6 +240,13 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	default:
 		failures = w.g.failures(p)
 	}
+	var ver pageVersion
+	if req.Status == http.StatusOK && w.g.changes(p) {
+		ver = w.pageVersion(p, time.Now())
+		if ver.validators {
+			req.Status = evalConditional(r.Header, ver.etag, ver.lastMod)
+		}
+	}
 	if served {
 		// Count the host's requests in flight, arrival to return. Pages
 		// are smaller than net/http's 4 KiB write buffer, so the client
@@ -261,7 +277,44 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		}
 	}
-	w.respond(rw, req, p)
+	w.respond(rw, r, req, p, ver)
+}
+
+// pageVersion is what a request of a changing page sees: the version at
+// its arrival and its validators.
+type pageVersion struct {
+	on         bool // p is a changing page
+	at         int64
+	version    uint32
+	lastMod    time.Time
+	validators bool   // the host honours validators
+	etag       string // set when validators
+}
+
+func (w *Web) pageVersion(p page, now time.Time) pageVersion {
+	at := w.epochNanos(now)
+	c := w.g.versionCursor(p)
+	pv := pageVersion{on: true, at: at, validators: w.g.validators(p.host)}
+	pv.version = c.at(at)
+	pv.lastMod = w.epoch.Add(time.Duration(c.since) * time.Second)
+	if pv.validators {
+		pv.etag = w.g.etag(p, pv.version)
+	}
+	return pv
+}
+
+// sitemapLastmod gives the <lastmod> of a sitemap's URLs: the time of
+// their version now.
+func (w *Web) sitemapLastmod(now time.Time) func(page) (time.Time, bool) {
+	if !w.cfg.Changes.SitemapLastmod || !w.cfg.Changes.Enabled() {
+		return nil
+	}
+	return func(p page) (time.Time, bool) {
+		if !w.g.changes(p) {
+			return time.Time{}, false
+		}
+		return w.pageVersion(p, now).lastMod, true
+	}
 }
 
 // latency is the configured delay plus a jitter derived from the URL and
@@ -276,10 +329,20 @@ func (w *Web) latency(req Request) time.Duration {
 	return d
 }
 
-func (w *Web) respond(rw http.ResponseWriter, req Request, p page) {
+func (w *Web) respond(rw http.ResponseWriter, r *http.Request, req Request, p page, ver pageVersion) {
 	hd := rw.Header()
+	if ver.on && ver.validators && (req.Status == http.StatusOK || req.Status == http.StatusNotModified) {
+		hd.Set("ETag", ver.etag)
+		hd.Set("Last-Modified", ver.lastMod.UTC().Format(http.TimeFormat))
+	}
+	if ver.on {
+		w.recordServe(r, p, ver.at, req.Status)
+	}
 	switch req.Status {
 	case http.StatusOK:
+	case http.StatusNotModified:
+		rw.WriteHeader(http.StatusNotModified)
+		return
 	case http.StatusMovedPermanently:
 		l := w.g.links(p, nil)[0]
 		hd.Set("Location", href(p, l))
@@ -297,7 +360,7 @@ func (w *Web) respond(rw http.ResponseWriter, req Request, p page) {
 		hd.Set("Cache-Control", "max-age=86400")
 		writeBody(rw, http.StatusOK, staticTypes[p.n], staticBody(p.n))
 	case kindSitemapIndex, kindSitemap:
-		writeBody(rw, http.StatusOK, "application/xml", renderSitemap(nil, p, w.g.links(p, nil)))
+		writeBody(rw, http.StatusOK, "application/xml", renderSitemap(nil, p, w.g.links(p, nil), w.sitemapLastmod(time.Now())))
 	default:
 		bp, _ := w.bufs.Get().(*[]byte)
 		if bp == nil {
@@ -308,7 +371,11 @@ func (w *Web) respond(rw http.ResponseWriter, req Request, p page) {
 			lp = new([]link)
 		}
 		*lp = w.g.links(p, (*lp)[:0])
-		*bp = w.g.renderPage((*bp)[:0], p, *lp)
+		var vline []byte
+		if ver.on {
+			vline = appendVersion(nil, ver.version, ver.lastMod)
+		}
+		*bp = w.g.renderPage((*bp)[:0], p, *lp, vline)
 		writeBody(rw, http.StatusOK, "text/html; charset=utf-8", *bp)
 		w.lnks.Put(lp)
 		w.bufs.Put(bp)

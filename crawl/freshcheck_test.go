@@ -1,0 +1,92 @@
+package crawl
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawlhq/trawl/fetcher/warc"
+	"github.com/trawlhq/trawl/internal/config"
+)
+
+// ScanArchive counts a full response whose payload digest equals the
+// URL's previous record's (a revisit without a digest in between keeps
+// it), across files and whatever order the files are read in, and
+// nothing else.
+func TestScanArchive(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	rec := func(typ, url string, at int, digest string) *warc.Record {
+		r := &warc.Record{Type: typ, ID: warc.NewID(), Date: t0.Add(time.Duration(at) * time.Second), Block: []byte("HTTP/1.1 200 OK\r\n\r\nx"),
+			Fields: []warc.Field{{Name: "WARC-Target-URI", Value: url}}}
+		if digest != "" {
+			r.Fields = append(r.Fields, warc.Field{Name: "WARC-Payload-Digest", Value: digest})
+		}
+		return r
+	}
+	write := func(sub string, recs ...*warc.Record) {
+		w, err := warc.NewWriter(warc.WriterOptions{Dir: filepath.Join(dir, sub)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(recs...); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, c := "http://a.test/", "http://b.test/", "http://c.test/"
+	// The later file is written first: the scan orders by WARC-Date.
+	write("2", rec(warc.TypeResponse, a, 30, "sha1:X"), rec(warc.TypeResponse, b, 30, "sha1:Z"), rec("revisit", c, 30, "sha1:C"))
+	write("1", rec(warc.TypeResponse, a, 10, "sha1:X"), rec("revisit", a, 20, ""),
+		rec(warc.TypeResponse, b, 10, "sha1:Y"), rec(warc.TypeResponse, c, 10, "sha1:C"), rec(warc.TypeRequest, c, 11, ""))
+	s, err := ScanArchive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Files != 2 || s.Responses != 5 || s.Revisits != 2 || s.UnchangedResponses != 1 || len(s.Sample) != 1 || s.Sample[0] != a {
+		t.Errorf("scan = %+v, want 2 files, 5 responses, 2 revisits, 1 unchanged response (%s)", s, a)
+	}
+
+	if s, err := ScanArchive(filepath.Join(dir, "none")); err != nil || s.Files != 0 {
+		t.Errorf("a missing directory: %+v, %v", s, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.warc.gz"), []byte("not a warc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ScanArchive(dir); err == nil || !strings.Contains(err.Error(), "bad.warc.gz") {
+		t.Errorf("an unreadable file: %v, want an error naming it", err)
+	}
+}
+
+// The continuous demo on a small web for a few seconds: the check runs,
+// its figures come from the run, and it passes. It needs the frontier's
+// revisits (Status.Revisit, leases with validators) and the fetcher's
+// conditional GETs and revisit records.
+func TestDemoContinuousPasses(t *testing.T) {
+	web := DemoWeb()
+	web.Hosts, web.PagesPerHost, web.SitemapPages = 3, 15, 2
+	cfg := DemoConfig()
+	cfg.Crawl.Mode = config.ModeContinuous
+	cfg.Crawl.MaxDuration = 12 * time.Second
+	cfg.Crawler.Workers = 8
+	res, out := runDemo(t, web, cfg)
+	f := res.Fresh
+	if f == nil || res.Summary.StopReason != StopMaxDuration {
+		t.Fatalf("no freshness check, or stopped %q:\n%s", res.Summary.StopReason, out.String())
+	}
+	if f.Window.Pages == 0 || f.Window.Fetched == 0 || f.Window.Freshness <= 0 || f.Archive.Files == 0 || f.Archive.Responses == 0 {
+		t.Errorf("the check saw no run: %+v", f)
+	}
+	for _, want := range []string{"time-averaged freshness", "304 for unchanged pages", "full records, unchanged"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if !res.OK() || !strings.Contains(out.String(), "result: PASS") {
+		t.Fatalf("continuous demo did not pass:\n%s", out.String())
+	}
+}
