@@ -32,6 +32,8 @@ func coreOutcome(o *msg.Outcome) frontier.Outcome {
 		ResponseTime: o.Timings.Total, RetryAfter: o.RetryAfter,
 		Body:         o.Body,
 		LinksTooLong: o.LinksTooLong, LinksOverCap: o.LinksOverCap, LinksInvalid: o.LinksInvalid,
+		ContentType: o.ContentType, ETag: o.ETag, LastModified: o.LastModified,
+		Digest: o.Digest, ArchivedAt: o.ArchivedAt,
 	}
 }
 

@@ -173,6 +173,7 @@ func (s *Server) leaseHeader() nats.Header {
 		msg.HeaderOutcomeLinks: []string{"1"},
 		msg.HeaderOutcomeBatch: []string{"1"},
 		msg.HeaderOutcomeV4:    []string{"1"},
+		msg.HeaderOutcomeV5:    []string{"1"},
 		msg.HeaderEpoch:        []string{s.epochBase + "-" + strconv.FormatUint(s.st.Loosened(), 10)},
 		msg.HeaderLinksPerPage: []string{strconv.Itoa(s.opts.Config.Scope.MaxLinksPerPage)},
 	}
