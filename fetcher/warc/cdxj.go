@@ -70,7 +70,9 @@ func cdxjHead(r *Record) (string, bool) {
 		}
 	}
 	var b bytes.Buffer
-	b.WriteString(SURT(target))
+	// The key ends at the first space and the line at a newline: a
+	// target that has either (no URL trawl fetches) is escaped.
+	b.WriteString(keyEscaper.Replace(SURT(target)))
 	b.WriteByte(' ')
 	ts := strings.NewReplacer("-", "", ":", "", "T", "").Replace(FormatDate(r.Date))
 	b.WriteString(ts[:min(14, len(ts))])
@@ -119,6 +121,9 @@ func httpStatus(block []byte) (status string, contentType string, ok bool) {
 	}
 	return first[1], strings.Join(cts, ", "), true
 }
+
+// keyEscaper escapes what would end a CDXJ key or line.
+var keyEscaper = strings.NewReplacer(" ", "%20", "\r", "%0D", "\n", "%0A")
 
 // wwwPrefix is the www. (www2., ...) SURT leaves out of a host.
 var wwwPrefix = regexp.MustCompile(`^(https?://)www\d*\.`)
