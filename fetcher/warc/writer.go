@@ -274,16 +274,18 @@ func (w *Writer) closeLocked() error {
 	case serr != nil:
 		return fmt.Errorf("warc: sync %s: %w", name, serr)
 	}
+	// The index goes first, so that a file with its final name has its
+	// index unless writing the index failed (a full disk): the file is
+	// finished all the same, and the error returned.
+	var ierr error
 	if w.opts.Index {
-		if err := writeIndex(name, renderIndex(w.mu.index, filepath.Base(name))); err != nil {
-			return err
-		}
+		ierr = writeIndex(name, renderIndex(w.mu.index, filepath.Base(name)))
 		w.mu.index = nil
 	}
 	if err := os.Rename(name+OpenSuffix, name); err != nil {
 		return fmt.Errorf("warc: %w", err)
 	}
-	return nil
+	return ierr
 }
 
 // writeIndex writes data as the CDXJ index of the WARC file named name,
