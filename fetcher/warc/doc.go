@@ -41,7 +41,19 @@
 //
 // Writer adds WARC-Block-Digest (sha1, base32, as every WARC tool does) to
 // every record; the caller adds WARC-Payload-Digest, WARC-Target-URI and
-// the rest.
+// the rest. A revisit record (TypeRevisit) names its WARC-Profile
+// (ProfileServerNotModified, ProfileIdenticalPayloadDigest).
+//
+// # Index
+//
+// With WriterOptions.Index, a finished file has a CDXJ index beside it,
+// <file>.warc.gz.cdxj (IndexSuffix): a line per record but request and
+// warcinfo records, "SURT timestamp {json}" with url, mime, status,
+// digest, length, offset and filename as warcio's cdx-index writes them,
+// sorted bytewise (pywb searches them). The lines are built as records
+// are written and the file is written when the data file is finished,
+// before its rename. Recover indexes the files it finalizes by reading
+// them.
 //
 // # Reading
 //
