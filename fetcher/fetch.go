@@ -184,11 +184,15 @@ func (w *Worker) outcome(shard uint32, l msg.Lease, r *httpclient.Response) *msg
 // zero), a 2xx's payload digest prefix, and, when the response was
 // archived as a full response record, that record's WARC-Date (the
 // fetch's start, as Archive dates it). A 304 without validators leaves
-// them empty: the frontier keeps the stored ones.
+// them empty: the frontier keeps the stored ones; its ContentType is the
+// one it declares (usually none), not a sniff of its empty body.
 func (w *Worker) observe(out *msg.Outcome, l msg.Lease, r *httpclient.Response) {
 	ok := r.Status >= 200 && r.Status <= 299
 	if !ok && r.Status != http.StatusNotModified {
 		return
+	}
+	if r.Status == http.StatusNotModified {
+		out.ContentType = clip(r.Header.Get("Content-Type"), maxContentTypeLen)
 	}
 	if etag := r.Header.Get("ETag"); len(etag) <= msg.MaxETagLen {
 		out.ETag = etag

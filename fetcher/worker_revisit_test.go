@@ -65,7 +65,8 @@ func (s *revisitSite) handler() http.Handler {
 // worker and a frontier that reads version 5 outcomes: a revisit lease
 // sends its ETag as If-None-Match and its Last-Modified as
 // If-Modified-Since, a first visit sends neither; a 304 is outcome 304
-// with the 304's ETag, no digest and no archive date, archived as a
+// with the 304's ETag, no digest, no archive date and no content type
+// (net/http sends none with a 304; a sniff would say text/plain), archived as a
 // server-not-modified revisit record; a 200 with the stored digest is a
 // revisit record of profile identical-payload-digest without the body;
 // a changed page is a full response record whose WARC-Date is the
@@ -125,8 +126,8 @@ func TestWorkerRevisit(t *testing.T) {
 	}
 
 	nm, nmRec := outs[1], byURL[s.URL+"/not-modified"]
-	if nm.Status != 304 || nm.ETag != `"v1"` || nm.Digest != 0 || !nm.ArchivedAt.IsZero() || nm.LinksFound != 0 {
-		t.Errorf("304 outcome: status %d etag %q digest %x archived %v links %d", nm.Status, nm.ETag, nm.Digest, nm.ArchivedAt, nm.LinksFound)
+	if nm.Status != 304 || nm.ETag != `"v1"` || nm.Digest != 0 || !nm.ArchivedAt.IsZero() || nm.LinksFound != 0 || nm.ContentType != "" {
+		t.Errorf("304 outcome: status %d etag %q digest %x archived %v links %d content type %q", nm.Status, nm.ETag, nm.Digest, nm.ArchivedAt, nm.LinksFound, nm.ContentType)
 	}
 	checkRevisitRecord(t, nmRec, warc.ProfileServerNotModified, s.URL+"/not-modified", stored)
 	if d := nmRec.Get("WARC-Payload-Digest"); d != "" {
