@@ -157,7 +157,21 @@ func TestWorkerRevisit(t *testing.T) {
 	}
 	first, firstRec := outs[4], byURL[s.URL+"/first"]
 	if firstRec == nil || firstRec.Type != warc.TypeResponse || !first.ArchivedAt.Equal(firstRec.Date) {
-		t.Errorf("first visit: record %+v, outcome ArchivedAt %v", firstRec, first.ArchivedAt)
+		t.Fatalf("first visit: record %+v, outcome ArchivedAt %v", firstRec, first.ArchivedAt)
+	}
+	// A first visit's response record has the fields a once-mode crawl
+	// writes, in the same order.
+	var names []string
+	for _, f := range firstRec.Fields {
+		names = append(names, f.Name)
+	}
+	want := []string{"WARC-Type", "WARC-Record-ID", "WARC-Date", "WARC-Warcinfo-ID", "WARC-Target-URI", "Content-Type",
+		"WARC-Payload-Digest", "WARC-IP-Address", "WARC-Block-Digest", "Content-Length"}
+	if !slices.Equal(names, want) {
+		t.Errorf("first visit's response record fields %v, want %v", names, want)
+	}
+	if firstRec.Get("WARC-Payload-Digest") != warc.Digest(changedBody) || !bytes.HasSuffix(firstRec.Block, changedBody) {
+		t.Errorf("first visit's response record: payload digest %s, body kept: %v", firstRec.Get("WARC-Payload-Digest"), bytes.HasSuffix(firstRec.Block, changedBody))
 	}
 
 	warcs, _ := filepath.Glob(filepath.Join(cfg.WARCDir, "*.warc.gz"))

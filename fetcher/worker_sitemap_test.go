@@ -148,6 +148,10 @@ func TestWorkerSitemapMeta(t *testing.T) {
 					if r.batch != nil {
 						links = append(links, r.batch.Links...)
 					}
+					// The visit's digest goes only to a frontier that reads it.
+					if r.outcome != nil && (r.outcome.Digest != 0) != v5 {
+						t.Errorf("visit %d: outcome digest %x to a frontier reading v5: %v", visit, r.outcome.Digest, v5)
+					}
 				}
 				want := []msg.Link{{URL: site + "/a", Kind: 1}, {URL: site + "/b", Kind: 1}}
 				switch {
