@@ -69,7 +69,10 @@
 // # Caveats
 //
 // Writer is safe for concurrent use; records are compressed outside its
-// lock and written under it. A crash leaves the current file with its
+// lock and written under it. With Index, the current file's index lines
+// are held in memory until the file is finished: about 200 bytes per
+// response or revisit record. A .cdxj.open file (an index being written
+// when the process died) is left for a person to remove. A crash leaves the current file with its
 // .open name, complete up to its last whole record unless the bytes of a
 // write were cut (power loss, a full disk whose truncation failed):
 // Recover handles both. Reader allocates at
