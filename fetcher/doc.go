@@ -64,7 +64,22 @@
 // counting an attempt) and stops the worker: Run cancels the fetches in
 // flight, gives their leases back too and returns an error wrapping
 // ErrArchive. The WARC directory is probed at start, and .warc.gz.open
-// files a killed crawler left there are finalized (warc.Recover).
+// files a killed crawler left there are finalized (warc.Recover). Each
+// finished WARC file has a CDXJ index beside it (warc.IndexSuffix).
+//
+// # Revisits
+//
+// A lease with Revisit (continuous mode) is fetched with
+// httpclient.Client.Revisit: its ETag and Last-Modified go out as
+// If-None-Match and If-Modified-Since. A 304 is a visit that yields no
+// links; it is archived as a revisit record (server-not-modified), and so
+// is a 200 whose payload digest prefix equals the lease's Digest
+// (identical-payload-digest, headers only). For a frontier that reads
+// them (msg.HeaderOutcomeV5) the Outcome carries the response's ETag,
+// Last-Modified, payload digest prefix and, for a full response record,
+// its WARC-Date (ArchivedAt), and a sitemap's links their lastmod and
+// changefreq; links with those are published again on every read of
+// the sitemap, past the published-link cache.
 //
 // # Shutdown
 //

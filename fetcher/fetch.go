@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/trawlhq/trawl/fetcher/httpclient"
@@ -44,7 +45,10 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 	}
 	w.noticeFetched(shard, l, r)
 	out := w.outcome(shard, l, r)
-	links, drops := w.links(l, r, is.linksPerPage)
+	if is.outcomeV5 {
+		w.observe(out, l, r)
+	}
+	links, drops := w.links(l, r, is.linksPerPage, is.outcomeV5)
 	// Nothing reads the body past here (a robots.txt outcome keeps its
 	// own reference): it is garbage while the page waits for its acks, so
 	// the pages in publish slots do not hold max_body each.
@@ -115,8 +119,13 @@ func (w *Worker) fetch(ctx context.Context, l msg.Lease) *httpclient.Response {
 		ctx, cancel = context.WithDeadline(ctx, l.Deadline)
 		defer cancel()
 	}
-	if l.Robots {
+	switch {
+	case l.Robots:
 		return w.client.FetchRobots(ctx, l.URL)
+	case l.Revisit:
+		return w.client.Revisit(ctx, l.URL, httpclient.Revisit{
+			ETag: l.ETag, LastModified: l.LastModified, Digest: l.Digest, ArchivedAt: l.ArchivedAt,
+		})
 	}
 	return w.client.Fetch(ctx, l.URL)
 }
@@ -129,8 +138,9 @@ type linkDrops struct{ tooLong, overCap, invalid int }
 // links returns the links a fetched page gives the frontiers: a
 // robots.txt's sitemaps, a redirect's target, an HTML page's links (at
 // most maxLinks; 0: parser.DefaultMaxLinks) or a sitemap's URLs (sitemaps
-// only with crawler.sitemaps), and the links it dropped.
-func (w *Worker) links(l msg.Lease, r *httpclient.Response, maxLinks int) ([]msg.Link, linkDrops) {
+// only with crawler.sitemaps; with their lastmod and changefreq when
+// meta), and the links it dropped.
+func (w *Worker) links(l msg.Lease, r *httpclient.Response, maxLinks int, meta bool) ([]msg.Link, linkDrops) {
 	switch {
 	case l.Robots:
 		if w.opts.Config.Sitemaps && r.Status >= 200 && r.Status <= 299 {
@@ -143,7 +153,7 @@ func (w *Worker) links(l msg.Lease, r *httpclient.Response, maxLinks int) ([]msg
 	case r.Status >= 200 && r.Status <= 299 && r.HTML:
 		return w.extract(r, l, maxLinks)
 	case r.Status >= 200 && r.Status <= 299 && r.XML && w.opts.Config.Sitemaps:
-		return w.extractSitemap(r, l), linkDrops{}
+		return w.extractSitemap(r, l, meta), linkDrops{}
 	}
 	return nil, linkDrops{}
 }
@@ -168,6 +178,40 @@ func (w *Worker) outcome(shard uint32, l msg.Lease, r *httpclient.Response) *msg
 	return out
 }
 
+// observe adds to out what the visit observed for the URL's revisit
+// schedule: a 2xx or 304's validators (an ETag longer than
+// msg.MaxETagLen is dropped, a Last-Modified that is not an HTTP-date is
+// zero), a 2xx's payload digest prefix, and, when the response was
+// archived as a full response record, that record's WARC-Date (the
+// fetch's start, as Archive dates it). A 304 without validators leaves
+// them empty: the frontier keeps the stored ones; its ContentType is the
+// one it declares (usually none), not a sniff of its empty body.
+func (w *Worker) observe(out *msg.Outcome, l msg.Lease, r *httpclient.Response) {
+	ok := r.Status >= 200 && r.Status <= 299
+	if !ok && r.Status != http.StatusNotModified {
+		return
+	}
+	if r.Status == http.StatusNotModified {
+		out.ContentType = clip(r.Header.Get("Content-Type"), maxContentTypeLen)
+	}
+	if etag := r.Header.Get("ETag"); len(etag) <= msg.MaxETagLen {
+		out.ETag = etag
+	}
+	if t, err := http.ParseTime(r.Header.Get("Last-Modified")); err == nil {
+		out.LastModified = t.UTC()
+	}
+	if ok {
+		out.Digest = digestPrefix(r.PayloadDigest)
+	}
+	var rv *httpclient.Revisit
+	if l.Revisit {
+		rv = &httpclient.Revisit{Digest: l.Digest}
+	}
+	if w.archiver != nil && r.ArchiveErr == nil && revisitProfile(r.Status, r.PayloadDigest, rv) == "" {
+		out.ArchivedAt = r.FetchedAt
+	}
+}
+
 // extract parses an HTML body for links, at most maxLinks (0: the
 // parser's default), and counts those it dropped. Meta robots nofollow
 // marks every link NoFollow; the frontier decides what that means.
@@ -187,8 +231,9 @@ func (w *Worker) extract(r *httpclient.Response, l msg.Lease, maxLinks int) ([]m
 // extractSitemap reads a sitemap, sitemap index or feed for links (all
 // navigation: an index's URLs are more sitemaps, read when fetched). XML
 // of another kind yields none. A document that broke off keeps the URLs
-// read before the break.
-func (w *Worker) extractSitemap(r *httpclient.Response, l msg.Lease) []msg.Link {
+// read before the break. With meta, each link carries its <lastmod> and
+// <changefreq>.
+func (w *Worker) extractSitemap(r *httpclient.Response, l msg.Lease, meta bool) []msg.Link {
 	sm, err := parser.ParseSitemap(bytes.NewReader(r.Body), r.FinalURL, parser.SitemapOptions{})
 	if errors.Is(err, parser.ErrNotSitemap) {
 		return nil
@@ -201,7 +246,13 @@ func (w *Worker) extractSitemap(r *httpclient.Response, l msg.Lease) []msg.Link 
 		w.log.Warn("sitemap over its limits, rest dropped", "url", l.URL, "urls", len(sm.URLs))
 	}
 	w.log.Debug("sitemap read", "url", l.URL, "format", sm.Format, "urls", len(sm.URLs), "invalid", sm.Invalid)
-	return navigationLinks(sm.URLs)
+	links := navigationLinks(sm.URLs)
+	if meta {
+		for i := range min(len(sm.Meta), len(links)) {
+			links[i].LastMod, links[i].ChangeFreq = sm.Meta[i].LastMod, sm.Meta[i].ChangeFreq
+		}
+	}
+	return links
 }
 
 // robotsSitemaps returns the Sitemap: URLs of a fetched robots.txt,

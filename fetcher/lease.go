@@ -253,6 +253,10 @@ type issuer struct {
 	// outcomeV4: the shard reads an outcome's Permanent flag and
 	// dropped-link counts (msg.HeaderOutcomeV4).
 	outcomeV4 bool
+	// outcomeV5: the shard reads a visit's validators, digest and
+	// archive date in an outcome, and a sitemap's lastmod and changefreq
+	// on links (msg.HeaderOutcomeV5).
+	outcomeV5 bool
 	// linksPerPage is the shard's scope.max_links_per_page
 	// (msg.HeaderLinksPerPage), the cap on the links taken from a page it
 	// leased; 0 when the reply did not say (parser.DefaultMaxLinks).
@@ -274,6 +278,7 @@ func (w *Worker) decodeReply(resp *nats.Msg) (*msg.LeaseReply, issuer, error) {
 		outcomeLinks: resp.Header.Get(msg.HeaderOutcomeLinks) == "1",
 		outcomeBatch: resp.Header.Get(msg.HeaderOutcomeBatch) == "1",
 		outcomeV4:    resp.Header.Get(msg.HeaderOutcomeV4) == "1",
+		outcomeV5:    resp.Header.Get(msg.HeaderOutcomeV5) == "1",
 	}
 	if n, err := strconv.Atoi(resp.Header.Get(msg.HeaderLinksPerPage)); err == nil && n > 0 {
 		is.linksPerPage = n

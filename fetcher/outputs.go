@@ -65,7 +65,7 @@ func (w *Worker) openOutputs() error {
 	}
 	if cfg.WARCDir != "" {
 		w.recoverWARCs(cfg.WARCDir)
-		ww, err := warc.NewWriter(warc.WriterOptions{Dir: cfg.WARCDir, MaxSize: int64(cfg.WARCMaxSize), Sync: always,
+		ww, err := warc.NewWriter(warc.WriterOptions{Dir: cfg.WARCDir, MaxSize: int64(cfg.WARCMaxSize), Sync: always, Index: true,
 			Info: []warc.Field{{Name: "http-header-user-agent", Value: cfg.UserAgent}, {Name: "operator-crawler", Value: w.opts.ID}}})
 		if err == nil {
 			err = probeDir(cfg.WARCDir)

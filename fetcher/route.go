@@ -123,7 +123,10 @@ func routeLink(rt msg.Router, url string) (key string, shard int, err error) {
 // view: not at all without one; for a shard with a batch longer than its
 // max_links_per_page, none is left out (that would move later links under
 // the limit) and only the links before the limit are remembered (the
-// others were rejected for their place). Redirects are neither.
+// others were rejected for their place). Redirects are neither, nor are
+// links with a sitemap's LastMod or ChangeFreq: the frontier reads those
+// fields again on every visit of the sitemap (a newer lastmod makes a
+// done URL due).
 func (r *routed) skipSeen(seen *linkCache, depth uint32, hashes map[int][][]uint64) {
 	shards := r.shards[:0]
 	for _, s := range r.shards {
@@ -142,7 +145,7 @@ func (r *routed) skipSeen(seen *linkCache, depth uint32, hashes map[int][][]uint
 			for i, l := range b.Links {
 				h := hashes[s][bi][i]
 				switch {
-				case parser.Kind(l.Kind) == parser.KindRedirect:
+				case parser.Kind(l.Kind) == parser.KindRedirect, !l.LastMod.IsZero(), l.ChangeFreq > 0:
 				case skip && seen.has(s, h, depth):
 					r.skipped++
 					continue

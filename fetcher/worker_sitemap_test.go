@@ -107,3 +107,66 @@ func TestWorkerSitemaps(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerSitemapMeta: a urlset's <lastmod> and <changefreq> ride on
+// its links to a frontier that reads version 5 (msg.HeaderOutcomeV5),
+// and are republished when the sitemap is read again even where the
+// link cache would skip a link seen before (a newer lastmod is news); a
+// frontier of the release before gets the links without them.
+func TestWorkerSitemapMeta(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.Write([]byte(`<urlset><url><loc>/a</loc><lastmod>2026-12-01T10:00:00Z</lastmod><changefreq>daily</changefreq></url><url><loc>/b</loc></url></urlset>`))
+	})
+	srv, _ := testsite.Start(t, mux)
+	site := srv.URL
+	lastmod := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, v5 := range []bool{true, false} {
+		t.Run(fmt.Sprintf("v5=%v", v5), func(t *testing.T) {
+			e := bustest.Start(t)
+			natsCfg := config.Default().NATS
+			front := startFrontier(t, bustest.Connect(t, e), natsCfg)
+			front.outcomeV5, front.epoch = v5, "epoch-1"
+			cfg := workerConfig(t.TempDir())
+			cfg.Sitemaps = true
+			w, err := NewWorker(bustest.Connect(t, e), WorkerOptions{Config: cfg, Subjects: msg.NewSubjects(natsCfg.Prefix), Shards: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cancel, wait := runWorker(w)
+			defer func() {
+				cancel()
+				if err := wait(); err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+			}()
+			for visit := 1; visit <= 2; visit++ {
+				front.add(0, msg.Lease{ID: uint64(visit), URL: site + "/sitemap.xml", Depth: 1, Deadline: time.Now().Add(time.Minute)})
+				var links []msg.Link
+				for _, r := range front.collect(1, 30*time.Second) {
+					if r.batch != nil {
+						links = append(links, r.batch.Links...)
+					}
+					// The visit's digest goes only to a frontier that reads it.
+					if r.outcome != nil && (r.outcome.Digest != 0) != v5 {
+						t.Errorf("visit %d: outcome digest %x to a frontier reading v5: %v", visit, r.outcome.Digest, v5)
+					}
+				}
+				want := []msg.Link{{URL: site + "/a", Kind: 1}, {URL: site + "/b", Kind: 1}}
+				switch {
+				case v5:
+					want[0].LastMod, want[0].ChangeFreq = lastmod, 24*time.Hour
+					if visit == 2 {
+						want = want[:1] // /b, without meta, is in the link cache
+					}
+				case visit == 2:
+					want = nil
+				}
+				if !reflect.DeepEqual(links, want) {
+					t.Errorf("visit %d: links %+v, want %+v", visit, links, want)
+				}
+			}
+		})
+	}
+}

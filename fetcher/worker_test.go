@@ -42,6 +42,9 @@ type fakeFrontier struct {
 	outcomeLinks bool
 	// outcomeBatch sets msg.HeaderOutcomeBatch on replies too.
 	outcomeBatch bool
+	// outcomeV5 sets msg.HeaderOutcomeV5 (and msg.HeaderOutcomeV4) on
+	// replies: the frontier reads a visit's validators and digest.
+	outcomeV5 bool
 	// epoch, when set, goes on replies as msg.HeaderEpoch (with a
 	// max_links_per_page of 100).
 	epoch string
@@ -144,6 +147,10 @@ func (f *fakeFrontier) respond(m *nats.Msg, reply *msg.LeaseReply) {
 	}
 	if f.outcomeBatch {
 		r.Header.Set(msg.HeaderOutcomeBatch, "1")
+	}
+	if f.outcomeV5 {
+		r.Header.Set(msg.HeaderOutcomeV4, "1")
+		r.Header.Set(msg.HeaderOutcomeV5, "1")
 	}
 	if f.epoch != "" {
 		r.Header.Set(msg.HeaderEpoch, f.epoch)

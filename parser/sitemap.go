@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"golang.org/x/net/html/charset"
 )
@@ -73,6 +74,73 @@ type Sitemap struct {
 	Invalid int
 	// Truncated: MaxURLs or MaxBytes was reached; the rest was not read.
 	Truncated bool
+	// Meta is, parallel to URLs, the <lastmod> and <changefreq> of the
+	// <url> (or an index's <sitemap>) each URL was found in; nil when no
+	// element had either. Feeds have none.
+	Meta []SitemapMeta
+}
+
+// SitemapMeta is what a sitemap says of one URL's changes.
+type SitemapMeta struct {
+	// LastMod is <lastmod>, a W3C datetime (YYYY, YYYY-MM, YYYY-MM-DD,
+	// or a date and a time with a zone: hh:mmTZD, hh:mm:ssTZD,
+	// hh:mm:ss.sTZD), in UTC; zero when absent, not one of those forms,
+	// or outside the years 1970 to 2200.
+	LastMod time.Time
+	// ChangeFreq is <changefreq> as an interval: always a minute, hourly
+	// an hour, daily 24 hours, weekly 7 days, monthly 30 days, yearly and
+	// never 365 days (never means archived: the longest interval there
+	// is, not "no interval", which is zero and means absent); zero when
+	// absent or another word.
+	ChangeFreq time.Duration
+}
+
+// changeFreqs maps the sitemaps.org <changefreq> values to intervals
+// (see SitemapMeta.ChangeFreq).
+var changeFreqs = map[string]time.Duration{
+	"always":  time.Minute,
+	"hourly":  time.Hour,
+	"daily":   24 * time.Hour,
+	"weekly":  7 * 24 * time.Hour,
+	"monthly": 30 * 24 * time.Hour,
+	"yearly":  365 * 24 * time.Hour,
+	"never":   365 * 24 * time.Hour,
+}
+
+// w3cLayouts are the W3C datetime profile's forms
+// (https://www.w3.org/TR/NOTE-datetime), longest first.
+var w3cLayouts = []string{
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05Z07:00",
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02",
+	"2006-01",
+	"2006",
+}
+
+// ParseW3CDate parses s, a W3C datetime as sitemaps write <lastmod>
+// (surrounding space ignored), into UTC; ok is false when it is none of
+// the forms or outside the years 1970 to 2200.
+func ParseW3CDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) > 64 {
+		return time.Time{}, false
+	}
+	for _, layout := range w3cLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			if t.Year() < 1970 || t.Year() > 2200 {
+				return time.Time{}, false
+			}
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// ParseChangeFreq returns the interval of a <changefreq> value (case and
+// surrounding space ignored; see SitemapMeta.ChangeFreq), or 0.
+func ParseChangeFreq(s string) time.Duration {
+	return changeFreqs[strings.ToLower(strings.TrimSpace(s))]
 }
 
 // ErrNotSitemap: the document is not XML, or its root element is not one
@@ -104,6 +172,7 @@ func ParseSitemap(r io.Reader, docURL string, opts SitemapOptions) (*Sitemap, er
 	if err != nil {
 		return p.sm, err
 	}
+	defer p.padMeta()
 	p.gzipped = gzipped
 	p.lim = &io.LimitedReader{R: in, N: opts.MaxBytes}
 	d := xml.NewDecoder(p.lim)
@@ -133,6 +202,13 @@ type sitemapReader struct {
 	text  strings.Builder
 	inLoc bool // collecting the text of a <loc> or RSS <link>
 	long  bool // that text passed maxLocLen
+
+	// The <url> or <sitemap> being read: the index in URLs of its first
+	// URL, and its <lastmod> and <changefreq> once read (inMeta: their
+	// text is being collected, in text).
+	entryStart int
+	entryMeta  SitemapMeta
+	inMeta     string
 }
 
 // sitemapInput returns r's bytes, gunzipped when they start with the gzip
@@ -210,7 +286,7 @@ func (p *sitemapReader) stop(err error) error {
 	case corruptGzip(err):
 		// Deflate garbage decodes until the error is noticed: no URL
 		// read from this stream can be trusted.
-		sm.URLs, sm.Invalid = nil, 0
+		sm.URLs, sm.Meta, sm.Invalid = nil, nil, 0
 		return fmt.Errorf("parser: sitemap: corrupt gzip stream, its URLs dropped: %w", err)
 	case sm.Format == 0 && err == io.EOF:
 		return fmt.Errorf("%w: no root element", ErrNotSitemap)
@@ -257,6 +333,12 @@ func (p *sitemapReader) start(t xml.StartElement) error {
 		name == "link" && f == SitemapRSS && p.parent() == "item":
 		p.inLoc, p.long = true, false
 		p.text.Reset()
+	case (name == "lastmod" || name == "changefreq") && (f == SitemapURLSet && p.parent() == "url" ||
+		f == SitemapIndex && p.parent() == "sitemap"):
+		p.inMeta = name
+		p.text.Reset()
+	case name == "url" && f == SitemapURLSet, name == "sitemap" && f == SitemapIndex:
+		p.entryStart, p.entryMeta = len(p.sm.URLs), SitemapMeta{}
 	case name == "link" && (f == SitemapURLSet && p.parent() == "url" ||
 		f == SitemapAtom && p.parent() == "entry"):
 		if href, ok := attr(t, "href"); ok && relAlternate(t) {
@@ -268,6 +350,12 @@ func (p *sitemapReader) start(t xml.StartElement) error {
 
 // charData collects t while inside a <loc>, up to maxLocLen bytes.
 func (p *sitemapReader) charData(t xml.CharData) {
+	if p.inMeta != "" {
+		if p.text.Len()+len(t) <= 64 {
+			p.text.Write(t)
+		}
+		return
+	}
 	if !p.inLoc || p.long {
 		return
 	}
@@ -288,6 +376,7 @@ func (p *sitemapReader) end(t xml.EndElement) {
 		}
 		p.inLoc = false
 	}
+	p.endMeta(strings.ToLower(t.Name.Local))
 	// Lenient: an end tag closes the innermost open element of its name,
 	// and any left open inside it.
 	name := strings.ToLower(t.Name.Local)
@@ -296,6 +385,42 @@ func (p *sitemapReader) end(t xml.EndElement) {
 			p.stack = p.stack[:i]
 			break
 		}
+	}
+}
+
+// endMeta closes a <lastmod> or <changefreq>, keeping its value, or a
+// <url> or <sitemap>, giving its URLs their meta.
+func (p *sitemapReader) endMeta(name string) {
+	switch {
+	case p.inMeta == "lastmod" && name == "lastmod":
+		p.entryMeta.LastMod, _ = ParseW3CDate(p.text.String())
+		p.inMeta = ""
+	case p.inMeta == "changefreq" && name == "changefreq":
+		p.entryMeta.ChangeFreq = ParseChangeFreq(p.text.String())
+		p.inMeta = ""
+	case name == "url" && p.sm.Format == SitemapURLSet, name == "sitemap" && p.sm.Format == SitemapIndex:
+		p.inMeta = ""
+		if p.entryMeta == (SitemapMeta{}) || p.entryStart >= len(p.sm.URLs) {
+			return
+		}
+		if p.sm.Meta == nil {
+			p.sm.Meta = make([]SitemapMeta, 0, cap(p.sm.URLs))
+		}
+		p.padMeta()
+		for i := p.entryStart; i < len(p.sm.URLs); i++ {
+			p.sm.Meta[i] = p.entryMeta
+		}
+		p.entryMeta = SitemapMeta{}
+	}
+}
+
+// padMeta makes Meta as long as URLs once it exists.
+func (p *sitemapReader) padMeta() {
+	if p.sm.Meta == nil {
+		return
+	}
+	if n := len(p.sm.URLs) - len(p.sm.Meta); n > 0 {
+		p.sm.Meta = append(p.sm.Meta, make([]SitemapMeta, n)...)
 	}
 }
 

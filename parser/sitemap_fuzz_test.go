@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 )
 
 // FuzzParseSitemap: no panics, a result every time, bounded output (the
@@ -18,6 +19,8 @@ func FuzzParseSitemap(f *testing.F) {
 		`<feed><entry><link href="/e"/><link rel="self" href="/s"/></entry></feed>`,
 		`<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>/caf` + "\xe9" + `</loc></url>`,
 		`<!DOCTYPE urlset [<!ENTITY a "aaaa">]><urlset><url><loc>/&a;&amp;</loc></url></urlset>`,
+		`<urlset><url><lastmod>2026-12-01T10:00:00.5+02:00</lastmod><loc>/m</loc><changefreq>Daily</changefreq></url><url><loc>/n</loc></url></urlset>`,
+		`<sitemapindex><sitemap><loc>s.xml</loc><lastmod>2026-12</lastmod></sitemap><sitemap><lastmod>x</lastmod></sitemap></sitemapindex>`,
 	} {
 		f.Add([]byte(doc))
 		f.Add(gzipped(f, doc))
@@ -33,6 +36,17 @@ func FuzzParseSitemap(f *testing.F) {
 		}
 		if len(sm.URLs) > maxURLs {
 			t.Fatalf("%d URLs over the cap", len(sm.URLs))
+		}
+		if sm.Meta != nil && len(sm.Meta) != len(sm.URLs) {
+			t.Fatalf("%d meta for %d URLs", len(sm.Meta), len(sm.URLs))
+		}
+		for _, m := range sm.Meta {
+			if !m.LastMod.IsZero() && (m.LastMod.Year() < 1970 || m.LastMod.Year() > 2200 || m.LastMod.Location() != time.UTC) {
+				t.Fatalf("lastmod %v out of range or not UTC", m.LastMod)
+			}
+			if m.ChangeFreq < 0 || m.ChangeFreq > 365*24*time.Hour {
+				t.Fatalf("changefreq %v", m.ChangeFreq)
+			}
 		}
 		for _, u := range sm.URLs {
 			if r, err := Resolve("", u); err != nil || r != u {

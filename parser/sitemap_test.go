@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/text/encoding/charmap"
 )
@@ -260,5 +262,55 @@ func BenchmarkParseSitemap(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*DefaultSitemapMaxURLs), "ns/url")
 		})
+	}
+}
+
+// TestParseSitemapMeta: a <url>'s <lastmod> (each W3C datetime form,
+// before or after <loc>) and <changefreq> go to each of its URLs, its
+// alternates too; an index's <sitemap> keeps its <lastmod>; a URL
+// without them, a date in no W3C form and an unknown word are zero; a
+// document with none has no Meta.
+func TestParseSitemapMeta(t *testing.T) {
+	doc := `<urlset xmlns:xhtml="http://www.w3.org/1999/xhtml">
+<url><lastmod>2026-12-01T10:30:15.25+02:00</lastmod><loc>/a</loc><changefreq> Weekly </changefreq>
+  <xhtml:link rel="alternate" href="/a-de"/></url>
+<url><loc>/b</loc></url>
+<url><loc>/c</loc><lastmod>2026-11-02</lastmod><changefreq>never</changefreq></url>
+<url><loc>/d</loc><lastmod>2026-11</lastmod><changefreq>sometimes</changefreq></url>
+<url><loc>/e</loc><lastmod>2026-11-02T08:00Z</lastmod><changefreq>always</changefreq></url>
+<url><loc>/f</loc><lastmod>02/11/2026</lastmod><changefreq>hourly</changefreq></url>
+<url><loc>/g</loc><lastmod>1969-12-31</lastmod></url>
+</urlset>`
+	sm, err := ParseSitemap(strings.NewReader(doc), "https://h.test/sitemap.xml", SitemapOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	want := []SitemapMeta{
+		{time.Date(2026, 12, 1, 8, 30, 15, 250e6, time.UTC), 7 * day},
+		{time.Date(2026, 12, 1, 8, 30, 15, 250e6, time.UTC), 7 * day},
+		{},
+		{time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), 365 * day},
+		{time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 0},
+		{time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC), time.Minute},
+		{time.Time{}, time.Hour},
+		{},
+	}
+	wantURLs := []string{"https://h.test/a", "https://h.test/a-de", "https://h.test/b", "https://h.test/c",
+		"https://h.test/d", "https://h.test/e", "https://h.test/f", "https://h.test/g"}
+	if !reflect.DeepEqual(sm.URLs, wantURLs) {
+		t.Fatalf("URLs %v, want %v", sm.URLs, wantURLs)
+	}
+	if !reflect.DeepEqual(sm.Meta, want) {
+		t.Errorf("meta\n got %v\nwant %v", sm.Meta, want)
+	}
+	idx := `<sitemapindex><sitemap><loc>/s1.xml</loc><lastmod>2026</lastmod></sitemap><sitemap><loc>/s2.xml</loc></sitemap></sitemapindex>`
+	sm, err = ParseSitemap(strings.NewReader(idx), "https://h.test/", SitemapOptions{})
+	if err != nil || len(sm.Meta) != 2 || !sm.Meta[0].LastMod.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || !sm.Meta[1].LastMod.IsZero() {
+		t.Errorf("index meta %v, %v", sm.Meta, err)
+	}
+	sm, err = ParseSitemap(strings.NewReader(`<urlset><url><loc>/a</loc></url></urlset>`), "https://h.test/", SitemapOptions{})
+	if err != nil || sm.Meta != nil {
+		t.Errorf("a sitemap without lastmod: meta %v, %v", sm.Meta, err)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"crypto/sha1"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strings"
 
@@ -16,11 +18,12 @@ import (
 
 // body is a response body read under caps.
 type body struct {
-	data      []byte // decoded, at most limit bytes
-	raw       []byte // as received (still content-encoded), when kept
-	wire      int64  // bytes read from the connection
-	truncated bool   // the wire or the decoded bytes passed limit
-	err       error  // a read error (reset, timeout) or a decode error
+	data      []byte          // decoded, at most limit bytes
+	raw       []byte          // as received (still content-encoded), when kept
+	wire      int64           // bytes read from the connection
+	digest    [sha1.Size]byte // SHA-1 of the bytes read from the connection
+	truncated bool            // the wire or the decoded bytes passed limit
+	err       error           // a read error (reset, timeout) or a decode error
 }
 
 // countingReader counts what passes through it and notes when the wire
@@ -31,6 +34,7 @@ type countingReader struct {
 	limit int64
 	hit   bool
 	keep  *bytes.Buffer // nil unless raw bytes are kept
+	hash  hash.Hash     // the SHA-1 of what passed
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -43,6 +47,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.hash.Write(p[:n])
 	if c.keep != nil {
 		c.keep.Write(p[:n])
 	}
@@ -55,7 +60,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // memory and the CPU to inflate them. sizeHint (Content-Length, or -1)
 // presizes the buffer.
 func readBody(r io.Reader, encoding string, limit int64, keepRaw bool, sizeHint int64) body {
-	cr := &countingReader{r: r, limit: limit}
+	cr := &countingReader{r: r, limit: limit, hash: sha1.New()}
 	if keepRaw {
 		cr.keep = new(bytes.Buffer)
 	}
@@ -92,6 +97,7 @@ func readBody(r io.Reader, encoding string, limit int64, keepRaw bool, sizeHint 
 		}
 	}
 	b.data, b.wire, b.err = out.Bytes(), cr.n, err
+	cr.hash.Sum(b.digest[:0])
 	if keepRaw {
 		b.raw = cr.keep.Bytes()
 	}

@@ -2,6 +2,7 @@ package httpclient
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -87,6 +88,22 @@ type Exchange struct {
 	RawBody    []byte         // the body as received: content-encoded, at most MaxBody bytes
 	Truncated  string         // why RawBody is incomplete, as WARC-Truncated says it: "length", "time", "disconnect", or ""
 	RemoteAddr string         // ip:port of the server, when known
+	// PayloadDigest is the SHA-1 of RawBody (the WARC payload digest),
+	// computed once while the body was read.
+	PayloadDigest [sha1.Size]byte
+	// Revisit is what the fetch was given of the URL's last visit (see
+	// Client.Revisit); nil for a first visit.
+	Revisit *Revisit
+}
+
+// Revisit is what a crawl stored of a URL's last visit: the validators
+// sent as conditional request headers, and the payload digest prefix and
+// WARC-Date of the record holding the stored copy, for the archive.
+type Revisit struct {
+	ETag         string    // sent as If-None-Match when set
+	LastModified time.Time // sent as If-Modified-Since when set
+	Digest       uint64    // the first 8 bytes, big-endian, of the stored payload's SHA-1
+	ArchivedAt   time.Time // the WARC-Date of the record holding the stored payload
 }
 
 // Response is the result of one fetch. Err is set when no usable response
@@ -105,13 +122,17 @@ type Response struct {
 	XML         bool   // an XML or gzip body: maybe a sitemap or a feed
 	Body        []byte // decoded body, at most the cap
 	Bytes       int64  // body bytes read from the wire
-	Truncated   bool   // the body hit the cap
-	Redirect    string // a 3xx's Location resolved against URL
-	RetryAfter  time.Duration
-	FetchedAt   time.Time
-	Timings     Timings
-	Err         error
-	ArchiveErr  error // Options.Archive failed for this fetch
+	// PayloadDigest is the SHA-1 of the body as received (still
+	// content-encoded, as the WARC payload digest is), for a response
+	// with Status set.
+	PayloadDigest [sha1.Size]byte
+	Truncated     bool   // the body hit the cap
+	Redirect      string // a 3xx's Location resolved against URL
+	RetryAfter    time.Duration
+	FetchedAt     time.Time
+	Timings       Timings
+	Err           error
+	ArchiveErr    error // Options.Archive failed for this fetch
 }
 
 // Timings break down one fetch. Zero means not measured (a reused
@@ -159,7 +180,20 @@ func (c *Client) Close() { c.transport.CloseIdleConnections() }
 func (c *Client) Fetch(ctx context.Context, rawURL string) *Response {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
 	defer cancel()
-	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody)
+	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody, nil)
+}
+
+// Revisit fetches rawURL as Fetch does, as a revisit of a URL fetched
+// before: it sends rv's validators as conditional headers
+// (If-None-Match with the ETag, If-Modified-Since with LastModified as
+// an HTTP-date; both when both are stored, as browsers do: RFC 9110
+// 13.2.2 has the server honour If-None-Match first), and hands rv to
+// Options.Archive with the exchange. A 304 answer is a Response with
+// Status 304 and no body.
+func (c *Client) Revisit(ctx context.Context, rawURL string, rv Revisit) *Response {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
+	defer cancel()
+	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody, &rv)
 }
 
 // FetchRobots GETs a robots.txt URL, following up to MaxRobotsRedirects
@@ -172,7 +206,7 @@ func (c *Client) FetchRobots(ctx context.Context, rawURL string) *Response {
 	defer cancel()
 	target := rawURL
 	for hop := 0; ; hop++ {
-		r := c.do(ctx, target, acceptRobots, MaxRobotsBody)
+		r := c.do(ctx, target, acceptRobots, MaxRobotsBody, nil)
 		r.URL, r.FinalURL = rawURL, target
 		if r.Err != nil || r.Status < 300 || r.Status > 399 {
 			return r
@@ -189,8 +223,8 @@ func (c *Client) FetchRobots(ctx context.Context, rawURL string) *Response {
 	}
 }
 
-// do performs one GET.
-func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Response {
+// do performs one GET, conditional when rv has validators.
+func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64, rv *Revisit) *Response {
 	r := &Response{URL: rawURL, FinalURL: rawURL, FetchedAt: time.Now()}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -211,6 +245,14 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 	req.Header.Set("Accept", accept)
 	req.Header.Set("Accept-Encoding", "gzip, br")
+	if rv != nil {
+		if rv.ETag != "" {
+			req.Header.Set("If-None-Match", rv.ETag)
+		}
+		if !rv.LastModified.IsZero() {
+			req.Header.Set("If-Modified-Since", rv.LastModified.UTC().Format(http.TimeFormat))
+		}
+	}
 
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
@@ -221,7 +263,7 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 	defer resp.Body.Close()
 	r.Status, r.Proto, r.Header = resp.StatusCode, resp.Proto, resp.Header
 	b := readBody(resp.Body, resp.Header.Get("Content-Encoding"), limit, c.archive != nil, resp.ContentLength)
-	r.Body, r.Bytes, r.Truncated = b.data, b.wire, b.truncated
+	r.Body, r.Bytes, r.Truncated, r.PayloadDigest = b.data, b.wire, b.truncated, b.digest
 	if b.err != nil {
 		r.Err = fetchError(ctx, b.err, c.opts.FetchTimeout)
 	}
@@ -242,7 +284,8 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64) *Re
 		}
 	}
 	if c.archive != nil {
-		x := &Exchange{Started: r.FetchedAt, Request: req, Response: resp, RawBody: b.raw, RemoteAddr: tm.remoteAddr()}
+		x := &Exchange{Started: r.FetchedAt, Request: req, Response: resp, RawBody: b.raw, RemoteAddr: tm.remoteAddr(),
+			PayloadDigest: b.digest, Revisit: rv}
 		switch {
 		case b.truncated:
 			x.Truncated = "length"

@@ -18,7 +18,9 @@
 // resolved Location in Response.Redirect, so that the caller (trawl's
 // frontier) applies dedup, scope and politeness to the target.
 // Client.FetchRobots is the exception and follows up to 5 redirects
-// (RFC 9309). Every fetch:
+// (RFC 9309). Client.Revisit is Fetch for a URL fetched before: it sends
+// the stored validators as If-None-Match and If-Modified-Since, and a 304
+// comes back as a Response with Status 304 and no body. Every fetch:
 //
 //   - is bounded by Options.FetchTimeout as a whole, with ConnectTimeout,
 //     TLSTimeout and HeaderTimeout for its phases, and at most 256 KiB
@@ -44,7 +46,10 @@
 //     wins), so a broken IPv6 route costs 250 ms, not ConnectTimeout;
 //   - speaks HTTP/2 where the server offers it over TLS;
 //   - reads a 429's or 503's Retry-After (Response.RetryAfter, at most a
-//     week).
+//     week);
+//   - computes the SHA-1 of the body as received while reading it
+//     (Response.PayloadDigest, Exchange.PayloadDigest: the WARC payload
+//     digest).
 //
 // # Caveats
 //

@@ -41,7 +41,19 @@
 //
 // Writer adds WARC-Block-Digest (sha1, base32, as every WARC tool does) to
 // every record; the caller adds WARC-Payload-Digest, WARC-Target-URI and
-// the rest.
+// the rest. A revisit record (TypeRevisit) names its WARC-Profile
+// (ProfileServerNotModified, ProfileIdenticalPayloadDigest).
+//
+// # Index
+//
+// With WriterOptions.Index, a finished file has a CDXJ index beside it,
+// <file>.warc.gz.cdxj (IndexSuffix): a line per record but request and
+// warcinfo records, "SURT timestamp {json}" with url, mime, status,
+// digest, length, offset and filename as warcio's cdx-index writes them,
+// sorted bytewise (pywb searches them). The lines are built as records
+// are written and the file is written when the data file is finished,
+// before its rename. Recover indexes the files it finalizes by reading
+// them.
 //
 // # Reading
 //
@@ -57,7 +69,10 @@
 // # Caveats
 //
 // Writer is safe for concurrent use; records are compressed outside its
-// lock and written under it. A crash leaves the current file with its
+// lock and written under it. With Index, the current file's index lines
+// are held in memory until the file is finished: about 200 bytes per
+// response or revisit record. A .cdxj.open file (an index being written
+// when the process died) is left for a person to remove. A crash leaves the current file with its
 // .open name, complete up to its last whole record unless the bytes of a
 // write were cut (power loss, a full disk whose truncation failed):
 // Recover handles both. Reader allocates at

@@ -19,6 +19,15 @@ const (
 	TypeWarcinfo = "warcinfo"
 	TypeRequest  = "request"
 	TypeResponse = "response"
+	TypeRevisit  = "revisit"
+)
+
+// WARC/1.1 revisit profiles (WARC-Profile of a revisit record, section
+// 6.7): the server said the stored copy is current (a 304 to a
+// conditional request), or the payload's digest equals the stored one's.
+const (
+	ProfileServerNotModified      = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+	ProfileIdenticalPayloadDigest = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 )
 
 // Field is one named field of a record header.
@@ -58,10 +67,16 @@ func NewID() string {
 
 // Digest returns the sha1 digest of p in the form WARC tools write
 // ("sha1:" and base32).
-func Digest(p []byte) string {
-	sum := sha1.Sum(p)
+func Digest(p []byte) string { return FormatDigest(sha1.Sum(p)) }
+
+// FormatDigest writes a SHA-1 digest as Digest does.
+func FormatDigest(sum [sha1.Size]byte) string {
 	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
 }
+
+// FormatDate writes t as a WARC-Date (UTC, with the fraction of a second
+// when it has one), as the writer writes WARC-Date.
+func FormatDate(t time.Time) string { return t.UTC().Format(dateLayout) }
 
 // dateLayout is WARC-Date: W3C-ISO8601 in UTC, with up to nanosecond
 // fractions (WARC/1.1 allows them).
@@ -72,7 +87,7 @@ func (r *Record) appendHeader(b []byte) []byte {
 	b = append(b, Version+"\r\n"...)
 	b = appendField(b, "WARC-Type", r.Type)
 	b = appendField(b, "WARC-Record-ID", r.ID)
-	b = appendField(b, "WARC-Date", r.Date.UTC().Format(dateLayout))
+	b = appendField(b, "WARC-Date", FormatDate(r.Date))
 	for _, f := range r.Fields {
 		b = appendField(b, f.Name, f.Value)
 	}

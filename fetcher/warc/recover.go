@@ -31,7 +31,10 @@ type Recovered struct {
 // Recover finalizes the *.warc.gz.open files of dir that no live Writer
 // holds, as a killed writer leaves them: every whole record is kept, a
 // last record cut short by the kill (or by a full disk) is truncated
-// away, and the file takes its final .warc.gz name. A file with no whole
+// away, and the file takes its final .warc.gz name, with a CDXJ index of
+// its whole records beside it (<name>.warc.gz.cdxj, as a Writer with
+// Index writes; one the writer wrote before it was killed is replaced). A
+// file with no whole
 // record is removed. A file unreadable before its end for another reason
 // (ErrFormat, ErrDigest) is not changed but renamed to
 // <name>.warc.gz.damaged. Files a running Writer holds are locked and
@@ -82,12 +85,18 @@ func recoverFile(open string) (r Recovered, ok bool, err error) {
 		return r, false, fmt.Errorf("warc: recover: %w", err)
 	}
 	rd := NewReader(f, true, 0)
+	var index []cdxjEntry
 	for {
-		_, err = rd.Next()
+		start := rd.Offset()
+		var rec *Record
+		rec, err = rd.Next()
 		if err != nil {
 			break
 		}
 		r.Records++
+		if h, ok := cdxjHead(rec); ok {
+			index = append(index, cdxjEntry{head: h, offset: start, length: rd.Offset() - start})
+		}
 	}
 	final := strings.TrimSuffix(open, OpenSuffix)
 	switch {
@@ -112,6 +121,11 @@ func recoverFile(open string) (r Recovered, ok bool, err error) {
 	}
 	if _, err := os.Stat(final); err == nil {
 		return r, false, fmt.Errorf("warc: recover: %s: %s exists already", open, final)
+	}
+	if r.Damaged == nil {
+		if err := writeIndex(final, renderIndex(index, filepath.Base(final))); err != nil {
+			return r, false, fmt.Errorf("warc: recover: %w", err)
+		}
 	}
 	if err := os.Rename(open, final); err != nil {
 		return r, false, fmt.Errorf("warc: recover: %w", err)

@@ -28,6 +28,10 @@ type WriterOptions struct {
 	// kernel (write(2)); call Writer.Sync to fsync on your own schedule.
 	// A finished file is always fsynced before it takes its final name.
 	Sync bool
+	// Index writes a CDXJ index of each finished file beside it
+	// (<file>.cdxj, see IndexSuffix), built while the records are
+	// written, before the file takes its final name.
+	Index bool
 }
 
 // Writer appends gzip-compressed records to rotating WARC files.
@@ -47,6 +51,8 @@ type Writer struct {
 		// of f, and it could not be truncated away; f keeps its .open
 		// name for Recover.
 		cut bool
+		// index is the current file's CDXJ entries (with Index).
+		index []cdxjEntry
 	}
 }
 
@@ -87,9 +93,16 @@ func (w *Writer) Write(recs ...*Record) error {
 	}
 	// Compress outside the lock with the current file's warcinfo ID; if a
 	// rotation happens meanwhile, compress again under the lock (rare).
-	buf, err := compressAll(recs, infoID)
+	buf, sizes, err := compressAll(recs, infoID)
 	if err != nil {
 		return err
+	}
+	var heads []string // with Index: each record's CDXJ head, "" for none
+	if w.opts.Index {
+		heads = make([]string, len(recs))
+		for i, r := range recs {
+			heads[i], _ = cdxjHead(r)
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -103,13 +116,20 @@ func (w *Writer) Write(recs ...*Record) error {
 		}
 	}
 	if w.mu.infoID != infoID {
-		if buf, err = compressAll(recs, w.mu.infoID); err != nil {
+		if buf, sizes, err = compressAll(recs, w.mu.infoID); err != nil {
 			return err
 		}
 	}
+	off := w.mu.size
 	if err := w.writeLocked(buf); err != nil {
 		w.mu.err = err
 		return err
+	}
+	for i, h := range heads {
+		if h != "" {
+			w.mu.index = append(w.mu.index, cdxjEntry{head: h, offset: off, length: sizes[i]})
+		}
+		off += sizes[i]
 	}
 	return nil
 }
@@ -147,17 +167,20 @@ func (w *Writer) Sync() error {
 }
 
 // compressAll compresses recs, one gzip member each, adding the
-// WARC-Warcinfo-ID field.
-func compressAll(recs []*Record, infoID string) ([]byte, error) {
+// WARC-Warcinfo-ID field, and returns the members' sizes.
+func compressAll(recs []*Record, infoID string) ([]byte, []int64, error) {
 	var buf bytes.Buffer
-	for _, r := range recs {
+	sizes := make([]int64, len(recs))
+	for i, r := range recs {
 		rc := *r
 		rc.Fields = append([]Field{{"WARC-Warcinfo-ID", infoID}}, r.Fields...)
+		n := buf.Len()
 		if err := compress(&buf, &rc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		sizes[i] = int64(buf.Len() - n)
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), sizes, nil
 }
 
 func compress(buf *bytes.Buffer, r *Record) error {
@@ -209,7 +232,7 @@ func (w *Writer) rotateLocked(infoID string) error {
 		os.Remove(name + OpenSuffix)
 		return fmt.Errorf("warc: lock %s: %w", name+OpenSuffix, err)
 	}
-	w.mu.f, w.mu.name, w.mu.size, w.mu.infoID = f, name, 0, infoID
+	w.mu.f, w.mu.name, w.mu.size, w.mu.infoID, w.mu.index = f, name, 0, infoID, nil
 	var block bytes.Buffer
 	for _, fld := range append([]Field{{"software", "trawl"}, {"format", "WARC File Format 1.1"},
 		{"conformsTo", "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"}}, w.opts.Info...) {
@@ -226,9 +249,10 @@ func (w *Writer) rotateLocked(infoID string) error {
 	return w.writeLocked(buf.Bytes())
 }
 
-// closeLocked fsyncs and closes the current file and gives it its final
-// name; a file without a whole record is removed, one that may end in a
-// cut record keeps its .open name (Recover truncates it).
+// closeLocked fsyncs and closes the current file, writes its index (with
+// Index) and gives it its final name; a file without a whole record is
+// removed, one that may end in a cut record keeps its .open name (Recover
+// truncates and indexes it).
 func (w *Writer) closeLocked() error {
 	if w.mu.f == nil {
 		return nil
@@ -250,8 +274,41 @@ func (w *Writer) closeLocked() error {
 	case serr != nil:
 		return fmt.Errorf("warc: sync %s: %w", name, serr)
 	}
+	// The index goes first, so that a file with its final name has its
+	// index unless writing the index failed (a full disk): the file is
+	// finished all the same, and the error returned.
+	var ierr error
+	if w.opts.Index {
+		ierr = writeIndex(name, renderIndex(w.mu.index, filepath.Base(name)))
+		w.mu.index = nil
+	}
 	if err := os.Rename(name+OpenSuffix, name); err != nil {
 		return fmt.Errorf("warc: %w", err)
+	}
+	return ierr
+}
+
+// writeIndex writes data as the CDXJ index of the WARC file named name,
+// through a temporary file renamed once fsynced.
+func writeIndex(name string, data []byte) error {
+	tmp := name + IndexSuffix + OpenSuffix
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("warc: index: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name+IndexSuffix)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("warc: index of %s: %w", filepath.Base(name), err)
 	}
 	return nil
 }

@@ -91,11 +91,13 @@ func TestCoreOutcome(t *testing.T) {
 		LeaseID: 7, Shard: 2, URL: "http://a.test/", Status: 503, Permanent: true,
 		Timings: msg.Timings{Total: time.Second}, RetryAfter: time.Minute, Body: []byte("x"),
 		LinksTooLong: 1, LinksOverCap: 2, LinksInvalid: 3,
+		ContentType: "text/html", ETag: `"e"`, LastModified: time.Unix(1e9, 0), Digest: 42, ArchivedAt: time.Unix(2e9, 0),
 	}
 	want := frontier.Outcome{
 		LeaseID: 7, Shard: 2, URL: "http://a.test/", Status: 503, Permanent: true,
 		ResponseTime: time.Second, RetryAfter: time.Minute, Body: []byte("x"),
 		LinksTooLong: 1, LinksOverCap: 2, LinksInvalid: 3,
+		ContentType: "text/html", ETag: `"e"`, LastModified: time.Unix(1e9, 0), Digest: 42, ArchivedAt: time.Unix(2e9, 0),
 	}
 	if got := coreOutcome(o); !reflect.DeepEqual(got, want) {
 		t.Errorf("coreOutcome = %+v, want %+v", got, want)

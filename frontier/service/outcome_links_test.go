@@ -169,6 +169,9 @@ func TestServiceOutcomeBatch(t *testing.T) {
 	if m.Header.Get(msg.HeaderOutcomeBatch) != "1" {
 		t.Fatalf("lease reply headers %v: no %s", m.Header, msg.HeaderOutcomeBatch)
 	}
+	if m.Header.Get(msg.HeaderOutcomeV5) != "" {
+		t.Errorf("a once-mode frontier's lease reply asks for version 5 outcomes: %v", m.Header)
+	}
 	report := func(outs ...*msg.Outcome) {
 		t.Helper()
 		data, err := (&msg.OutcomeBatch{Outcomes: outs}).MarshalBinary()

@@ -168,14 +168,23 @@ func (s *Server) serveWork(batch []*nats.Msg, fatal func(error)) {
 // learns of late only makes it skip links for one more lease round trip,
 // as links it published just before the change were decided by the old
 // rules.
+//
+// A continuous crawl's shard also asks for a visit's validators, digest
+// and archive date and a sitemap's lastmod (msg.HeaderOutcomeV5); a
+// crawl in once mode does not, so its crawlers write what they wrote
+// before continuous mode existed.
 func (s *Server) leaseHeader() nats.Header {
-	return nats.Header{
+	h := nats.Header{
 		msg.HeaderOutcomeLinks: []string{"1"},
 		msg.HeaderOutcomeBatch: []string{"1"},
 		msg.HeaderOutcomeV4:    []string{"1"},
 		msg.HeaderEpoch:        []string{s.epochBase + "-" + strconv.FormatUint(s.st.Loosened(), 10)},
 		msg.HeaderLinksPerPage: []string{strconv.Itoa(s.opts.Config.Scope.MaxLinksPerPage)},
 	}
+	if s.opts.Config.Crawl.Mode == "continuous" {
+		h[msg.HeaderOutcomeV5] = []string{"1"}
+	}
+	return h
 }
 
 // wakeIfReady publishes on the wake subject when a lease request was

@@ -12,7 +12,9 @@
 //     robots.txt lease the first 500 KiB of the body, and (version 3) the
 //     page's links that belong to the lease's own shard, and (version 4)
 //     whether a failure is permanent and how many links the crawler
-//     dropped from the page.
+//     dropped from the page, and (version 5) the response's ETag and
+//     Last-Modified, its payload digest prefix and the WARC-Date of its
+//     full response record.
 //   - OutcomeBatch (crawler -> frontier, the same subject): several leases'
 //     outcomes in one message, each in its own encoding.
 //   - LeaseRequest / LeaseReply (core NATS request/reply on <prefix>.work, a
@@ -21,9 +23,9 @@
 //   - Status (JSON, request/reply on <prefix>.status, every shard answers):
 //     progress counters for `frontier status` and the one-command crawl.
 //
-// # Encoding (versions 1 to 4)
+// # Encoding (versions 1 to 5)
 //
-// Every binary message starts with two bytes, the format version (1 to 4)
+// Every binary message starts with two bytes, the format version (1 to 5)
 // and the message type, followed by the fields in declaration order:
 //
 //	uvarint  unsigned integers and durations (nanoseconds), lengths, counts
@@ -42,16 +44,22 @@
 // adds the redirect hop count (Link.Hops, Lease.Hops) to link batches and
 // lease replies. Version 3 exists for outcomes only: an Outcome that
 // carries Links. Version 4 is for outcomes only too: one with Permanent or
-// a dropped-link count (Outcome.LinksTooLong, ...). Encoders write the
+// a dropped-link count (Outcome.LinksTooLong, ...). Version 5 is for the
+// continuous crawl: a link batch whose links carry a sitemap's LastMod or
+// ChangeFreq, a lease reply with a revisit lease (Lease.Revisit and the
+// stored validators), an outcome with ETag, LastModified, Digest or
+// ArchivedAt (an ETag is at most MaxETagLen bytes). Encoders write the
 // lowest version that holds the message: version 1 unless a link or lease
-// carries hops or an outcome links or version 4 fields, so a process of
-// the previous release reads everything but redirect chains.
+// carries hops or an outcome links or version 4 or 5 fields, so a process
+// of the previous release reads everything but redirect chains, and a
+// crawl in once mode writes no version 5 link batch or lease reply.
 //
 // # Headers
 //
 // A frontier says on each lease reply which newer layouts it reads
-// (HeaderOutcomeLinks, HeaderOutcomeBatch, HeaderOutcomeV4); a crawler
-// writes an outcome with links or of version 4, or an outcome batch, only
+// (HeaderOutcomeLinks, HeaderOutcomeBatch, HeaderOutcomeV4,
+// HeaderOutcomeV5); a crawler writes an outcome with links or of version
+// 4 or 5, or an outcome batch, only
 // to a shard whose reply said so, so
 // a frontier of an earlier release, which would dead-letter it, never
 // gets one.

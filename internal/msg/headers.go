@@ -14,6 +14,11 @@ const (
 	// HeaderOutcomeV4, set to "1", says the shard reads an Outcome of
 	// version 4: Outcome.Permanent and the dropped-link counts.
 	HeaderOutcomeV4 = "Trawl-Outcome-V4"
+	// HeaderOutcomeV5, set to "1", says the shard reads an Outcome of
+	// version 5 (a visit's validators, digest and archive date) and a
+	// LinkBatch of version 5 (a sitemap's lastmod and changefreq). A
+	// frontier sets it in continuous mode only.
+	HeaderOutcomeV5 = "Trawl-Outcome-V5"
 	// HeaderEpoch names the state of the shard's decisions on links:
 	// "<crawl ID>-<random drawn at service start>-<State.Loosened>". While
 	// it stays the same, a link the shard has received (admitted,

@@ -32,6 +32,10 @@ const MaxKind = 4
 // Layout (v1, type 1): Source bytes, Depth uvarint, count uvarint, then per
 // link: URL bytes, Kind byte, NoFollow byte. v2 adds, per link, Hops
 // uvarint after NoFollow; it is written only when a link has Hops > 0.
+// v5 adds, per link after Hops, LastMod varint (Unix nanoseconds, 0 for
+// none) and ChangeFreq uvarint nanoseconds; it is written only when a
+// link has either (a sitemap's), so a crawl without them writes what the
+// previous release wrote.
 type LinkBatch struct {
 	Source string // the page the links were found on
 	Depth  uint32 // the depth of Source; its links are at Depth+1
@@ -43,12 +47,16 @@ func (m *LinkBatch) AppendBinary(b []byte) ([]byte, error) {
 	if err := m.check(); err != nil {
 		return b, err
 	}
-	v2 := m.hasHops()
+	version := versionFor(m.hasHops())
+	meta := m.hasMeta()
+	if meta {
+		version = revisitVersion
+	}
 	// One allocation for the whole batch: appending ~100 URLs to nil
 	// doubled the buffer about ten times a page.
 	b = slices.Grow(b, 2+m.size())
-	e := headerV(b, TypeLinkBatch, versionFor(v2))
-	e.linkBatch(m, v2)
+	e := headerV(b, TypeLinkBatch, version)
+	e.linkBatch(m, version >= 2, meta)
 	return e.b, nil
 }
 
@@ -70,18 +78,30 @@ func (m *LinkBatch) hasHops() bool {
 	return false
 }
 
+// hasMeta reports whether a link of m carries a sitemap's LastMod or
+// ChangeFreq (version 5).
+func (m *LinkBatch) hasMeta() bool {
+	for i := range m.Links {
+		if !m.Links[i].LastMod.IsZero() || m.Links[i].ChangeFreq > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // size bounds the encoded size of m's fields.
 func (m *LinkBatch) size() int {
 	n := 3*binary.MaxVarintLen32 + len(m.Source)
 	for i := range m.Links {
-		n += len(m.Links[i].URL) + 3 + binary.MaxVarintLen32 // length, kind, nofollow, hops
+		n += len(m.Links[i].URL) + 3 + binary.MaxVarintLen32 + 2*binary.MaxVarintLen64 // length, kind, nofollow, hops, lastmod, changefreq
 	}
 	return n
 }
 
 // linkBatch writes m's fields; hops says whether each link carries its
-// Hops (version 2 and later).
-func (e *encoder) linkBatch(m *LinkBatch, hops bool) {
+// Hops (version 2 and later), meta whether it carries LastMod and
+// ChangeFreq (version 5).
+func (e *encoder) linkBatch(m *LinkBatch, hops, meta bool) {
 	e.str(m.Source)
 	e.uint(uint64(m.Depth))
 	e.uint(uint64(len(m.Links)))
@@ -92,6 +112,10 @@ func (e *encoder) linkBatch(m *LinkBatch, hops bool) {
 		if hops {
 			e.uint(uint64(l.Hops))
 		}
+		if meta {
+			e.time(l.LastMod)
+			e.dur(l.ChangeFreq)
+		}
 	}
 }
 
@@ -101,7 +125,7 @@ func (m *LinkBatch) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil)
 // UnmarshalBinary decodes a link batch, replacing m's contents.
 func (m *LinkBatch) UnmarshalBinary(b []byte) error {
 	d := newDecoder(b, TypeLinkBatch)
-	lb := d.linkBatch(d.version >= 2)
+	lb := d.linkBatch(d.version >= 2, d.version >= revisitVersion)
 	if err := d.finish(); err != nil {
 		return err
 	}
@@ -110,7 +134,7 @@ func (m *LinkBatch) UnmarshalBinary(b []byte) error {
 }
 
 // linkBatch reads a batch's fields as encoder.linkBatch writes them.
-func (d *decoder) linkBatch(hops bool) LinkBatch {
+func (d *decoder) linkBatch(hops, meta bool) LinkBatch {
 	src := d.str("source")
 	depth := d.u32("depth")
 	n := d.count("links", MaxLinks, 3)
@@ -127,6 +151,10 @@ func (d *decoder) linkBatch(hops bool) LinkBatch {
 		links[i].NoFollow = d.bool("link.nofollow")
 		if hops {
 			links[i].Hops = d.u32("link.hops")
+		}
+		if meta {
+			links[i].LastMod = d.time("link.lastmod")
+			links[i].ChangeFreq = d.dur("link.changefreq")
 		}
 	}
 	return LinkBatch{Source: src, Depth: depth, Links: links}
@@ -172,6 +200,13 @@ const (
 // with links), Permanent byte, LinksTooLong, LinksOverCap and
 // LinksInvalid uvarints. A crawler writes it only for a frontier whose
 // lease reply carried HeaderOutcomeV4.
+//
+// Version 5 (written only when ETag, LastModified, Digest or ArchivedAt
+// is set, or a link of Links carries LastMod or ChangeFreq): the version
+// 4 layout, its links with LastMod and ChangeFreq as in a version 5
+// LinkBatch, then ETag bytes (at most MaxETagLen), LastModified varint,
+// Digest as 8 bytes big-endian, ArchivedAt varint. A crawler writes it
+// only for a frontier whose lease reply carried HeaderOutcomeV5.
 type Outcome struct {
 	LeaseID     uint64
 	Shard       uint32 // the shard that issued the lease
@@ -215,6 +250,7 @@ type Outcome struct {
 	// frontier.Outcome): the response's ETag and Last-Modified, the
 	// first 8 bytes of the SHA-1 payload digest of a 2xx body, and the
 	// WARC-Date of the full response record written (zero: none).
+	// Version 5.
 	ETag         string
 	LastModified time.Time
 	Digest       uint64
@@ -224,6 +260,12 @@ type Outcome struct {
 // needsV4 reports whether m has a field only version 4 holds.
 func (m *Outcome) needsV4() bool {
 	return m.Permanent || m.LinksTooLong > 0 || m.LinksOverCap > 0 || m.LinksInvalid > 0
+}
+
+// needsV5 reports whether m has a field only version 5 holds.
+func (m *Outcome) needsV5() bool {
+	return m.ETag != "" || !m.LastModified.IsZero() || m.Digest != 0 || !m.ArchivedAt.IsZero() ||
+		m.Links != nil && m.Links.hasMeta()
 }
 
 // AppendBinary appends the encoding of m to b.
@@ -237,6 +279,9 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 	if m.Release > maxRelease {
 		return b, fmt.Errorf("%w: release reason %d", ErrMalformed, m.Release)
 	}
+	if len(m.ETag) > MaxETagLen {
+		return b, fmt.Errorf("%w: etag of %d bytes (limit %d)", ErrTooLarge, len(m.ETag), MaxETagLen)
+	}
 	version := byte(1)
 	if m.Links != nil {
 		if m.Release != ReleaseNone {
@@ -248,8 +293,12 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 		version = outcomeLinksVersion
 		b = slices.Grow(b, 64+len(m.URL)+len(m.Error)+len(m.ContentType)+len(m.Redirect)+len(m.Body)+m.Links.size())
 	}
-	v4 := m.needsV4()
-	if v4 {
+	v5 := m.needsV5()
+	v4 := v5 || m.needsV4()
+	switch {
+	case v5:
+		version = revisitVersion
+	case v4:
 		version = outcomeV4
 	}
 	e := headerV(b, TypeOutcome, version)
@@ -274,15 +323,21 @@ func (m *Outcome) AppendBinary(b []byte) ([]byte, error) {
 	case v4:
 		e.bool(m.Links != nil)
 		if m.Links != nil {
-			e.linkBatch(m.Links, true)
+			e.linkBatch(m.Links, true, v5)
 		}
 		e.b = append(e.b, byte(m.Release))
 		e.bool(m.Permanent)
 		e.uint(uint64(m.LinksTooLong))
 		e.uint(uint64(m.LinksOverCap))
 		e.uint(uint64(m.LinksInvalid))
+		if v5 {
+			e.str(m.ETag)
+			e.time(m.LastModified)
+			e.b = binary.BigEndian.AppendUint64(e.b, m.Digest)
+			e.time(m.ArchivedAt)
+		}
 	case m.Links != nil:
-		e.linkBatch(m.Links, true)
+		e.linkBatch(m.Links, true, false)
 	case m.Release != ReleaseNone:
 		e.b = append(e.b, byte(m.Release))
 	}
@@ -318,7 +373,7 @@ func (m *Outcome) UnmarshalBinary(b []byte) error {
 	switch {
 	case d.version >= outcomeV4:
 		if d.bool("has_links") {
-			lb := d.linkBatch(true)
+			lb := d.linkBatch(true, d.version >= revisitVersion)
 			o.Links = &lb
 		}
 		o.Release = Release(d.byte("release"))
@@ -329,8 +384,14 @@ func (m *Outcome) UnmarshalBinary(b []byte) error {
 		o.LinksTooLong = d.u32("links_too_long")
 		o.LinksOverCap = d.u32("links_over_cap")
 		o.LinksInvalid = d.u32("links_invalid")
+		if d.version >= revisitVersion {
+			o.ETag = d.etag("etag")
+			o.LastModified = d.time("last_modified")
+			o.Digest = d.u64("digest")
+			o.ArchivedAt = d.time("archived_at")
+		}
 	case d.version >= outcomeLinksVersion:
-		lb := d.linkBatch(true)
+		lb := d.linkBatch(true, false)
 		o.Links = &lb
 	case d.err == nil && d.off < len(d.b):
 		o.Release = Release(d.byte("release"))
@@ -525,12 +586,21 @@ type Lease struct {
 	ArchivedAt   time.Time
 }
 
+// hasRevisit reports whether l has a field only version 5 holds.
+func (l *Lease) hasRevisit() bool {
+	return l.Revisit || l.ETag != "" || !l.LastModified.IsZero() || l.Digest != 0 || !l.ArchivedAt.IsZero()
+}
+
 // LeaseReply carries the leases one frontier shard granted.
 //
 // Layout (v1, type 4): Shard uvarint, count uvarint, then per lease: ID
 // uvarint, URL bytes, Depth uvarint, Robots byte, Deadline varint. v2
 // adds, per lease, Hops uvarint after Deadline; it is written only when a
-// lease has Hops > 0.
+// lease has Hops > 0. v5 adds, per lease after Hops, Revisit byte, ETag
+// bytes (at most MaxETagLen), LastModified varint, Digest as 8 bytes
+// big-endian and ArchivedAt varint; it is written only when a lease has
+// Revisit (or those fields) set, so a crawl in once mode writes what the previous release
+// wrote.
 type LeaseReply struct {
 	Shard  uint32
 	Leases []Lease
@@ -541,11 +611,19 @@ func (m *LeaseReply) AppendBinary(b []byte) ([]byte, error) {
 	if len(m.Leases) > MaxLeases {
 		return b, fmt.Errorf("%w: %d leases (limit %d)", ErrTooLarge, len(m.Leases), MaxLeases)
 	}
-	v2 := false
+	v2, v5 := false, false
 	for i := range m.Leases {
 		v2 = v2 || m.Leases[i].Hops > 0
+		v5 = v5 || m.Leases[i].hasRevisit()
+		if len(m.Leases[i].ETag) > MaxETagLen {
+			return b, fmt.Errorf("%w: etag of %d bytes (limit %d)", ErrTooLarge, len(m.Leases[i].ETag), MaxETagLen)
+		}
 	}
-	e := headerV(b, TypeLeaseReply, versionFor(v2))
+	version := versionFor(v2)
+	if v5 {
+		version = revisitVersion
+	}
+	e := headerV(b, TypeLeaseReply, version)
 	e.uint(uint64(m.Shard))
 	e.uint(uint64(len(m.Leases)))
 	for _, l := range m.Leases {
@@ -554,8 +632,15 @@ func (m *LeaseReply) AppendBinary(b []byte) ([]byte, error) {
 		e.uint(uint64(l.Depth))
 		e.bool(l.Robots)
 		e.time(l.Deadline)
-		if v2 {
+		if version >= 2 {
 			e.uint(uint64(l.Hops))
+		}
+		if v5 {
+			e.bool(l.Revisit)
+			e.str(l.ETag)
+			e.time(l.LastModified)
+			e.b = binary.BigEndian.AppendUint64(e.b, l.Digest)
+			e.time(l.ArchivedAt)
 		}
 	}
 	return e.b, nil
@@ -581,6 +666,13 @@ func (m *LeaseReply) UnmarshalBinary(b []byte) error {
 		ls[i].Deadline = d.time("lease.deadline")
 		if d.version >= 2 {
 			ls[i].Hops = d.u32("lease.hops")
+		}
+		if d.version >= revisitVersion {
+			ls[i].Revisit = d.bool("lease.revisit")
+			ls[i].ETag = d.etag("lease.etag")
+			ls[i].LastModified = d.time("lease.last_modified")
+			ls[i].Digest = d.u64("lease.digest")
+			ls[i].ArchivedAt = d.time("lease.archived_at")
 		}
 	}
 	if err := d.finish(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,6 +65,79 @@ func samples() []binaryMessage {
 			{ID: 12, URL: "https://a.test/inc/3", Depth: 4, Deadline: t0, Hops: 3},
 			{ID: 13, URL: "https://a.test/q", Depth: 1},
 		}},
+		&LeaseReply{Shard: 3, Leases: []Lease{
+			{ID: 14, URL: "https://a.test/r", Depth: 1, Deadline: t0, Revisit: true, ETag: `W/"abc"`,
+				LastModified: t0.Add(-time.Hour), Digest: 1<<63 | 7, ArchivedAt: t0.Add(-time.Minute)},
+			{ID: 15, URL: "https://a.test/new", Depth: 2},
+		}},
+		&LinkBatch{Source: "https://a.test/sitemap.xml", Depth: 1, Links: []Link{
+			{URL: "https://a.test/a", Kind: 1, LastMod: t0, ChangeFreq: 24 * time.Hour},
+			{URL: "https://a.test/b", Kind: 1},
+		}},
+		&Outcome{LeaseID: 16, URL: "https://a.test/r", Status: 200, ContentType: "text/html", ETag: `"v2"`,
+			LastModified: t0, Digest: 0xdeadbeef, ArchivedAt: t0.Add(time.Second)},
+		&Outcome{LeaseID: 17, URL: "https://a.test/r", Status: 304, ETag: `"v2"`},
+		&Outcome{LeaseID: 18, URL: "https://a.test/sitemap.xml", Status: 200, Digest: 1,
+			Links: &LinkBatch{Source: "https://a.test/sitemap.xml", Links: []Link{{URL: "https://a.test/a", Kind: 1, LastMod: t0}}}},
+	}
+}
+
+// TestRevisitVersion: the continuous crawl's fields make version 5 only
+// when set; a once-mode lease reply and a link batch without sitemap
+// fields keep their earlier versions; an ETag past MaxETagLen is refused
+// both ways; a version 5 message of another type is refused.
+func TestRevisitVersion(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)
+	once := LeaseReply{Shard: 1, Leases: []Lease{{ID: 1, URL: "https://a.test/", Deadline: t0}}}
+	b, _ := once.MarshalBinary()
+	if b[0] != 1 {
+		t.Errorf("once-mode lease reply written as version %d, want 1", b[0])
+	}
+	rv := once
+	rv.Leases = []Lease{{ID: 1, URL: "https://a.test/", Deadline: t0, Revisit: true, ETag: `"x"`, Digest: 42}}
+	b, _ = rv.MarshalBinary()
+	if b[0] != revisitVersion {
+		t.Fatalf("revisit lease reply written as version %d, want %d", b[0], revisitVersion)
+	}
+	var got LeaseReply
+	if err := got.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(got, rv) {
+		t.Fatalf("revisit lease reply: %+v, %v; want %+v", got, err, rv)
+	}
+	if err := got.UnmarshalBinary(b[:len(b)-3]); !errors.Is(err, ErrTruncated) {
+		t.Errorf("cut revisit lease reply: err = %v, want ErrTruncated", err)
+	}
+	rv.Leases[0].ETag = strings.Repeat("e", MaxETagLen+1)
+	if _, err := rv.MarshalBinary(); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized etag encoded: err = %v", err)
+	}
+	// A forged long ETag: the decoder refuses it as malformed.
+	long := Outcome{LeaseID: 1, URL: "u", Status: 200, ETag: strings.Repeat("e", MaxETagLen)}
+	b, err := long.MarshalBinary()
+	if err != nil || b[0] != revisitVersion {
+		t.Fatalf("outcome with an etag: version %d, err %v", b[0], err)
+	}
+	i := bytes.Index(b, []byte(long.ETag))
+	forged := slices.Concat(b[:i-2], []byte{0x81, 1, 'e'}, b[i:]) // uvarint 129
+	var o Outcome
+	if err := o.UnmarshalBinary(forged); !errors.Is(err, ErrMalformed) {
+		t.Errorf("forged %d-byte etag: err = %v, want ErrMalformed", MaxETagLen+1, err)
+	}
+	plain := Outcome{LeaseID: 1, URL: "u", Status: 200, ContentType: "text/html"}
+	if b, _ := plain.MarshalBinary(); b[0] != 1 {
+		t.Errorf("outcome without revisit fields written as version %d, want 1", b[0])
+	}
+	lb := LinkBatch{Source: "s", Links: []Link{{URL: "u", Kind: 1, Hops: 1}}}
+	if b, _ := lb.MarshalBinary(); b[0] != 2 {
+		t.Errorf("link batch without sitemap fields written as version %d, want 2", b[0])
+	}
+	lb.Links[0].ChangeFreq = time.Hour
+	b, _ = lb.MarshalBinary()
+	if b[0] != revisitVersion {
+		t.Errorf("link batch with changefreq written as version %d, want %d", b[0], revisitVersion)
+	}
+	b[1] = byte(TypeFetched)
+	if err := new(Fetched).UnmarshalBinary(b); !errors.Is(err, ErrVersion) {
+		t.Errorf("version 5 fetched notice: err = %v, want ErrVersion", err)
 	}
 }
 
@@ -353,9 +427,26 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// wantVersion is the version m must be written as: 4 for an outcome
-// with version 4 fields, 3 for one with links, 2 for hops, else 1.
+// wantVersion is the version m must be written as: 5 for continuous
+// crawl fields, 4 for an outcome with version 4 fields, 3 for one with
+// links, 2 for hops, else 1.
 func wantVersion(m binaryMessage) byte {
+	switch m := m.(type) {
+	case *Outcome:
+		if m.needsV5() {
+			return revisitVersion
+		}
+	case *LinkBatch:
+		if m.hasMeta() {
+			return revisitVersion
+		}
+	case *LeaseReply:
+		for _, l := range m.Leases {
+			if l.hasRevisit() {
+				return revisitVersion
+			}
+		}
+	}
 	if o, ok := m.(*Outcome); ok && o.needsV4() {
 		return outcomeV4
 	}

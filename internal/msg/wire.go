@@ -10,16 +10,27 @@ import (
 // Version 2 adds the redirect hop count to Link and Lease; version 3 adds
 // an Outcome's own-shard links (Outcome.Links) and exists for outcomes
 // only; version 4 adds an Outcome's Permanent flag and dropped-link
-// counts, for outcomes only. An encoder writes the lowest version that
-// holds the message (see versionFor), so processes of the previous
-// release keep reading what does not need the new fields.
-const Version = 4
+// counts, for outcomes only; version 5 adds a sitemap's LastMod and
+// ChangeFreq to links, a revisit lease's stored validators to leases and
+// a visit's validators, digest and archive date to outcomes, for link
+// batches, lease replies and outcomes. An encoder writes the lowest
+// version that holds the message (see versionFor), so processes of the
+// previous release keep reading what does not need the new fields.
+const Version = 5
 
 // outcomeLinksVersion is the version of an Outcome that carries Links.
 const outcomeLinksVersion = 3
 
 // outcomeV4 is the version of an Outcome with Permanent or a Links* count.
 const outcomeV4 = 4
+
+// revisitVersion is the version of a link batch, lease reply or outcome
+// with continuous crawl fields (see Version).
+const revisitVersion = 5
+
+// MaxETagLen bounds an ETag on the wire: a crawler drops a longer one
+// (the frontier then stores none for the URL), and a decoder refuses it.
+const MaxETagLen = 128
 
 // MinVersion is the oldest format version the decoders accept.
 const MinVersion = 1
@@ -147,7 +158,8 @@ func newDecoder(b []byte, want Type) *decoder {
 		d.err = fmt.Errorf("%w: got %v, want %v", ErrType, t, want)
 		return d
 	}
-	if d.version >= outcomeLinksVersion && t != TypeOutcome {
+	if (d.version == outcomeLinksVersion || d.version == outcomeV4) && t != TypeOutcome ||
+		d.version == revisitVersion && t != TypeOutcome && t != TypeLinkBatch && t != TypeLeaseReply {
 		d.err = fmt.Errorf("%w: %d for a %v", ErrVersion, d.version, t)
 		return d
 	}
@@ -194,6 +206,38 @@ func (d *decoder) limited(field string, max uint64) uint64 {
 }
 
 func (d *decoder) u32(field string) uint32 { return uint32(d.limited(field, 1<<32-1)) }
+
+// u64 reads 8 bytes, big-endian.
+func (d *decoder) u64(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b)-d.off < 8 {
+		d.fail(ErrTruncated, field)
+		return 0
+	}
+	v := binary.BigEndian.Uint64(d.b[d.off:])
+	d.off += 8
+	return v
+}
+
+// etag reads an ETag, at most MaxETagLen bytes.
+func (d *decoder) etag(field string) string {
+	n := d.uint(field)
+	if d.err == nil && n > MaxETagLen {
+		d.fail(fmt.Errorf("%w: etag of %d bytes (limit %d)", ErrMalformed, n, MaxETagLen), field)
+	}
+	if d.err != nil {
+		return ""
+	}
+	if uint64(len(d.b)-d.off) < n {
+		d.fail(ErrTruncated, field)
+		return ""
+	}
+	s := string(d.b[d.off : d.off+int(n)])
+	d.off += int(n)
+	return s
+}
 
 func (d *decoder) bool(field string) bool {
 	if d.err != nil {
