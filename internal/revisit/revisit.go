@@ -15,8 +15,12 @@ import (
 // validators and digest (which the frontier stores itself).
 type Entry struct {
 	Interval time.Duration // the current interval; next due = last visit + Interval
-	Visits   uint32        // recent visits (the adaptive policy halves both counts past Window)
-	Changes  uint32        // of those, the ones that saw a change
+	// Visits counts recent visits and Changes those of them that saw a
+	// change. The adaptive policy counts visits in units of the current
+	// interval (rescaled when the interval changes) and halves both past
+	// 2 x Window; the uniform one counts plain visits, capped at 65,536.
+	Visits  uint32
+	Changes uint32
 }
 
 // Visit is what one visit observed.
@@ -28,9 +32,9 @@ type Visit struct {
 	Elapsed              time.Duration // since the previous visit
 }
 
-// Window is the number of recent visits the adaptive policy estimates a
-// page's change rate from: past it, Visits and Changes are halved, so the
-// estimate follows a page whose rate drifts.
+// Window is about the number of recent visits the adaptive policy
+// estimates a page's change rate from: past twice as many, Visits and
+// Changes are halved, so the estimate follows a page whose rate drifts.
 const Window = 32
 
 // Policy computes intervals. It is safe for concurrent use.
@@ -134,7 +138,8 @@ func (p *Policy) Next(e Entry, v Visit, url, contentType string) Entry {
 		// Every recent visit saw a change, so the rate is at least the
 		// planning rate: when even that is too fast to be worth its
 		// fetches at this price, or the page is at the longest interval
-		// for that reason, it goes (or stays) there.
+		// for that reason, it moves toward the longest interval (at most
+		// 2x per visit, as every lengthening).
 		next = hi
 	case censored:
 		// Find out how fast it is: at most half the interval.
@@ -153,8 +158,8 @@ func (p *Policy) Next(e Entry, v Visit, url, contentType string) Entry {
 // Visits x Interval stays the time observed, and the estimate stays an
 // estimate of the same rate. Counts where every visit saw a change stay
 // as they are: the rate is only known to be high, and more such visits
-// at a shorter interval make it higher. Past 2 x Window visits, both counts are
-// halved, so the estimate follows a page whose rate drifts.
+// at a shorter interval make it higher. Past 2 x Window visits, both
+// counts are halved, so the estimate follows a page whose rate drifts.
 func rescale(n, x uint32, from, to time.Duration) (uint32, uint32) {
 	if from != to && to > 0 && x < n {
 		nf := math.Round(float64(n) * float64(from) / float64(to))
@@ -166,6 +171,12 @@ func rescale(n, x uint32, from, to time.Duration) (uint32, uint32) {
 		n /= 2
 	}
 	return n, x
+}
+
+// censoredBound is the lower 10% confidence bound of r = lambda*I after n
+// visits at interval I that all saw a change: (1-e^-r)^n = 0.1.
+func censoredBound(n uint32) float64 {
+	return -math.Log(-math.Expm1(math.Log(0.1) / float64(n)))
 }
 
 // EstimateRate is Cho and Garcia-Molina's estimator of a page's change
@@ -194,7 +205,7 @@ func rateFor(n, x uint32, interval time.Duration) float64 {
 	case x == 0:
 		return math.Log((float64(n)+0.5)/float64(n)) / interval.Seconds()
 	case x >= n:
-		return -math.Log(-math.Expm1(math.Log(0.1)/float64(n))) / interval.Seconds()
+		return censoredBound(n) / interval.Seconds()
 	}
 	return EstimateRate(n, x, interval)
 }
