@@ -41,15 +41,15 @@
 //     estimating the same rate (Visits x Interval stays the time observed),
 //     and halves them past 2 x Window visits.
 //
-// Tune moves the price: up 2% when the frontier has overdue URLs (the
-// schedules ask for more than the crawl fetches), down 2% otherwise
-// (fetch slots to spare). So the budget is the crawl's capacity, and the
+// Tune, called about once a minute, moves the price: up 0.5% when the
+// frontier has overdue URLs (the schedules ask for more than the crawl
+// fetches), down 0.5% otherwise (fetch slots to spare). So the budget is the crawl's capacity, and the
 // price settles where the schedules use it.
 //
 // Measured with the deterministic simulation in sim_test.go (1,000 pages
 // of synthweb's change distribution, fetches in due order at a fixed
 // budget; docs/benchmarks.md has the table): at 0.278 fetches/s (a
-// uniform interval of 1 h) adaptive 0.557, uniform 0.550, optimal from
+// uniform interval of 1 h) adaptive 0.566, uniform 0.550, optimal from
 // the true rates 0.605; at 1.667/s (10 min) 0.716, 0.683 and 0.739.
 //
 // # Caveats
@@ -70,5 +70,8 @@
 //     min and 1 h). Jumping straight to revisit.max, tried, dropped pages
 //     worth their fetches too (their lower bound, computed from visits at a
 //     longer interval, looked too fast) and lost 2 points of freshness in
-//     the simulation; a better rule for such pages is open.
+//     the simulation; a better rule for such pages is open, and with the
+//     slots they take it is most of the gap to the optimal policy.
+//   - The price moves slowly (35% an hour at a call a minute): a crawl
+//     whose capacity changes a lot takes hours to follow it.
 package revisit

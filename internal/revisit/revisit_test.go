@@ -197,7 +197,7 @@ func TestTune(t *testing.T) {
 	if p.Price() <= mu0 {
 		t.Errorf("overdue URLs: price %v, want above %v", p.Price(), mu0)
 	}
-	for range 1000 {
+	for range 5000 {
 		p.Tune(0, 0, 1000)
 	}
 	if p.Price() != minPrice {
