@@ -206,6 +206,9 @@ func TestFreshnessOverHTTP(t *testing.T) {
 	if !(r.Freshness > 0 && r.Freshness < 1) {
 		t.Errorf("freshness %v not in (0, 1)", r.Freshness)
 	}
+	if s := r.String(); !strings.Contains(s, "freshness 0.") || !strings.Contains(s, itoa(len(urls))+" fetches") {
+		t.Errorf("String() = %q", s)
+	}
 	// Before any fetch, nothing is fresh.
 	if r0 := w.Freshness(start.Add(-time.Minute), start); r0.Freshness != 0 || r0.Fetched != 0 {
 		t.Errorf("before the fetches: %+v", r0)
