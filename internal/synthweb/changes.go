@@ -292,3 +292,16 @@ func appendVersion(b []byte, v uint32, since time.Time) []byte {
 	b = appendLastmod(b, since)
 	return append(b, ".</p>\n"...)
 }
+
+// MeanChangeIntervals returns the mean change interval of every page
+// Freshness counts, in host order, 0 for a page that never changes: the
+// true rates, for a simulation that needs no server.
+func MeanChangeIntervals(cfg Config) ([]time.Duration, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	g := newGraph(cfg.withDefaults())
+	var out []time.Duration
+	g.contentPages(func(p page) { out = append(out, time.Duration(g.meanInterval(p)*float64(time.Second))) })
+	return out, nil
+}

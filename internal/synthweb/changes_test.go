@@ -206,6 +206,9 @@ func TestFreshnessOverHTTP(t *testing.T) {
 	if !(r.Freshness > 0 && r.Freshness < 1) {
 		t.Errorf("freshness %v not in (0, 1)", r.Freshness)
 	}
+	if s := r.String(); !strings.Contains(s, "freshness 0.") || !strings.Contains(s, itoa(len(urls))+" fetches") {
+		t.Errorf("String() = %q", s)
+	}
 	// Before any fetch, nothing is fresh.
 	if r0 := w.Freshness(start.Add(-time.Minute), start); r0.Freshness != 0 || r0.Fetched != 0 {
 		t.Errorf("before the fetches: %+v", r0)
@@ -307,4 +310,53 @@ func FuzzETagList(f *testing.F) {
 			t.Fatalf("%q: the tag first does not match", list)
 		}
 	})
+}
+
+// TestRevisitRounds revisits every page three times as a crawler that
+// keeps validators would: every revisit of an unchanged page on a host
+// that honours validators ends in 304, and every 200 of an unchanged page
+// is on a host that does not.
+func TestRevisitRounds(t *testing.T) {
+	cfg := changingConfig(time.Now().Add(-time.Minute))
+	cfg.Hosts, cfg.PagesPerHost, cfg.PrivatePages = 4, 10, 0
+	cfg.Changes.MinInterval, cfg.Changes.MaxInterval, cfg.Changes.NeverFraction = time.Second, 4*time.Second, 0.3
+	w := startWeb(t, cfg)
+	c := w.Client()
+	var urls []string
+	w.g.contentPages(func(p page) { urls = append(urls, urlOf(p)) })
+	etags := map[string]string{}
+	lastMods := map[string]string{}
+	start := time.Now()
+	for round := range 3 {
+		if round > 0 {
+			time.Sleep(1100 * time.Millisecond) // let the fast pages change
+		}
+		for _, u := range urls {
+			hdr := map[string]string{}
+			if e := etags[u]; e != "" {
+				hdr["If-None-Match"] = e
+			}
+			if lm := lastMods[u]; lm != "" {
+				hdr["If-Modified-Since"] = lm
+			}
+			resp := getWith(t, c, u, hdr)
+			switch resp.StatusCode {
+			case http.StatusOK:
+				etags[u], lastMods[u] = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+			case http.StatusNotModified:
+			default:
+				t.Fatalf("GET %s: %d", u, resp.StatusCode)
+			}
+		}
+	}
+	r := w.Freshness(start, time.Now())
+	if r.Fetches != 3*len(urls) || r.Changes == 0 || r.UnchangedRevisits == 0 || r.UnchangedFullNoValidators == 0 {
+		t.Fatalf("report %v: want %d fetches, some changes, unchanged revisits on both kinds of host", r, 3*len(urls))
+	}
+	if r.NotModifiedShare() != 1 || r.UnchangedFull != r.UnchangedFullNoValidators {
+		t.Errorf("report %v: want every unchanged revisit on validator hosts to end in 304", r)
+	}
+	if !(r.Freshness > 0 && r.Freshness <= 1) || r.MeanAge < 0 {
+		t.Errorf("report %v", r)
+	}
 }

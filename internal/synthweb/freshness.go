@@ -1,6 +1,7 @@
 package synthweb
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -8,7 +9,7 @@ import (
 
 // serve is one GET of a changing page answered 200 or 304.
 type serve struct {
-	at          int64 // nanoseconds since the epoch, when the request arrived
+	at          int64 // nanoseconds since the epoch, when the request arrived (before any Latency)
 	notModified bool
 }
 
@@ -104,6 +105,18 @@ func (r FreshnessReport) NotModifiedShare() float64 {
 		return 1
 	}
 	return float64(r.UnchangedRevisits304) / float64(r.UnchangedRevisits)
+}
+
+// String is a one-line summary, for a demo's output.
+func (r FreshnessReport) String() string {
+	s := fmt.Sprintf("freshness %.3f, mean age %v over %d pages (%d fetched), %d changes; %d fetches, %d 304; "+
+		"unchanged revisits on validator hosts %d, %d of them 304 (%.1f%%); 200s of an unchanged page %d (%d on hosts without validators)",
+		r.Freshness, r.MeanAge.Round(time.Millisecond), r.Pages, r.Fetched, r.Changes, r.Fetches, r.NotModified,
+		r.UnchangedRevisits, r.UnchangedRevisits304, 100*r.NotModifiedShare(), r.UnchangedFull, r.UnchangedFullNoValidators)
+	if r.Truncated {
+		s += " (partial: serve log full)"
+	}
+	return s
 }
 
 // Freshness computes the FreshnessReport of window [from, to]. Serves

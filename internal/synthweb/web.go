@@ -201,7 +201,8 @@ func (w *Web) ResetRequests() {
 func (w *Web) maxInFlight(h int32) int { return int(w.hostsInFlight[h].max.Load()) }
 
 // ServeHTTP answers one request. Status and body depend only on the config,
-// the URL and, for error pages, how many times the URL was requested.
+// the URL, for error pages how many times the URL was requested, and for
+// changing pages (Config.Changes) the time and the request's validators.
 func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.state.RLock()
 	if w.state.closed {
