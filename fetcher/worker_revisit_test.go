@@ -305,12 +305,12 @@ func readWARCDir(t *testing.T, dir string) []*warc.Record {
 }
 
 // warcioCLI finds warcio's command (npm warcio 2.4.11, webrecorder's
-// indexer): $TRAWL_WARCIO, else ~/.cache/trawl-warcio, where .ci/run
+// indexer): $WARCIO_CLI, else ~/.cache/trawl-warcio, where .ci/run
 // installs it. Without node or warcio the caller skips, except under
 // CI=true, where that is a failure.
 func warcioCLI(t *testing.T) string {
 	t.Helper()
-	cli := os.Getenv("TRAWL_WARCIO")
+	cli := os.Getenv("WARCIO_CLI")
 	if cli == "" {
 		if home, err := os.UserHomeDir(); err == nil {
 			cli = filepath.Join(home, ".cache", "trawl-warcio", "node_modules", ".bin", "warcio")
@@ -320,7 +320,7 @@ func warcioCLI(t *testing.T) string {
 	if _, err := os.Stat(cli); err == nil && nodeErr == nil {
 		return cli
 	}
-	const how = "npm install --prefix ~/.cache/trawl-warcio warcio@2.4.11, or set TRAWL_WARCIO to its bin/warcio"
+	const how = "npm install --prefix ~/.cache/trawl-warcio warcio@2.4.11, or set WARCIO_CLI to its bin/warcio"
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("node or warcio missing (%q), and CI=true: .ci/run installs them (%s)", cli, how)
 	}
