@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawlhq/trawl/frontier/service"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/revisit"
 	"github.com/trawlhq/trawl/internal/synthweb"
 )
 
@@ -158,7 +159,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 	}
 	res := &DemoResult{Web: opts.Web, Summary: sum, Delay: cfg.Politeness.MinDelay}
 	if continuous {
-		if res.Fresh, err = freshnessCheck(web, cfg, start, sum); err != nil {
+		if res.Fresh, err = freshnessCheck(web, opts.Web, cfg, start, sum); err != nil {
 			return res, err
 		}
 	}
@@ -173,12 +174,29 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 // freshnessCheck checks a continuous crawl that ran from start: the
 // web's freshness report over the run, the frontier's revisit status,
 // and the archive.
-func freshnessCheck(web *synthweb.Web, cfg config.Config, start time.Time, sum *Summary) (*FreshnessCheck, error) {
+func freshnessCheck(web *synthweb.Web, webCfg synthweb.Config, cfg config.Config, start time.Time, sum *Summary) (*FreshnessCheck, error) {
 	c := &FreshnessCheck{Window: web.Freshness(start, sum.Finished)}
+	c.Steady = web.Freshness(start.Add(sum.Finished.Sub(start)/3), sum.Finished)
+	if secs := c.Steady.To.Sub(c.Steady.From).Seconds(); secs > 0 {
+		c.Budget = float64(c.Steady.Fetches) / secs
+	}
+	means, err := synthweb.MeanChangeIntervals(webCfg)
+	if err != nil {
+		return c, err
+	}
+	if len(means) != c.Steady.Pages {
+		return c, fmt.Errorf("crawl: demo: %d change rates for %d pages", len(means), c.Steady.Pages)
+	}
+	rates := make([]float64, len(means))
+	for i, m := range means {
+		if m > 0 {
+			rates[i] = 1 / m.Seconds()
+		}
+	}
+	c.Uniform, c.Optimal = revisit.PolicyFreshness(rates, c.Budget)
 	if r := sum.Frontier.Revisit; r != nil {
 		c.Revisit = *r
 	}
-	var err error
 	c.Archive, err = ScanArchive(cfg.Crawler.WARCDir)
 	return c, err
 }

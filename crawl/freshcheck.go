@@ -27,6 +27,10 @@ const (
 	// archive may hold for pages that had not changed (they are revisit
 	// records).
 	UnchangedResponsesTarget = 0
+	// OptimalShareTarget is the least share of the optimal policy's
+	// freshness, at the crawl's own fetch rate, the crawl must reach; it
+	// must also reach the uniform policy's.
+	OptimalShareTarget = 0.9
 )
 
 // FreshnessCheck is a continuous crawl checked against the synthetic
@@ -40,6 +44,14 @@ type FreshnessCheck struct {
 	// frontier reported none).
 	Revisit msg.RevisitStatus
 	Archive ArchiveScan
+	// Steady is the report over the run's last two thirds, once every page
+	// has a first copy; Budget is its page fetches per second, and
+	// Uniform and Optimal the steady-state freshness Cho and
+	// Garcia-Molina's uniform and optimal policies reach on the web's
+	// true change rates at that budget (revisit.PolicyFreshness).
+	Steady           synthweb.FreshnessReport
+	Budget           float64
+	Uniform, Optimal float64
 }
 
 // ArchiveScan is what the WARC files of a crawl hold, per the fetcher's
@@ -145,6 +157,12 @@ func (c *FreshnessCheck) Problems() []string {
 	if c.Archive.UnchangedResponses > UnchangedResponsesTarget {
 		p = append(p, fmt.Sprintf("%d full response records for unchanged pages in the archive%s, target %d", c.Archive.UnchangedResponses, sampleList(c.Archive.Sample), UnchangedResponsesTarget))
 	}
+	if c.Steady.Freshness < c.Uniform {
+		p = append(p, fmt.Sprintf("freshness %.1f%% is below the uniform policy's %.1f%% at the same %.1f fetches/s", 100*c.Steady.Freshness, 100*c.Uniform, c.Budget))
+	}
+	if c.Steady.Freshness < OptimalShareTarget*c.Optimal {
+		p = append(p, fmt.Sprintf("freshness %.1f%% is below %.0f%% of the optimal policy's %.1f%% at the same %.1f fetches/s", 100*c.Steady.Freshness, 100*OptimalShareTarget, 100*c.Optimal, c.Budget))
+	}
 	if c.Window.Truncated {
 		p = append(p, "the synthetic web's request log was truncated: the freshness figures are partial")
 	}
@@ -165,6 +183,11 @@ func (c *FreshnessCheck) WriteText(w io.Writer) {
 	p("  pages that change         %d (%d with a copy at the end), %d changes in the run\n", win.Pages, win.Fetched, win.Changes)
 	p("  time-averaged freshness   %.1f%% (pages never fetched count as stale)\n", 100*win.Freshness)
 	p("  mean age of the copies    %v\n", win.MeanAge.Round(time.Millisecond))
+	st := c.Steady
+	p("  last two thirds (%s)     freshness %.1f%% at %.1f page fetches/s\n", st.To.Sub(st.From).Round(time.Second), 100*st.Freshness, c.Budget)
+	p("  uniform policy, same rate %.1f%% (trawl at least that): %s\n", 100*c.Uniform, verdict(st.Freshness >= c.Uniform))
+	p("  optimal policy, same rate %.1f%% (trawl at least %.0f%% of it, %.1f%%): %s\n", 100*c.Optimal, 100*OptimalShareTarget,
+		100*OptimalShareTarget*c.Optimal, verdict(st.Freshness >= OptimalShareTarget*c.Optimal))
 	p("  estimated by the frontier %.1f%% of %d scheduled URLs\n", 100*r.Freshness, r.Scheduled)
 	p("  revisits                  %d leased: %d not modified (304), %d changed, %d unchanged\n", r.Revisits, r.NotModified, r.Changed, r.Unchanged)
 	p("  %-25s %d page fetches (200 or 304), %d answered 304\n", "served", win.Fetches, win.NotModified)

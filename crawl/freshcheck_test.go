@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawlhq/trawl/fetcher/warc"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/msg"
 )
 
 // ScanArchive counts a full response whose payload digest equals the
@@ -78,15 +79,38 @@ func TestDemoContinuousPasses(t *testing.T) {
 	if f == nil || res.Summary.StopReason != StopMaxDuration {
 		t.Fatalf("no freshness check, or stopped %q:\n%s", res.Summary.StopReason, out.String())
 	}
-	if f.Window.Pages == 0 || f.Window.Fetched == 0 || f.Window.Freshness <= 0 || f.Archive.Files == 0 || f.Archive.Responses == 0 {
+	if f.Window.Pages == 0 || f.Window.Fetched == 0 || f.Window.Freshness <= 0 || f.Archive.Files == 0 || f.Archive.Responses == 0 ||
+		f.Budget <= 0 || f.Uniform <= 0 || f.Optimal < f.Uniform {
 		t.Errorf("the check saw no run: %+v", f)
 	}
-	for _, want := range []string{"time-averaged freshness", "304 for unchanged pages", "full records, unchanged"} {
+	for _, want := range []string{"time-averaged freshness", "uniform policy, same rate", "optimal policy, same rate", "304 for unchanged pages", "full records, unchanged"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
 	if !res.OK() || !strings.Contains(out.String(), "result: PASS") {
 		t.Fatalf("continuous demo did not pass:\n%s", out.String())
+	}
+}
+
+// TestFreshnessCheckHoldsPolicies: a crawl below the uniform policy's
+// freshness, or below 90% of the optimal one's, at its own fetch rate
+// fails the check.
+func TestFreshnessCheckHoldsPolicies(t *testing.T) {
+	ok := FreshnessCheck{Revisit: msg.RevisitStatus{Revisits: 1}, Budget: 10, Uniform: 0.6, Optimal: 0.7}
+	ok.Steady.Freshness = 0.65
+	ok.Window.UnchangedRevisits, ok.Window.UnchangedRevisits304 = 10, 10
+	if p := ok.Problems(); len(p) != 0 {
+		t.Fatalf("problems %q for a crawl between uniform and optimal", p)
+	}
+	for _, c := range []struct{ fresh, uniform, optimal float64 }{
+		{0.59, 0.60, 0.65}, // below uniform, above 0.9 x optimal
+		{0.62, 0.50, 0.70}, // above uniform, below 0.9 x optimal (0.63)
+	} {
+		chk := ok
+		chk.Steady.Freshness, chk.Uniform, chk.Optimal = c.fresh, c.uniform, c.optimal
+		if p := chk.Problems(); len(p) != 1 || !strings.Contains(p[0], "policy") {
+			t.Errorf("%+v: problems %q, want one", c, p)
+		}
 	}
 }

@@ -189,27 +189,8 @@ func (o optimalPolicy) next(i int, _ *Entry, _ Visit) time.Duration { return o.i
 func (optimalPolicy) tune(int64, int64, int64)                      {}
 
 func newOptimal(rates []float64, budget float64) optimalPolicy {
-	spend := func(mu float64) (f float64, iv []time.Duration) {
-		iv = make([]time.Duration, len(rates))
-		for i, r := range rates {
-			if d, ok := optimalInterval(r, mu); ok {
-				iv[i] = d
-				f += 1 / d.Seconds()
-			}
-		}
-		return f, iv
-	}
-	lo, hi := 1e-6, 1e9 // spend decreases in mu
-	for range 200 {
-		mid := math.Sqrt(lo * hi)
-		if f, _ := spend(mid); f > budget {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	_, iv := spend(hi)
-	optimalPrice = hi
+	iv, mu := OptimalIntervals(rates, budget)
+	optimalPrice = mu
 	return optimalPolicy{intervals: iv}
 }
 
