@@ -29,9 +29,13 @@
 //     segments, checkpointing the filter, the transactions and what is
 //     written with them.
 //   - schedule.go: the revisit schedule of a continuous crawl
-//     (crawl.mode: continuous): scheduling a fetched URL's next visit,
-//     finding due URLs through the ready heap, revisit leases, the
-//     revisit share and sitemap hints.
+//     (crawl.mode: continuous), its buckets and due blocks;
+//     schedule_outcome.go schedules a fetched URL's next visit and
+//     compacts the schedule inbox into segments; schedule_lease.go
+//     promotes due entries (found through the ready heap) and leases
+//     revisits with the revisit share; schedule_hints.go keeps sitemap
+//     hints and makes URLs with a newer lastmod due;
+//     schedule_verify.go and schedule_explain.go check and explain it.
 //   - status.go, counters.go, explain.go, verify.go: what the State
 //     reports, and the checks of its file (Verify, run by Open).
 //
