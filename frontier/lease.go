@@ -51,6 +51,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 	if err := s.checkLocked(); err != nil {
 		return nil, err
 	}
+	s.tuneLocked(s.now())
 	if c := s.cfg.Frontier.MaxLeasesPerReply; c > 0 && max > c {
 		max = c
 	}
@@ -278,6 +279,7 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	if err := s.checkLocked(); err != nil {
 		return 0, err
 	}
+	s.tuneLocked(s.now())
 	// Drop heap entries of leases already finished.
 	for len(s.deadlines) > 0 && s.leases[s.deadlines[0].ID] != s.deadlines[0] {
 		heap.Pop(&s.deadlines)

@@ -44,6 +44,7 @@ func (s *State) load() error {
 			}
 			return err
 		}
+		s.blocksLoaded = true
 		return s.db.View(s.loadTx)
 	}
 	if err := s.db.View(checkBucketsTx); err != nil {
@@ -72,9 +73,12 @@ func (s *State) load() error {
 		return err
 	}
 	if !s.cfg.Frontier.VerifyOnOpen && !s.readOnly {
-		return nil
+		if s.sched == nil {
+			return nil
+		}
+		return s.db.View(s.loadScheduleTx)
 	}
-	return s.verifyLoaded()
+	return s.verifyLoaded() // builds the due blocks (verifyScheduleTx)
 }
 
 // checkMetaTx checks an existing file's schema against want (adopting the

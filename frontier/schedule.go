@@ -94,6 +94,7 @@ type scheduler struct {
 	policy *revisit.Policy
 	block  int64 // seconds
 	share  float32
+	min    time.Duration // revisit.min: due longer than this is overdue
 	max    time.Duration
 }
 
@@ -112,7 +113,7 @@ func newScheduler(mode string, cfg config.Revisit) (*scheduler, error) {
 			lo = o.Min
 		}
 	}
-	return &scheduler{policy: p, block: max(1, int64(lo/4/time.Second)), share: float32(cfg.Share), max: cfg.Max}, nil
+	return &scheduler{policy: p, block: max(1, int64(lo/4/time.Second)), share: float32(cfg.Share), min: cfg.Min, max: cfg.Max}, nil
 }
 
 // blockOf is the due block of Unix second due, and blockStart its start.

@@ -110,6 +110,8 @@ func (s *State) dueNowLocked(sb schedBuckets, h *host, want map[string]int64) (i
 			return 0, fmt.Errorf("schedule inbox of %s: %w", h.name, err)
 		}
 		if stale(&e) {
+			s.pendLocked(e.Due, -1)
+			s.dueLocked(e.Due, 1)
 			puts = append(puts, put{bytes.Clone(k), bytes.Clone(v)})
 			dels = append(dels, bytes.Clone(k))
 		}
@@ -135,6 +137,8 @@ func (s *State) dueNowLocked(sb schedBuckets, h *host, want map[string]int64) (i
 		keep := entries[:0]
 		for i := range entries {
 			if stale(&entries[i]) {
+				s.pendLocked(entries[i].Due, -1)
+				s.dueLocked(entries[i].Due, 1)
 				puts = append(puts, put{store.QueueKey(h.name, h.rec.SchedSeq), entries[i].Encode()})
 				h.rec.SchedSeq++
 			} else {

@@ -40,6 +40,8 @@ func (s *State) promoteLocked(sb schedBuckets, h *host, now time.Time) error {
 				return err
 			}
 			h.rec.SchedSeq++
+			s.pendLocked(entries[i].Due, -1)
+			s.dueLocked(entries[i].Due, 1)
 		}
 		s.movedDueLocked(h, len(entries))
 		drop = append(drop, bytes.Clone(k))
@@ -66,6 +68,8 @@ func (s *State) promoteLocked(sb schedBuckets, h *host, now time.Time) error {
 		if err := sb.putDue(h.name, store.BEUint64(k[len(prefix):]), bytes.Clone(v)); err != nil {
 			return err
 		}
+		s.pendLocked(e.Due, -1)
+		s.dueLocked(e.Due, 1)
 		drop = append(drop, bytes.Clone(k))
 	}
 	for _, k := range drop {
@@ -137,6 +141,7 @@ func (s *State) leaseRevisitLocked(sb schedBuckets, lb, db *bolt.Bucket, h *host
 			return nil, err
 		}
 		s.dueN--
+		s.dueLocked(e.Due, -1)
 		if !s.robotsAllow(h, e.URL) {
 			// Out of the schedule, done as robots.
 			s.addScheduledLocked(e.Interval, -1)
@@ -181,6 +186,7 @@ func (s *State) requeueRevisitLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord)
 	}
 	h.rec.DueN++
 	s.dueN++
+	s.dueLocked(l.Sched.Due, 1)
 	s.redoneLocked(h, 1)
 	return nil
 }

@@ -22,6 +22,7 @@ func (s *State) putScheduleLocked(sb schedBuckets, h *host, e *store.SchedEntry)
 	}
 	h.rec.SchedSeq++
 	h.rec.Scheduled++
+	s.pendLocked(e.Due, 1)
 	if start := stampOfUnix(s.sched.blockStart(s.sched.blockOf(e.Due))); h.rec.NextDue == 0 || start < h.rec.NextDue {
 		h.rec.NextDue = start
 	}

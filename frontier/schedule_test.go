@@ -14,6 +14,7 @@ import (
 
 	"github.com/trawlhq/trawl/frontier/internal/store"
 	"github.com/trawlhq/trawl/internal/config"
+	"github.com/trawlhq/trawl/internal/revisit"
 )
 
 // continuousConfig is noRobots in continuous mode with round revisit
@@ -73,7 +74,7 @@ func (h *harness) revisitOf(url string) Lease {
 // TestRevisitAfterInterval: a fetched URL is leased again, as a revisit
 // carrying its validators, digest and archived-at, once its interval has
 // passed (up to one due block early) and not before; a 304 lengthens the
-// interval, a changed digest shortens it.
+// interval, and after a changed digest the interval is the policy's.
 func TestRevisitAfterInterval(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, continuousConfig)
@@ -108,21 +109,34 @@ func TestRevisitAfterInterval(t *testing.T) {
 	if st := h.s.Status(); st.Leased != 1 || st.Done != 0 || st.Revisit.Revisits != 1 {
 		t.Fatalf("status during the revisit: leased %d done %d revisit %+v", st.Leased, st.Done, st.Revisit)
 	}
-	// 304: the interval grows (1 h * 7/5 = 84 min).
-	nm := outcome(r, 304)
-	h.apply(nil, nm)
-	h.clock.Advance(80 * time.Minute)
-	if ls := h.leaseAll(); len(ls) != 0 {
-		t.Fatalf("leased %+v 80 min after a 304 (interval 84 min)", ls)
+	// 304: the interval grows, as the policy says at the current price
+	// (Lease tunes it once a minute).
+	p := h.s.sched.policy
+	e1 := revisit.Entry{Interval: time.Hour}
+	e2 := p.Next(e1, revisit.Visit{NotModified: true, Elapsed: time.Hour}, u, "")
+	if e2.Interval <= time.Hour {
+		t.Fatalf("a 304 after 1 h gives an interval of %v, want longer", e2.Interval)
 	}
-	h.clock.Advance(4 * time.Minute)
+	h.apply(nil, outcome(r, 304))
+	// Not before its block: the interval less one block (150 s) and a second.
+	h.clock.Advance(e2.Interval - 151*time.Second)
+	if ls := h.leaseAll(); len(ls) != 0 {
+		t.Fatalf("leased %+v %v after a 304 (interval %v)", ls, e2.Interval-151*time.Second, e2.Interval)
+	}
+	h.clock.Advance(151 * time.Second)
 	r = h.revisitOf(u)
 	if r.ETag != `"v1"` || r.Digest != 0xabc {
 		t.Fatalf("a 304 lost the validators: %+v", r)
 	}
-	// A new digest: the interval shrinks (84 min * 4/5 = 67.2 min).
+	// A new digest: the interval the policy gives a page seen changed
+	// once in two visits.
+	e3 := p.Next(e2, revisit.Visit{Changed: true, Elapsed: e2.Interval}, u, "text/html")
 	h.apply(nil, fetched(r, `"v2"`, 0xdef))
-	h.clock.Advance(68 * time.Minute)
+	h.clock.Advance(e3.Interval - 151*time.Second)
+	if ls := h.leaseAll(); len(ls) != 0 {
+		t.Fatalf("leased %+v before the interval %v after a change", ls, e3.Interval)
+	}
+	h.clock.Advance(151 * time.Second)
 	r = h.revisitOf(u)
 	if r.ETag != `"v2"` || r.Digest != 0xdef {
 		t.Fatalf("revisit after a change: %+v", r)

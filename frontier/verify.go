@@ -148,6 +148,9 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 	if err := s.verifyDoneTx(tx, fc); err != nil {
 		return err
 	}
+	if err := s.verifyScheduleTx(tx); err != nil {
+		return err
+	}
 	return fc.flush()
 }
 
