@@ -72,6 +72,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 		var again map[*host]bool // hosts put back for another lease in this call
 		for len(out) < max && len(s.ready) > 0 && s.ready[0].eligibleAt() <= nowStamp {
 			h := heap.Pop(&s.ready).(*host)
+			s.noteReadyLocked(h)
 			if !again[h] {
 				touched = append(touched, h)
 			}
@@ -92,6 +93,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 				}
 				again[h] = true
 				heap.Push(&s.ready, h)
+				s.noteReadyLocked(h)
 			}
 		}
 		return s.putMetaLocked(tx, touched)

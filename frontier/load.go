@@ -238,6 +238,9 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		}
 	}
 	heap.Init(&s.ready)
+	for _, h := range s.ready {
+		s.noteReadyLocked(h)
+	}
 	return nil
 }
 

@@ -682,12 +682,22 @@ func TestVerifyScheduleFindsFaults(t *testing.T) {
 	}
 }
 
-// checkSchedule fails t when verifyScheduleTx finds a fault.
+// checkSchedule fails t when verifyScheduleTx finds a fault, or the
+// ready hosts with queued URLs are not readyNew (the head cache's count).
 func checkSchedule(t *testing.T, s *State) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.viewLocked(s.verifyScheduleTx); err != nil {
 		t.Fatal(err)
+	}
+	n := 0
+	for _, h := range s.ready {
+		if h.rec.Queued > 0 {
+			n++
+		}
+	}
+	if n != s.readyNew {
+		t.Fatalf("%d ready hosts have queued URLs, readyNew counts %d", n, s.readyNew)
 	}
 }

@@ -98,6 +98,7 @@ type guarded struct {
 	alloc     hostAlloc
 	seedNames map[string]bool // seed host names without port
 	ready     readyHeap
+	readyNew  int // hosts in ready with queued URLs (noteReadyLocked)
 	leases    map[uint64]*store.LeaseRecord
 	deadlines leaseHeap
 	nextLease uint64
