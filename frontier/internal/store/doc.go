@@ -145,7 +145,8 @@
 // has hops and then its schedule entry's fields, as the schedule entry
 // record after its URL.
 //
-// Done record: version, HTTP status, reason (DoneReason), finished at.
+// Done record: version (2), HTTP status, reason (DoneReason), finished at
+// in Unix seconds (version 1, still read: a nanosecond stamp).
 //
 // Counters record: version, n, then n uvarints in the order of the
 // counter constants (new counters only append; a shorter record leaves
