@@ -134,10 +134,14 @@ func (s *State) dueNowLocked(sb schedBuckets, h *host, want map[string]int64) (i
 		if err != nil {
 			return 0, fmt.Errorf("schedule segment of %s: %w", h.name, err)
 		}
+		block, err := store.SchedKeyBlock(h.name, k)
+		if err != nil {
+			return 0, err
+		}
 		keep := entries[:0]
 		for i := range entries {
 			if stale(&entries[i]) {
-				s.pendLocked(entries[i].Due, -1)
+				s.pendBlockLocked(block, -1)
 				s.dueLocked(entries[i].Due, 1)
 				puts = append(puts, put{store.QueueKey(h.name, h.rec.SchedSeq), entries[i].Encode()})
 				h.rec.SchedSeq++

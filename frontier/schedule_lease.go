@@ -40,9 +40,9 @@ func (s *State) promoteLocked(sb schedBuckets, h *host, now time.Time) error {
 				return err
 			}
 			h.rec.SchedSeq++
-			s.pendLocked(entries[i].Due, -1)
 			s.dueLocked(entries[i].Due, 1)
 		}
+		s.pendBlockLocked(block, -int64(len(entries)))
 		s.movedDueLocked(h, len(entries))
 		drop = append(drop, bytes.Clone(k))
 	}
