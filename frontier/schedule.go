@@ -66,15 +66,20 @@ func (sb schedBuckets) putDue(host string, seq uint64, val []byte) error {
 
 // schedBucketsFor is schedBucketsOf for a write that adds to the
 // schedule: it creates the buckets a file has not had yet (its first
-// continuous crawl), in the write's transaction, so that Open writes
-// nothing and a file a continuous crawl opened and wrote nothing to
-// stays as it was.
-func schedBucketsFor(tx *bolt.Tx) (schedBuckets, error) {
+// continuous crawl), and records the due block (store.KeySchedBlock), in
+// the write's transaction, so that Open writes nothing and a file a
+// continuous crawl opened and wrote nothing to stays as it was.
+func (s *State) schedBucketsFor(tx *bolt.Tx) (schedBuckets, error) {
 	for _, b := range store.ScheduleBuckets {
 		if tx.Bucket(b) == nil {
 			if _, err := tx.CreateBucket(b); err != nil {
 				return schedBuckets{}, fmt.Errorf("create bucket %s: %w", b, err)
 			}
+		}
+	}
+	if meta := tx.Bucket(store.BucketMeta); meta.Get(store.KeySchedBlock) == nil {
+		if err := meta.Put(store.KeySchedBlock, store.U64Key(uint64(s.sched.block))); err != nil {
+			return schedBuckets{}, fmt.Errorf("put schedule block: %w", err)
 		}
 	}
 	return schedBucketsOf(tx), nil

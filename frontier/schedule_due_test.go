@@ -180,3 +180,30 @@ func TestOpenRefusesCorruptSchedule(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleBlockKeptAcrossMinChange: the due block is the file's
+// (written with its first schedule entry), not the one a later
+// revisit.min gives: schedule segments keyed by 150 s blocks stay due at
+// their time after a restart with revisit.min 1 h (900 s blocks), which
+// would have put them six times further out.
+func TestScheduleBlockKeptAcrossMinChange(t *testing.T) {
+	t.Parallel()
+	h := scheduledHarness(t, 1, "http://a.example/1", "http://a.example/2")
+	h.s.Close() // compacts the schedule into segments of 150 s blocks
+	h.cfg.Revisit.Min = time.Hour
+	h.open()
+	if h.s.sched.block != 150 {
+		t.Fatalf("block %d s after reopening with revisit.min 1 h, want the file's 150", h.s.sched.block)
+	}
+	h.clock.Advance(time.Hour - 151*time.Second)
+	wantDue(t, h.s, "before the block", 0, 0)
+	if ls := h.leaseAll(); len(ls) != 0 {
+		t.Fatalf("leased %+v before the block", ls)
+	}
+	h.clock.Advance(151 * time.Second)
+	wantDue(t, h.s, "at the block", 2, 0)
+	if got := leasedURLs(t, h.leaseAll()); len(got) != 2 {
+		t.Fatalf("revisits %v at their due time, want both", got)
+	}
+	checkSchedule(t, h.s)
+}

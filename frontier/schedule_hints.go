@@ -41,7 +41,7 @@ func (s *State) takeHintLocked(sb schedBuckets, h *host, l *store.LeaseRecord) (
 // putHintLocked stores a new URL's sitemap changefreq until its first
 // visit (takeHintLocked), so that it seeds the URL's first interval.
 func (s *State) putHintLocked(tx *bolt.Tx, h *host, pl *PreparedLink) error {
-	sb, err := schedBucketsFor(tx)
+	sb, err := s.schedBucketsFor(tx)
 	if err != nil {
 		return err
 	}

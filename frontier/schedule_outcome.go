@@ -43,7 +43,7 @@ func isFeed(contentType string) bool {
 // revisit.max, a 3xx not at all. A revisit's old entry leaves the
 // schedule first.
 func (s *State) scheduleLocked(tx *bolt.Tx, h *host, l *store.LeaseRecord, o *Outcome, now time.Time) error {
-	sb, err := schedBucketsFor(tx)
+	sb, err := s.schedBucketsFor(tx)
 	if err != nil {
 		return err
 	}

@@ -226,7 +226,8 @@ type RevisitStatus struct {
 	// Due counts the schedule's entries not leased whose due block has
 	// started (a URL may be visited from the start of the block its due
 	// time falls in; the block is revisit.min / 4, the smallest min of
-	// revisit.overrides included, at least 1 s), wherever they are: the
+	// revisit.overrides included, at least 1 s, when the file's schedule
+	// got its first entry), wherever they are: the
 	// schedule inbox, its segments, or `due` (promoted, or made due by a
 	// newer sitemap lastmod, whatever their block). Overdue counts those
 	// of them whose due block started more than revisit.min before the

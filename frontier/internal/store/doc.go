@@ -25,6 +25,10 @@
 //	         "crawl_id"  -> 32 lowercase hex digits, drawn at random when
 //	                        the file is created (State.CrawlID); a file
 //	                        without one gets one on its next Open
+//	         "sched_block" -> u64 BE, the revisit schedule's due block in
+//	                        seconds, written with its first entry; schedule
+//	                        segment keys number blocks of it, so it stays
+//	                        when revisit.min changes
 //	inbox    u64 BE (the bucket's NextSequence) -> inbox record: the
 //	         URLs one Apply admitted for one host, admitted since the
 //	         last compaction, in admission order (frontier's inbox.go).

@@ -57,6 +57,9 @@ var (
 	KeyCounters = []byte("counters")
 	KeyLeaseSeq = []byte("lease_seq")
 	KeyCrawlID  = []byte("crawl_id")
+	// KeySchedBlock is the schedule's due block in seconds, written with
+	// its first entry: segment keys number blocks in it.
+	KeySchedBlock = []byte("sched_block")
 )
 
 var AllBuckets = [][]byte{BucketMeta, BucketInbox, BucketSealed, BucketTails, BucketReturned, BucketHosts, BucketRobots, BucketLeases, BucketDone, BucketTruth}
