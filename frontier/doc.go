@@ -29,9 +29,13 @@
 //     segments, checkpointing the filter, the transactions and what is
 //     written with them.
 //   - schedule.go: the revisit schedule of a continuous crawl
-//     (crawl.mode: continuous): scheduling a fetched URL's next visit,
-//     finding due URLs through the ready heap, revisit leases, the
-//     revisit share and sitemap hints.
+//     (crawl.mode: continuous), its buckets and due blocks;
+//     schedule_outcome.go schedules a fetched URL's next visit and
+//     compacts the schedule inbox into segments; schedule_lease.go
+//     promotes due entries (found through the ready heap) and leases
+//     revisits with the revisit share; schedule_hints.go keeps sitemap
+//     hints and makes URLs with a newer lastmod due;
+//     schedule_verify.go and schedule_explain.go check and explain it.
 //   - status.go, counters.go, explain.go, verify.go: what the State
 //     reports, and the checks of its file (Verify, run by Open).
 //
@@ -136,11 +140,12 @@
 //     are journaled in the same transaction that enqueues them.
 //   - Continuous mode (schedule.go) keeps every URL finished as fetched
 //     scheduled; a revisit lease takes its URL out of the done count until
-//     its outcome. Verify does not check the schedule yet:
-//     verifyScheduleTx (schedule.go) does, and the tests call it.
-//     Status.Revisit.Due counts only entries a lease has moved into
-//     `due`, and Overdue is not measured (0). Done URLs of files from
-//     schema 4 and before are not revisited (no URL text).
+//     its outcome. Verify (so Open and `frontier check`) walks the
+//     whole schedule (verifyScheduleTx, schedule_verify.go); Open walks
+//     it in any case, to count the entries per due block that
+//     Status.Revisit.Due and Overdue and the policy's Tune (about once a
+//     minute, from Lease and ExpireLeasesBefore) read. Done URLs of
+//     files from schema 4 and before are not revisited (no URL text).
 //   - New URLs go to an append-only inbox; Compact (run by Checkpoint and
 //     Close, 100,000 records per transaction, the lock released between
 //     them) moves them into the per-host queues. The inbox costs 8 bytes of

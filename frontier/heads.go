@@ -42,7 +42,8 @@ type cachedHead struct {
 const headGuess = 6 << 10
 
 // keeps reports whether the cache can hold the heads of ready hosts at
-// once. Hosts are leased in turn, so when it cannot, a host's cached head
+// once (the ready hosts with queued URLs: State.readyNew, not the hosts
+// waiting only for revisits). Hosts are leased in turn, so when it cannot, a host's cached head
 // is dropped (the cache emptied) before the host's next lease, and
 // decoding its whole segment only to cache it is wasted: peekLocked then
 // reads the head's URL alone. At a million ready hosts that was a fifth

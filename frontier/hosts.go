@@ -24,6 +24,7 @@ type host struct {
 	credit         float32 // revisit share credit (pickRevisit)
 	robotsInflight bool    // a robots.txt lease is out
 	dirty          bool    // rec changed in the current transaction
+	readyNew       bool    // counted in State.readyNew (noteReadyLocked)
 }
 
 // wantsReady reports whether h belongs in the ready heap: it has queued
@@ -50,6 +51,24 @@ func (s *State) fixHostLocked(h *host) {
 		heap.Fix(&s.ready, int(h.idx))
 	case h.idx >= 0:
 		heap.Remove(&s.ready, int(h.idx))
+	}
+	s.noteReadyLocked(h)
+}
+
+// noteReadyLocked keeps State.readyNew, the hosts in the ready heap with
+// queued URLs, after h entered, moved within or left the heap. The head
+// cache sizes itself by it (headCache.keeps): in a continuous crawl most
+// ready hosts wait only for revisits, whose heads it does not cache, and
+// counting them (the heap's length) made it stop caching the queue heads
+// of the hosts with new URLs once there were about 5,000 hosts.
+func (s *State) noteReadyLocked(h *host) {
+	if want := h.idx >= 0 && h.rec.Queued > 0; want != h.readyNew {
+		h.readyNew = want
+		if want {
+			s.readyNew++
+		} else {
+			s.readyNew--
+		}
 	}
 }
 

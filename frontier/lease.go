@@ -51,6 +51,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 	if err := s.checkLocked(); err != nil {
 		return nil, err
 	}
+	s.tuneLocked(s.now())
 	if c := s.cfg.Frontier.MaxLeasesPerReply; c > 0 && max > c {
 		max = c
 	}
@@ -71,6 +72,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 		var again map[*host]bool // hosts put back for another lease in this call
 		for len(out) < max && len(s.ready) > 0 && s.ready[0].eligibleAt() <= nowStamp {
 			h := heap.Pop(&s.ready).(*host)
+			s.noteReadyLocked(h)
 			if !again[h] {
 				touched = append(touched, h)
 			}
@@ -91,6 +93,7 @@ func (s *State) Lease(max int) ([]Lease, error) {
 				}
 				again[h] = true
 				heap.Push(&s.ready, h)
+				s.noteReadyLocked(h)
 			}
 		}
 		return s.putMetaLocked(tx, touched)
@@ -278,6 +281,7 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	if err := s.checkLocked(); err != nil {
 		return 0, err
 	}
+	s.tuneLocked(s.now())
 	// Drop heap entries of leases already finished.
 	for len(s.deadlines) > 0 && s.leases[s.deadlines[0].ID] != s.deadlines[0] {
 		heap.Pop(&s.deadlines)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unsafe"
 
@@ -44,6 +45,7 @@ func (s *State) load() error {
 			}
 			return err
 		}
+		s.blocksLoaded = true
 		return s.db.View(s.loadTx)
 	}
 	if err := s.db.View(checkBucketsTx); err != nil {
@@ -72,9 +74,12 @@ func (s *State) load() error {
 		return err
 	}
 	if !s.cfg.Frontier.VerifyOnOpen && !s.readOnly {
-		return nil
+		if s.sched == nil {
+			return nil
+		}
+		return s.db.View(s.loadScheduleTx)
 	}
-	return s.verifyLoaded()
+	return s.verifyLoaded() // builds the due blocks (verifyScheduleTx)
 }
 
 // checkMetaTx checks an existing file's schema against want (adopting the
@@ -234,6 +239,9 @@ func (s *State) loadTx(tx *bolt.Tx) error {
 		}
 	}
 	heap.Init(&s.ready)
+	for _, h := range s.ready {
+		s.noteReadyLocked(h)
+	}
 	return nil
 }
 
@@ -251,6 +259,14 @@ func (s *State) loadMetaTx(meta *bolt.Bucket) error {
 			return fmt.Errorf("%w: lease sequence is %d bytes", ErrCorrupt, len(b))
 		}
 		s.nextLease = binary.BigEndian.Uint64(b)
+	}
+	// The due block the schedule's segment keys count in: the file's,
+	// whatever revisit.min says now (its block would misplace them).
+	if b := meta.Get(store.KeySchedBlock); b != nil && s.sched != nil {
+		if len(b) != 8 || store.BEUint64(b) == 0 || store.BEUint64(b) > math.MaxInt32 {
+			return fmt.Errorf("%w: schedule block %x", ErrCorrupt, b)
+		}
+		s.sched.block = int64(store.BEUint64(b))
 	}
 	// Lease IDs are never reused, even for leases a crash forgot before
 	// their commit (see updateLocked): after a restart they continue from

@@ -87,7 +87,7 @@ func (s *State) peekLocked(qb store.QueueBuckets, h *host) (hd headOf, ok bool, 
 // (h's first segment, or its tail), which the head cache knows as key.
 func (s *State) segmentHead(h *host, key, v []byte, what string) (headOf, error) {
 	g := s.heads.get(h, key)
-	if g == nil && !s.heads.keeps(len(s.ready)+1) {
+	if g == nil && !s.heads.keeps(s.readyNew+1) {
 		rec, seq, end, err := store.HeadOfSegment(v, h.name, h.rec.HeadSeq, what)
 		return headOf{rec: rec, seq: seq, end: end}, err
 	}

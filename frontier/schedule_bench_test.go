@@ -21,7 +21,7 @@ import (
 // the file's bytes per done URL for `done` plus the schedule (bbolt's
 // in-use bytes of those buckets; the log has each bucket's, in use and
 // allocated), the whole file's, and revisits leased + reported per
-// second.
+// second; the log has Open's walk of the schedule too.
 //
 //	go test -run '^$' -bench BenchmarkRevisit -benchtime 1x ./frontier/
 func BenchmarkRevisit(b *testing.B) {
@@ -111,6 +111,21 @@ func benchRevisit(b *testing.B, done, hosts int) {
 		if _, err := s.Checkpoint(); err != nil {
 			b.Fatal(err)
 		}
+	}
+	{
+		// Open's walk of the schedule (the due blocks), without and with
+		// Verify's checks.
+		t0 := time.Now()
+		s.mu.Lock()
+		if err := s.db.View(s.loadScheduleTx); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := s.db.View(s.verifyScheduleTx); err != nil {
+			b.Fatal(err)
+		}
+		s.mu.Unlock()
+		b.Logf("schedule walk: %v counting (verify_on_open off), %v checking", t1.Sub(t0), time.Since(t1))
 	}
 	var inuse int
 	err = s.db.View(func(tx *bolt.Tx) error {

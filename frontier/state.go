@@ -98,6 +98,7 @@ type guarded struct {
 	alloc     hostAlloc
 	seedNames map[string]bool // seed host names without port
 	ready     readyHeap
+	readyNew  int // hosts in ready with queued URLs (noteReadyLocked)
 	leases    map[uint64]*store.LeaseRecord
 	deadlines leaseHeap
 	nextLease uint64
@@ -125,6 +126,11 @@ type guarded struct {
 	loosened     uint64 // see Loosened
 	doneN        int64
 	dueN         int64 // entries in `due` (host records' DueN)
+	// blocks counts the schedule's entries by due block (schedule_due.go);
+	// blocksLoaded is false until Open has walked the schedule.
+	blocks       dueBlocks
+	blocksLoaded bool
+	tunedAt      time.Time // the policy's last Tune (tuneLocked)
 	lastCP       CheckpointStatus
 	journaled    int64     // keys journaled since the last checkpoint
 	cpBase       time.Time // the last checkpoint, or Open: the journal's age starts here
@@ -173,6 +179,9 @@ func Open(opts Options) (*State, error) {
 	}
 	if opts.tune != nil {
 		opts.tune(&s.knobs)
+	}
+	if sched != nil {
+		s.blocks = newDueBlocks()
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -160,24 +160,24 @@ func (s *State) Status() Status {
 	}
 	st.TopHosts = s.topHostsLocked(10)
 	if s.sched != nil {
-		st.Revisit = s.revisitStatusLocked()
+		st.Revisit = s.revisitStatusLocked(st.Time)
 	}
 	return st
 }
 
-// revisitStatusLocked is Status.Revisit, from counters kept as entries
-// move (no scan): Scheduled is the sum of the interval histogram (every
-// entry, in the inbox, segments, due or leased), Due the entries promoted
-// into `due` (a host's entries whose block has come but that no lease
-// has promoted yet are not counted). Overdue is not measured yet (0).
+// revisitStatusLocked is Status.Revisit at now, from counters kept as
+// entries move (no scan): Scheduled is the sum of the interval histogram
+// (every entry, in the inbox, segments, due or leased), Due and Overdue
+// come from the due blocks (dueCountsLocked).
 // Freshness is estimated from the share p of revisits that saw a change:
 // a page changing as a Poisson process that changes within its interval
 // with probability p is fresh a share p / -ln(1-p) of the time.
-func (s *State) revisitStatusLocked() *RevisitStatus {
+func (s *State) revisitStatusLocked(now time.Time) *RevisitStatus {
 	r := &RevisitStatus{
-		Due: s.dueN, Revisits: s.count[cRevisits], NotModified: s.count[cNotModified],
+		Revisits: s.count[cRevisits], NotModified: s.count[cNotModified],
 		Changed: s.count[cChanged], Unchanged: s.count[cUnchanged], Freshness: 1,
 	}
+	r.Due, r.Overdue = s.dueCountsLocked(now)
 	for i := range r.Intervals {
 		r.Intervals[i] = int64(s.count[cSchedHist+i])
 		r.Scheduled += r.Intervals[i]
@@ -222,9 +222,18 @@ func (s *State) topHostsLocked(n int) []HostStatus {
 
 // RevisitStatus describes a continuous crawl's revisit schedule.
 type RevisitStatus struct {
-	Scheduled int64 `json:"scheduled"` // done URLs with a next visit
-	Due       int64 `json:"due"`       // of those, due now or earlier
-	Overdue   int64 `json:"overdue"`   // due for longer than revisit.min
+	Scheduled int64 `json:"scheduled"` // done URLs with a next visit, revisit leases included
+	// Due counts the schedule's entries not leased whose due block has
+	// started (a URL may be visited from the start of the block its due
+	// time falls in; the block is revisit.min / 4, the smallest min of
+	// revisit.overrides included, at least 1 s, when the file's schedule
+	// got its first entry), wherever they are: the
+	// schedule inbox, its segments, or `due` (promoted, or made due by a
+	// newer sitemap lastmod, whatever their block). Overdue counts those
+	// of them whose due block started more than revisit.min before the
+	// Status's Time. Both are kept per due block as entries move (no scan).
+	Due     int64 `json:"due"`
+	Overdue int64 `json:"overdue"`
 	// Revisits leased, and how the reported ones ended: 304, a new
 	// digest (changed), the same digest (unchanged).
 	Revisits    uint64 `json:"revisits"`

@@ -14,8 +14,10 @@ import (
 // Verify checks the state's internal consistency against its file:
 // every URL admitted is queued, leased or done (Admitted = Queued + page
 // leases + Done); each host's queued count matches its queue entries;
-// every lease names a known host; and the filter holds every queued,
-// leased and done URL. It reads the whole queue: slow on a big crawl.
+// every lease names a known host; the filter holds every queued, leased
+// and done URL; and the revisit schedule's counts match its entries
+// (verifyScheduleTx). It reads the whole queue and schedule: slow on a
+// big crawl.
 // Open runs the same checks on every file it reads (verifyLoaded).
 func (s *State) Verify() error {
 	s.mu.Lock()
@@ -146,6 +148,9 @@ func (s *State) verifyFileTx(tx *bolt.Tx) error {
 		return err
 	}
 	if err := s.verifyDoneTx(tx, fc); err != nil {
+		return err
+	}
+	if err := s.verifyScheduleTx(tx); err != nil {
 		return err
 	}
 	return fc.flush()

@@ -25,6 +25,10 @@
 //	         "crawl_id"  -> 32 lowercase hex digits, drawn at random when
 //	                        the file is created (State.CrawlID); a file
 //	                        without one gets one on its next Open
+//	         "sched_block" -> u64 BE, the revisit schedule's due block in
+//	                        seconds, written with its first entry; schedule
+//	                        segment keys number blocks of it, so it stays
+//	                        when revisit.min changes
 //	inbox    u64 BE (the bucket's NextSequence) -> inbox record: the
 //	         URLs one Apply admitted for one host, admitted since the
 //	         last compaction, in admission order (frontier's inbox.go).
@@ -145,7 +149,8 @@
 // has hops and then its schedule entry's fields, as the schedule entry
 // record after its URL.
 //
-// Done record: version, HTTP status, reason (DoneReason), finished at.
+// Done record: version (2), HTTP status, reason (DoneReason), finished at
+// in Unix seconds (version 1, still read: a nanosecond stamp).
 //
 // Counters record: version, n, then n uvarints in the order of the
 // counter constants (new counters only append; a shorter record leaves

@@ -57,6 +57,9 @@ var (
 	KeyCounters = []byte("counters")
 	KeyLeaseSeq = []byte("lease_seq")
 	KeyCrawlID  = []byte("crawl_id")
+	// KeySchedBlock is the schedule's due block in seconds, written with
+	// its first entry: segment keys number blocks in it.
+	KeySchedBlock = []byte("sched_block")
 )
 
 var AllBuckets = [][]byte{BucketMeta, BucketInbox, BucketSealed, BucketTails, BucketReturned, BucketHosts, BucketRobots, BucketLeases, BucketDone, BucketTruth}
@@ -585,17 +588,29 @@ type DoneRecord struct {
 	Finished time.Time
 }
 
+// doneVersion is the version of the done records Encode writes: 2 keeps
+// Finished in Unix seconds, 5 bytes where version 1's nanosecond stamp
+// took 9 (a done URL took 37.5 bytes in `done`, 33.5 now, in
+// BenchmarkRevisit). DecodeDone reads both.
+const doneVersion = 2
+
+// Encode is r's done record; Finished is kept to the second.
 func (r *DoneRecord) Encode() []byte {
-	return enc(make([]byte, 0, 16)).u(recordVersion).u(uint64(r.Status)).u(uint64(r.Reason)).t(r.Finished)
+	return enc(make([]byte, 0, 12)).u(doneVersion).u(uint64(r.Status)).u(uint64(r.Reason)).i(UnixOf(r.Finished))
 }
 
+// DecodeDone reads a done record of version 1 or 2.
 func DecodeDone(b []byte) (DoneRecord, error) {
 	d := dec{b: b}
-	d.version("done record")
+	v := d.versionUpTo("done record", doneVersion)
 	var r DoneRecord
 	r.Status = int(d.small("done status", 999))
 	r.Reason = DoneReason(d.small("done reason", uint64(MaxDoneReason)))
-	r.Finished = d.t("done finished at")
+	if v == 1 {
+		r.Finished = d.t("done finished at")
+	} else {
+		r.Finished = UnixTime(d.i("done finished at"))
+	}
 	return r, d.end("done record")
 }
 

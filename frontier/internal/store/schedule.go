@@ -209,6 +209,23 @@ func DecodeSchedSegment(v []byte) ([]SchedEntry, error) {
 	return out, nil
 }
 
+// SchedSegmentLen returns the number of entries of schedule segment
+// record v without decoding them (its body is decompressed into buf,
+// returned for reuse): what Open needs to count a segment's entries,
+// which all fall in the due block its key names.
+func SchedSegmentLen(buf, v []byte) (int, []byte, error) {
+	body, err := appendSegmentBody(buf[:0], v)
+	if err != nil {
+		return 0, buf, err
+	}
+	d := dec{b: body}
+	n := d.u("schedule segment count")
+	if d.err == nil && (n > maxSchedEntries || n > uint64(len(d.b))) {
+		d.fail("schedule segment count")
+	}
+	return int(n), body, d.err
+}
+
 // UnixOf is t in Unix seconds, 0 for the zero time.
 func UnixOf(t time.Time) int64 {
 	if t.IsZero() {

@@ -115,9 +115,17 @@ func FuzzSchedule(f *testing.F) {
 		} else if !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("entry error %v is not ErrCorrupt", err)
 		}
+		n, _, lenErr := SchedSegmentLen(nil, b)
+		if lenErr != nil && !errors.Is(lenErr, ErrCorrupt) {
+			t.Fatalf("segment length error %v is not ErrCorrupt", lenErr)
+		}
 		if es, err := DecodeSchedSegment(b); err == nil {
 			if es2, err := DecodeSchedSegment(EncodeSchedSegment(es)); err != nil || !reflect.DeepEqual(es2, es) {
 				t.Fatalf("segment round trip: %+v -> %+v %v", es, es2, err)
+			}
+			// What Open counts without decoding is what decoding finds.
+			if lenErr != nil || n != len(es) {
+				t.Fatalf("SchedSegmentLen = %d, %v; the segment decodes to %d entries", n, lenErr, len(es))
 			}
 		} else if !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("segment error %v is not ErrCorrupt", err)
