@@ -7,7 +7,7 @@ import (
 
 // SealedGens is the list of gens a host has sealed segments under,
 // ascending (its queue's order; HostRecord.Sealed), held as the host
-// record stores it (records.go): the first gen as a uvarint, then the
+// record stores it (host.go): the first gen as a uvarint, then the
 // difference from each gen to the next. A host's consecutive gens are a
 // compaction or a few apart, so a gen costs a byte or two of memory
 // instead of the eight of a []uint64, and every host holds its list for
