@@ -29,6 +29,11 @@ type Filter struct {
 	// shortSteps: Standard steps with fewer than k distinct positions
 	// (see step).
 	shortSteps []uint64
+	// In a Chain: gi is the growth index of the sub-filter (the last one
+	// it covers when folded), and folded marks the one filter a fold built
+	// from the sub-filters 0 .. gi (see Fold).
+	gi     int
+	folded bool
 
 	chunkShift uint // log2 of the words per chunk
 	nchunks    int
