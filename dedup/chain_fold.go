@@ -308,7 +308,18 @@ func (fd *Fold) Commit(tx *bolt.Tx) (FoldStats, error) {
 	n := f.gi + 1 // growth indices folded
 	nm := *old
 	nm.folded, nm.gen = n, fd.gen
-	nm.subs = []meta{*f.metaLocked(persisted)}
+	base := f.metaLocked(persisted)
+	if cut.ok {
+		// The loader counts every key journaled after the cut once more
+		// (the replay's part); the folded filter counted the ones it
+		// holds already.
+		after, err := journaledAfter(tx, cut.seq, f)
+		if err != nil {
+			return fd.st, err
+		}
+		base.items -= min(after, base.items)
+	}
+	nm.subs = []meta{*base}
 	for i, s := range old.subs {
 		if old.growthIndex(i) >= n {
 			nm.subs = append(nm.subs, s)
@@ -427,6 +438,33 @@ func (fd *Fold) release() error {
 	}
 	fd.closed = true
 	return fd.f.Close()
+}
+
+// journaledAfter counts the keys of the journal records after seq that f
+// holds.
+func journaledAfter(tx *bolt.Tx, seq uint64, f *Filter) (uint64, error) {
+	b := tx.Bucket([]byte(BucketJournal))
+	if b == nil {
+		return 0, nil
+	}
+	var n uint64
+	records := func(yield func(k, v []byte) bool) {
+		cur := b.Cursor()
+		for k, v := cur.Seek(binary.BigEndian.AppendUint64(nil, seq+1)); k != nil; k, v = cur.Next() {
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+	err := replayJournal(records, func(_ uint64, hs []uint64, seen []bool) {
+		f.TestHashes(hs, seen)
+		for _, s := range seen {
+			if s {
+				n++
+			}
+		}
+	})
+	return n, err
 }
 
 // deleteChainChunksBelow deletes the chunks of sub-filters of growth index
