@@ -4,9 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The chain at the real size: 1e9 keys reached by growth from 1e6, next to
@@ -268,4 +272,123 @@ func BenchmarkChainGrowthPause(b *testing.B) {
 		b.ReportMetric(float64(fixedAll)/1e6, "fixed-max-pause-ms")
 		b.ReportMetric(float64(c.Growths()), "growths")
 	}
+}
+
+// foldBenchKeys is the keys BenchmarkChainFold grows its chain to.
+var foldBenchKeys = flag.Uint64("foldbench-keys", 10_000_000, "keys BenchmarkChainFold grows its chain to")
+
+// BenchmarkChainFold grows a default chain to -foldbench-keys keys (1e7:
+// 5 sub-filters) and folds it while a goroutine keeps adding fresh keys in
+// batches of 1024, as the frontier's ingest would: BeginFold, Add of every
+// key's hash, WriteChunks in parts of 16 MiB (frontier.checkpoint_part's
+// default) into a bbolt file, Commit. It reports the fold's seconds and
+// its ns per key fed, the folded chain's bytes against the chain's before,
+// and the longest batch of the concurrent adds (max-add-pause-ms: the
+// target is under 50 ms) next to the longest before the fold began
+// (base-add-pause-ms, the machine's own). b.N is ignored.
+func BenchmarkChainFold(b *testing.B) {
+	n := *foldBenchKeys
+	key := func(i uint64) uint64 { return Mix64(i + 1) }
+	for b.Loop() {
+		b.StopTimer()
+		c, err := NewChain(ChainConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.syncGrowth = true
+		hs := make([]uint64, 1024)
+		seen := make([]bool, 1024)
+		for i := uint64(0); i < n; i += 1024 {
+			m := min(1024, n-i)
+			for j := range m {
+				hs[j] = key(i + j)
+			}
+			c.TestAndAddHashes(hs[:m], seen[:m])
+		}
+		c.syncGrowth = false
+		db, err := openBenchDB(b)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Update(func(tx *bolt.Tx) error {
+			if err := c.AppendJournal(tx, hs[:1]); err != nil {
+				return err
+			}
+			_, err := c.Checkpoint(tx)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		before := c.Stats().Bits / 8
+		// The ingest beside the fold.
+		var maxPause, basePause time.Duration
+		var folding atomic.Bool
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(11, 12))
+			hs := make([]uint64, 1024)
+			seen := make([]bool, 1024)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for j := range hs {
+					hs[j] = r.Uint64()
+				}
+				start := time.Now()
+				c.TestAndAddHashes(hs, seen)
+				if d := time.Since(start); folding.Load() {
+					maxPause = max(maxPause, d)
+				} else {
+					basePause = max(basePause, d)
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		})
+		time.Sleep(500 * time.Millisecond)
+		b.StartTimer()
+		folding.Store(true)
+		start := time.Now()
+		fd, err := c.BeginFold()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := uint64(0); i < n; i += 1024 {
+			m := min(1024, n-i)
+			for j := range m {
+				hs[j] = key(i + j)
+			}
+			fd.Add(hs[:m])
+		}
+		for more := true; more; {
+			if err := db.Update(func(tx *bolt.Tx) (err error) { more, err = fd.WriteChunks(tx, 16<<20); return err }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := db.Update(func(tx *bolt.Tx) error { _, err := fd.Commit(tx); return err }); err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		b.StopTimer()
+		close(stop)
+		wg.Wait()
+		after := c.Stats().Bits / 8
+		b.ReportMetric(took.Seconds(), "fold-s")
+		b.ReportMetric(float64(took.Nanoseconds())/float64(n), "fold-ns/key")
+		b.ReportMetric(float64(before), "bytes-before")
+		b.ReportMetric(float64(after), "bytes-after")
+		b.ReportMetric(float64(fd.Stats().Sizing.Bytes), "folded-bytes")
+		b.ReportMetric(float64(maxPause)/1e6, "max-add-pause-ms")
+		b.ReportMetric(float64(basePause)/1e6, "base-add-pause-ms")
+		db.Close()
+		c.Close()
+	}
+}
+
+// openBenchDB opens a bbolt file in the benchmark's temporary directory.
+func openBenchDB(b *testing.B) (*bolt.DB, error) {
+	return bolt.Open(filepath.Join(b.TempDir(), "fold.db"), 0o600, BoltOptions())
 }
