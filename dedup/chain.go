@@ -362,8 +362,9 @@ func (c *Chain) TestAndAddHashes(hs []uint64, seen []bool) {
 	c.addAbsent(hs, seen, nil)
 }
 
-// addAbsent tests hs against every sub-filter in groups of chainGroup and
-// adds the keys of each group found in none to the newest sub-filter
+// addAbsent tests hs against every sub-filter but the newest in groups of
+// chainGroup and adds the keys of each group found in none to the newest
+// sub-filter
 // (addNewest, growing the chain at its capacity), or with to set, to to
 // alone (the load's replay); seen reports each key (a found key is seen).
 // to is a pointer, not a func, so that the ingest's call allocates nothing.
@@ -374,8 +375,14 @@ func (c *Chain) addAbsent(hs []uint64, seen []bool, to *Filter) {
 	for start := 0; start < len(hs); start += chainGroup {
 		g := hs[start:min(start+chainGroup, len(hs))]
 		s := seen[start : start+len(g)]
-		subs := *c.subs.Load()
-		testChain(subs, g, s)
+		// The older sub-filters only: the add to the newest tests it too
+		// (a key whose bits it finds all set is reported seen), so probing
+		// it here as well read a new key's first lines there twice.
+		if subs := *c.subs.Load(); len(subs) > 1 {
+			testChain(subs[:len(subs)-1], g, s)
+		} else {
+			clear(s)
+		}
 		n := 0
 		for i, h := range g {
 			if !s[i] {
