@@ -397,6 +397,15 @@ func (c *Chain) applyFoldLocked() {
 	c.fold.Unlock()
 }
 
+// swapInMemory switches the chain to fd's filter without storing it: for a
+// chain that lives in memory only (the false-positive experiment).
+func (c *Chain) swapInMemory(fd *Fold) {
+	c.ckpt.Lock()
+	defer c.ckpt.Unlock()
+	c.pending = fd
+	c.applyFoldLocked()
+}
+
 // Committed reports whether the chain has switched to the folded filter.
 func (fd *Fold) Committed() bool {
 	fd.c.ckpt.Lock()

@@ -306,3 +306,23 @@ func TestFoldPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestFPCheckChainFolded: the false-positive experiment on a chain kept
+// folded from 1e3 to 1e6 keys finds no false negative and a rate within
+// the compound bound (and near the folded plan's).
+func TestFPCheckChainFolded(t *testing.T) {
+	r, err := FPCheckChainFolded(ChainConfig{Initial: 1000, Capacity: 1_000_000, FP: 0.01}, 300_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FalseNegatives != 0 {
+		t.Fatalf("%d false negatives", r.FalseNegatives)
+	}
+	if r.Folds < 5 || r.Subfilters > 3 {
+		t.Errorf("%d folds, %d sub-filters: the chain did not stay folded", r.Folds, r.Subfilters)
+	}
+	if r.FPRateLow > 0.01 || r.FPRateLow > r.ExpectedFP*1.1 || r.FPRateHigh < r.ExpectedFP*0.9 {
+		t.Errorf("rate %v (%v .. %v), folded plan %v, bound 0.01", r.FPRate, r.FPRateLow, r.FPRateHigh, r.ExpectedFP)
+	}
+	t.Logf("%+v", r)
+}
