@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,7 +95,9 @@ type FoldStats struct {
 // three sub-filters (the newest and two older ones to fold into one).
 func (c *Chain) FoldAdvised() bool { return len(*c.subs.Load()) >= 3 }
 
-// BeginFold starts a fold of every sub-filter but the newest: it allocates
+// BeginFold starts a fold of every sub-filter but the newest: it waits for
+// the adds running (one may still add to the sub-filter before the newest),
+// allocates
 // the folded filter, sized for the keys they count (and 1 + its rate more,
 // for the newer keys that test seen in them) at the rate they share. The
 // caller then feeds, through Add, the hash of every key it admitted before
@@ -126,6 +129,10 @@ func (c *Chain) BeginFold() (*Fold, error) {
 		oldItems += f.items.Load()
 	}
 	n := olds[len(olds)-1].gi + 1
+	// An add that loaded the sub-filters before the newest was added may
+	// still be adding to the one before it: once the lookups running now
+	// are over, every key of olds was added by a call that has returned.
+	c.readers.wait()
 	want *= 1 + c.cfg.foldFP(n)
 	sz, err := c.cfg.foldSizing(n, uint64(math.Ceil(want)))
 	if err != nil {
@@ -504,6 +511,7 @@ func deleteChainChunksBelow(tx *bolt.Tx, n int) error {
 type epochs struct {
 	epoch   atomic.Uint64
 	running [2]atomic.Int64
+	waiting sync.Mutex // one wait at a time
 }
 
 func (e *epochs) enter() uint64 {
@@ -519,8 +527,10 @@ func (e *epochs) enter() uint64 {
 
 func (e *epochs) exit(n uint64) { e.running[n&1].Add(-1) }
 
-// wait is for one caller at a time (a fold's swap, under c.ckpt).
+// wait returns once every lookup that entered before it has exited.
 func (e *epochs) wait() {
+	e.waiting.Lock()
+	defer e.waiting.Unlock()
 	n := e.epoch.Add(1) - 1
 	for e.running[n&1].Load() != 0 {
 		runtime.Gosched()
