@@ -378,8 +378,8 @@ func (c *Chain) settleLocked(tx *bolt.Tx) error {
 }
 
 // applyFoldLocked swaps the pending fold's filter in for the sub-filters it
-// replaces, waits for the lookups that may still use them, and closes them.
-// c.ckpt must be held.
+// replaces and, in a goroutine of the chain's, waits for the lookups that
+// may still use them and closes them. c.ckpt must be held.
 func (c *Chain) applyFoldLocked() {
 	fd := c.pending
 	c.pending = nil
@@ -393,10 +393,15 @@ func (c *Chain) applyFoldLocked() {
 	c.grow.Unlock()
 	c.foldGen = fd.gen
 	fd.committed.Store(true)
-	c.readers.wait()
-	for _, f := range fd.olds {
-		f.Close()
-	}
+	// Unmapping a gigabyte takes a while: a goroutine of the chain's does
+	// it, so that the caller's transaction (and whatever lock it holds
+	// around it) does not wait.
+	c.wg.Go(func() {
+		c.readers.wait()
+		for _, f := range fd.olds {
+			f.Close()
+		}
+	})
 	c.fold.Lock()
 	if c.fold.active == fd {
 		c.fold.active = nil
