@@ -110,6 +110,9 @@ func TestFoldAnswersTheSame(t *testing.T) {
 			if got, want := len(after.Subfilters), 2; got != want {
 				t.Fatalf("%d sub-filters after the fold, want %d", got, want)
 			}
+			if got, want := after.Subfilters[0].Folded, len(before.Subfilters)-1; got != want || after.Subfilters[1].Folded != 0 {
+				t.Errorf("Stats says the first sub-filter folds %d growth indices, want %d", got, want)
+			}
 			if after.Bits >= before.Bits {
 				t.Errorf("the folded chain has %d bits, not fewer than the %d before", after.Bits, before.Bits)
 			}
