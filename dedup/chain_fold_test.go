@@ -153,6 +153,14 @@ func TestFoldAnswersTheSame(t *testing.T) {
 				t.Fatalf("reload after the second fold: %v", err)
 			}
 			checkHashes(t, g, held, "after the second fold, journaled keys and a reload")
+			// The reloaded chain (format 3) grows and folds in turn.
+			held = append(held, growJournaled(t, db, g, 420_000, 700_000, 100)...)
+			runFold(t, db, g, held, 0, foldDone)
+			checkHashes(t, g, held, "after a fold of a reloaded folded chain")
+			if g, err = loadChainDB(t, db, cfg); err != nil {
+				t.Fatalf("reload after the third fold: %v", err)
+			}
+			checkHashes(t, g, held, "after the third fold and a reload")
 		})
 	}
 }
