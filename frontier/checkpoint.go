@@ -177,9 +177,13 @@ const (
 
 // CheckpointIfDue compacts the inbox, then checkpoints the filter as
 // Checkpoint does when the rule above says it is worth it; did reports
-// whether it did. Checkpoint always checkpoints; Close checkpoints by the
+// whether it did. Last, it starts a fold of a scalable filter in the
+// background when the chain advises one (State.Fold). Checkpoint always checkpoints; Close checkpoints by the
 // same rule, without letting go of the state.
 func (s *State) CheckpointIfDue() (cs dedup.CheckpointStats, did bool, err error) {
+	// Then, with the state free, a scalable filter that advises a fold
+	// folds in the background (fold.go; frontier.filter.fold).
+	defer s.startFold()
 	s.logGrowthStop()
 	if _, err := s.Compact(); err != nil {
 		return cs, false, err
