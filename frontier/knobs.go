@@ -16,6 +16,10 @@ type knobs struct {
 	// checkpointYield, when set, runs between the parts of a checkpoint
 	// that yields, or of a fold, while the state is free (yieldLocked).
 	checkpointYield func()
+	// chainChunkBytes, when set, is a scalable filter's checkpoint chunk
+	// size (dedup.ChainConfig.ChunkBytes), so that tests store a small
+	// chain in many parts.
+	chainChunkBytes int
 	// foldFeed, when set, runs before each batch of hashes a fold feeds,
 	// while the state is free (fold.go).
 	foldFeed func()
