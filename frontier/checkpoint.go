@@ -69,6 +69,8 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 	if err := s.db.View(s.filter.BeginCheckpoint); err != nil {
 		return st, err
 	}
+	s.folds.inRound = true // a fold commits after the round (fold.go)
+	defer func() { s.folds.inRound = false }()
 	journaled, began := s.journaled, s.now()
 	// The changed chunks go in transactions of frontier.checkpoint_part,
 	// the last of which truncates the journal: one transaction held every

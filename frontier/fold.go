@@ -30,6 +30,10 @@ type folds struct {
 	wg      sync.WaitGroup
 	// tooLargeLogged: the fold refused past max_memory was logged once.
 	tooLargeLogged atomic.Bool
+	// inRound (guarded by State.mu): a checkpoint is between its parts. A
+	// fold commits outside a checkpoint round, so that a round's parts
+	// all write the same sub-filters.
+	inRound bool
 }
 
 // stop makes a running fold give up (the chain stays as it was) and
@@ -213,6 +217,14 @@ func (s *State) storeFold(fd *dedup.Fold) (dedup.FoldStats, error) {
 		if err != nil {
 			return fd.Stats(), err
 		}
+	}
+	for s.folds.inRound {
+		if err := s.pauseLocked(func() { time.Sleep(time.Millisecond) }); err != nil {
+			return fd.Stats(), err
+		}
+	}
+	if err := s.commitLocked(); err != nil {
+		return fd.Stats(), err
 	}
 	var st dedup.FoldStats
 	err := part(func(tx *bolt.Tx) (err error) {
