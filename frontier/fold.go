@@ -34,6 +34,22 @@ type folds struct {
 	// fold commits outside a checkpoint round, so that a round's parts
 	// all write the same sub-filters.
 	inRound bool
+	// active and late (guarded by State.mu): from BeginFold until the
+	// fold ends, the keys the audit's sample recorded as false-positive
+	// skips (noteSkipLocked). Nothing else holds such a key but truth,
+	// and the filter held it only by a false positive, maybe in a
+	// sub-filter the fold replaces: the fold adds it before it stores
+	// its last part, so that every truth key still tests seen.
+	active bool
+	late   []uint64
+}
+
+// noteSkipLocked records a false-positive skip's key (truth holds it now)
+// for the fold under way, if any. State.mu must be held.
+func (f *folds) noteSkipLocked(h uint64) {
+	if f.active {
+		f.late = append(f.late, h)
+	}
 }
 
 // stop makes a running fold give up (the chain stays as it was) and
@@ -137,6 +153,9 @@ func (s *State) fold() (dedup.FoldStats, bool, error) {
 	if err == nil {
 		st, err = s.storeFold(fd)
 	}
+	s.mu.Lock()
+	s.folds.active, s.folds.late = false, nil
+	s.mu.Unlock()
 	if err != nil {
 		_ = fd.Close()
 		return st, false, err
@@ -176,6 +195,7 @@ func (s *State) beginFold() (*dedup.Fold, *bolt.Tx, error) {
 		_ = fd.Close()
 		return nil, nil, err
 	}
+	s.folds.active, s.folds.late = true, nil
 	return fd, tx, nil
 }
 
@@ -206,33 +226,48 @@ func (s *State) storeFold(fd *dedup.Fold) (dedup.FoldStats, error) {
 	if err := s.commitLocked(); err != nil {
 		return fd.Stats(), err
 	}
-	for more := true; more; {
+	var st dedup.FoldStats
+	for {
+		// The skips recorded since the last part, then a part: the
+		// chunks they dirtied go with it.
+		if len(s.folds.late) > 0 {
+			if err := fd.Add(s.folds.late); err != nil {
+				return fd.Stats(), err
+			}
+			s.folds.late = s.folds.late[:0]
+		}
+		var more bool
 		err := part(func(tx *bolt.Tx) (err error) {
 			more, err = fd.WriteChunks(tx, int64(s.cfg.Frontier.CheckpointPart))
 			return err
 		})
-		if err == nil {
+		if err != nil {
+			return fd.Stats(), err
+		}
+		if !more && !s.folds.inRound {
+			// Every chunk stored, and the lock held since: no skip is
+			// recorded before the commit.
+			err = part(func(tx *bolt.Tx) (err error) {
+				st, err = fd.Commit(tx)
+				return err
+			})
+			if err != nil {
+				return fd.Stats(), err
+			}
+			break
+		}
+		if s.folds.inRound {
+			// A fold commits outside a checkpoint round.
+			err = s.pauseLocked(func() { time.Sleep(time.Millisecond) })
+			if err == nil {
+				err = s.commitLocked()
+			}
+		} else {
 			busy, err = s.yieldLocked(held, busy, partTx)
 		}
 		if err != nil {
 			return fd.Stats(), err
 		}
-	}
-	for s.folds.inRound {
-		if err := s.pauseLocked(func() { time.Sleep(time.Millisecond) }); err != nil {
-			return fd.Stats(), err
-		}
-	}
-	if err := s.commitLocked(); err != nil {
-		return fd.Stats(), err
-	}
-	var st dedup.FoldStats
-	err := part(func(tx *bolt.Tx) (err error) {
-		st, err = fd.Commit(tx)
-		return err
-	})
-	if err != nil {
-		return fd.Stats(), err
 	}
 	return st, nil
 }
