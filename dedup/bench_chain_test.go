@@ -1,11 +1,16 @@
 package dedup
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The chain at the real size: 1e9 keys reached by growth from 1e6, next to
@@ -18,9 +23,17 @@ import (
 //	go test ./dedup -run '^$' -bench 'Chain1e9' -benchtime 3000000x -timeout 60m
 //
 // (-bench 'Chain1e9/chain/standard/s=2/r=0.9' picks one; each fills its
-// own filter, once per -count, which takes minutes.)
+// own filter, once per -count, which takes minutes). The folded/ variants
+// are the default chain kept folded (Chain.BeginFold whenever FoldAdvised):
+// a folded filter for every key but the newest sub-filter's, and the newest.
+// -chainbench-keys 100000000 runs it all at 1e8.
 
 const chainBenchKeys = 1_000_000_000
+
+// chainBenchN is the keys BenchmarkChain1e9 fills to: 1e9 unless
+// -chainbench-keys says otherwise (1e8 fills in seconds, for a quick
+// comparison on a shared machine).
+var chainBenchN = flag.Uint64("chainbench-keys", chainBenchKeys, "keys BenchmarkChain1e9 fills its filters to")
 
 // fillRandom adds n random hashes to f from two goroutines.
 func fillRandom(f *Filter, n uint64, seed uint64) {
@@ -62,6 +75,39 @@ func filledChain(b *testing.B, cfg ChainConfig, n uint64) *Chain {
 		k := min(n, sz.Capacity)
 		fillRandom(f, k, uint64(i)+100)
 		n -= k
+		subs = append(subs, f)
+	}
+	return newChainOf(cfg, subs)
+}
+
+// filledFoldedChain builds cfg's chain as it stands after n keys when it is
+// folded whenever FoldAdvised: one folded filter holding the keys of every
+// sub-filter but the newest, and the newest (PlanChain's Folded).
+func filledFoldedChain(b *testing.B, cfg ChainConfig, n uint64) *Chain {
+	cfg.Capacity = n
+	p, err := PlanChain(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg = p.Config
+	var subs []*Filter
+	left := n
+	for i, sz := range p.Folded.Subfilters {
+		f, err := newFilter(sz, cfg.ChunkBytes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := min(left, sz.Capacity)
+		if i == 0 && len(p.Folded.Subfilters) == 2 && len(p.Subfilters) >= 3 {
+			k = 0
+			for _, s := range p.Subfilters[:len(p.Subfilters)-1] {
+				k += s.Capacity
+			}
+			f.folded = true
+		}
+		f.gi = len(p.Subfilters) - len(p.Folded.Subfilters) + i
+		fillRandom(f, k, uint64(i)+200)
+		left -= k
 		subs = append(subs, f)
 	}
 	return newChainOf(cfg, subs)
@@ -117,17 +163,18 @@ func BenchmarkChain1e9(b *testing.B) {
 	}()
 	for _, l := range allLayouts {
 		// Each sub-benchmark fills its own filter, so -bench can pick one.
-		fixedSz, err := PlanLayout(chainBenchKeys, 0.01, l)
+		keys := *chainBenchN
+		fixedSz, err := PlanLayout(keys, 0.01, l)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("fixed/%v", l), func(b *testing.B) {
 			fixed := cachedFill(b.Name(), func() *Filter {
-				f, err := New(chainBenchKeys, 0.01, WithLayout(l))
+				f, err := New(keys, 0.01, WithLayout(l))
 				if err != nil {
 					b.Fatal(err)
 				}
-				fillRandom(f, chainBenchKeys, 1)
+				fillRandom(f, keys, 1)
 				return f
 			})
 			benchHashes(b, fixed.TestAndAddHashes)
@@ -138,20 +185,32 @@ func BenchmarkChain1e9(b *testing.B) {
 		for _, sr := range [][2]float64{{2, 0.9}, {2, 0.8}, {2, 0.5}, {4, 0.8}} {
 			cfg := ChainConfig{Initial: 1_000_000, FP: 0.01, Growth: sr[0], Tightening: sr[1], Layout: l}
 			b.Run(fmt.Sprintf("chain/%v/s=%g/r=%g", l, sr[0], sr[1]), func(b *testing.B) {
-				c := cachedFill(b.Name(), func() *Chain { return filledChain(b, cfg, chainBenchKeys) })
+				c := cachedFill(b.Name(), func() *Chain { return filledChain(b, cfg, keys) })
 				benchHashes(b, c.TestAndAddHashes)
-				st := c.Stats()
-				var bytes uint64
-				for _, s := range st.Subfilters {
-					bytes += (s.Bits + 7) / 8
-				}
-				b.ReportMetric(float64(bytes), "bytes")
-				b.ReportMetric(float64(bytes)/float64(fixedSz.Bytes), "mem-ratio")
-				b.ReportMetric(float64(len(st.Subfilters)), "subfilters")
-				b.ReportMetric(st.ImpliedFP, "implied-fp")
+				reportChain(b, c, fixedSz)
 			})
 		}
+		cfg := ChainConfig{Initial: 1_000_000, FP: 0.01, Layout: l}
+		b.Run(fmt.Sprintf("folded/%v/s=2/r=0.9", l), func(b *testing.B) {
+			c := cachedFill(b.Name(), func() *Chain { return filledFoldedChain(b, cfg, keys) })
+			benchHashes(b, c.TestAndAddHashes)
+			reportChain(b, c, fixedSz)
+		})
 	}
+}
+
+// reportChain reports a chain's memory next to the fixed filter's, its
+// sub-filters and its implied rate.
+func reportChain(b *testing.B, c *Chain, fixedSz Sizing) {
+	st := c.Stats()
+	var bytes uint64
+	for _, s := range st.Subfilters {
+		bytes += (s.Bits + 7) / 8
+	}
+	b.ReportMetric(float64(bytes), "bytes")
+	b.ReportMetric(float64(bytes)/float64(fixedSz.Bytes), "mem-ratio")
+	b.ReportMetric(float64(len(st.Subfilters)), "subfilters")
+	b.ReportMetric(st.ImpliedFP, "implied-fp")
 }
 
 // BenchmarkChainGrowthPause grows a chain from 1e6 through six growth
@@ -213,4 +272,124 @@ func BenchmarkChainGrowthPause(b *testing.B) {
 		b.ReportMetric(float64(fixedAll)/1e6, "fixed-max-pause-ms")
 		b.ReportMetric(float64(c.Growths()), "growths")
 	}
+}
+
+// foldBenchKeys is the keys BenchmarkChainFold grows its chain to.
+var foldBenchKeys = flag.Uint64("foldbench-keys", 10_000_000, "keys BenchmarkChainFold grows its chain to")
+
+// BenchmarkChainFold grows a default chain to -foldbench-keys keys (1e7:
+// 5 sub-filters) and folds it while a goroutine keeps adding fresh keys in
+// batches of 1024 (about 500,000 a second), as the frontier's ingest
+// would: BeginFold, Add of every
+// key's hash, WriteChunks in parts of 16 MiB (frontier.checkpoint_part's
+// default) into a bbolt file, Commit. It reports the fold's seconds and
+// its ns per key fed, the folded chain's bytes against the chain's before,
+// and the longest batch of the concurrent adds (max-add-pause-ms: the
+// target is under 50 ms) next to the longest before the fold began
+// (base-add-pause-ms, the machine's own). Run with -benchtime 1x.
+func BenchmarkChainFold(b *testing.B) {
+	n := *foldBenchKeys
+	key := func(i uint64) uint64 { return Mix64(i + 1) }
+	for range b.N {
+		b.StopTimer()
+		c, err := NewChain(ChainConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.syncGrowth = true
+		hs := make([]uint64, 1024)
+		seen := make([]bool, 1024)
+		for i := uint64(0); i < n; i += 1024 {
+			m := min(1024, n-i)
+			for j := range m {
+				hs[j] = key(i + j)
+			}
+			c.TestAndAddHashes(hs[:m], seen[:m])
+		}
+		c.syncGrowth = false
+		db, err := openBenchDB(b)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Update(func(tx *bolt.Tx) error {
+			if err := c.AppendJournal(tx, hs[:1]); err != nil {
+				return err
+			}
+			_, err := c.Checkpoint(tx)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		before := c.Stats().Bits / 8
+		// The ingest beside the fold.
+		var maxPause, basePause time.Duration
+		var folding atomic.Bool
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(11, 12))
+			hs := make([]uint64, 1024)
+			seen := make([]bool, 1024)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for j := range hs {
+					hs[j] = r.Uint64()
+				}
+				start := time.Now()
+				c.TestAndAddHashes(hs, seen)
+				if d := time.Since(start); folding.Load() {
+					maxPause = max(maxPause, d)
+				} else {
+					basePause = max(basePause, d)
+				}
+				time.Sleep(2 * time.Millisecond) // about 500,000 keys/s
+			}
+		})
+		time.Sleep(500 * time.Millisecond)
+		b.StartTimer()
+		folding.Store(true)
+		start := time.Now()
+		fd, err := c.BeginFold()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := uint64(0); i < n; i += 1024 {
+			m := min(1024, n-i)
+			for j := range m {
+				hs[j] = key(i + j)
+			}
+			fd.Add(hs[:m])
+		}
+		for more := true; more; {
+			if err := db.Update(func(tx *bolt.Tx) (err error) { more, err = fd.WriteChunks(tx, 16<<20); return err }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := db.Update(func(tx *bolt.Tx) error { _, err := fd.Commit(tx); return err }); err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		b.StopTimer()
+		close(stop)
+		wg.Wait()
+		after := c.Stats().Bits / 8
+		b.ReportMetric(took.Seconds(), "fold-s")
+		b.ReportMetric(float64(took.Nanoseconds())/float64(n), "fold-ns/key")
+		b.ReportMetric(float64(before), "bytes-before")
+		b.ReportMetric(float64(after), "bytes-after")
+		b.ReportMetric(float64(fd.Stats().Sizing.Bytes), "folded-bytes")
+		b.ReportMetric(float64(maxPause)/1e6, "max-add-pause-ms")
+		b.ReportMetric(float64(basePause)/1e6, "base-add-pause-ms")
+		db.Close()
+		c.Close()
+	}
+}
+
+// openBenchDB opens a bbolt file in the benchmark's temporary directory.
+func openBenchDB(b *testing.B) (*bolt.DB, error) {
+	return bolt.Open(filepath.Join(b.TempDir(), "fold.db"), 0o600, BoltOptions())
 }

@@ -195,8 +195,22 @@ type Chain struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	ckpt  sync.Mutex // serialises Checkpoint and the first meta write
+	ckpt  sync.Mutex // serialises Checkpoint, the first meta write and a fold's commit
 	round round      // the checkpoint round under way (BeginCheckpoint); guarded by ckpt
+
+	// readers lets a fold close the sub-filters it replaced once no
+	// lookup that may still hold them is running (see epochs).
+	readers epochs
+	// fold is the fold under way, if any (chain_fold.go).
+	fold struct {
+		sync.Mutex
+		active *Fold
+	}
+	// foldGen is the generation of the folded sub-filter (0: none), and
+	// pending a fold whose commit is written in a transaction not yet
+	// known to have committed; both guarded by ckpt.
+	foldGen uint64
+	pending *Fold
 }
 
 // prepareAt is the share of the newest sub-filter's capacity at which the
@@ -260,6 +274,11 @@ func (c *Chain) Close() error {
 	c.cancel()
 	c.wg.Wait()
 	var first error
+	c.fold.Lock()
+	if fd := c.fold.active; fd != nil {
+		first = fd.release()
+	}
+	c.fold.Unlock()
 	c.grow.Lock()
 	if c.grow.next != nil {
 		first = c.grow.next.Close()
@@ -291,6 +310,7 @@ func (c *Chain) TestHash(h uint64) bool { return c.Which(h) >= 0 }
 // Which returns the index of the sub-filter that holds h, newest first, or
 // -1 when none does: the sub-filter that answered for a key.
 func (c *Chain) Which(h uint64) int {
+	defer c.readers.exit(c.readers.enter())
 	subs := *c.subs.Load()
 	for i := len(subs) - 1; i >= 0; i-- {
 		if subs[i].TestHash(h) {
@@ -304,7 +324,10 @@ func (c *Chain) Which(h uint64) int {
 // reports hs[i]. It tests them in groups, each group's positions in every
 // sub-filter fetched at once, as TestAndAddHashes does; TestHash waits for
 // one key's memory before the next key's.
-func (c *Chain) TestHashes(hs []uint64, seen []bool) { testHashes(*c.subs.Load(), hs, seen) }
+func (c *Chain) TestHashes(hs []uint64, seen []bool) {
+	defer c.readers.exit(c.readers.enter())
+	testHashes(*c.subs.Load(), hs, seen)
+}
 
 // TestAndAddBatch is TestAndAdd for every key; seen[i] reports keys[i].
 func (c *Chain) TestAndAddBatch(keys [][]byte, seen []bool) {
@@ -331,6 +354,7 @@ const chainGroup = 64
 // nowhere to the newest sub-filter.
 func (c *Chain) TestAndAddHashes(hs []uint64, seen []bool) {
 	_ = seen[:len(hs)]
+	defer c.readers.exit(c.readers.enter())
 	if len(*c.subs.Load()) == 1 {
 		c.addNewest(hs, seen)
 		return
@@ -338,8 +362,9 @@ func (c *Chain) TestAndAddHashes(hs []uint64, seen []bool) {
 	c.addAbsent(hs, seen, nil)
 }
 
-// addAbsent tests hs against every sub-filter in groups of chainGroup and
-// adds the keys of each group found in none to the newest sub-filter
+// addAbsent tests hs against every sub-filter but the newest in groups of
+// chainGroup and adds the keys of each group found in none to the newest
+// sub-filter
 // (addNewest, growing the chain at its capacity), or with to set, to to
 // alone (the load's replay); seen reports each key (a found key is seen).
 // to is a pointer, not a func, so that the ingest's call allocates nothing.
@@ -350,8 +375,14 @@ func (c *Chain) addAbsent(hs []uint64, seen []bool, to *Filter) {
 	for start := 0; start < len(hs); start += chainGroup {
 		g := hs[start:min(start+chainGroup, len(hs))]
 		s := seen[start : start+len(g)]
-		subs := *c.subs.Load()
-		testChain(subs, g, s)
+		// The older sub-filters only: the add to the newest tests it too
+		// (a key whose bits it finds all set is reported seen), so probing
+		// it here as well read a new key's first lines there twice.
+		if subs := *c.subs.Load(); len(subs) > 1 {
+			testChain(subs[:len(subs)-1], g, s)
+		} else {
+			clear(s)
+		}
 		n := 0
 		for i, h := range g {
 			if !s[i] {
@@ -397,7 +428,7 @@ func (c *Chain) addNewest(hs []uint64, seen []bool) {
 		}
 		f.TestAndAddHashes(hs[:n], seen[:n])
 		if after := f.items.Load(); float64(after) >= prepareAt*float64(capacity) {
-			c.prepare(len(subs))
+			c.prepare(f.gi + 1)
 		}
 		hs, seen = hs[n:], seen[n:]
 	}
@@ -429,7 +460,9 @@ func (c *Chain) addRestAfterGrowth(f *Filter, hs []uint64, seen []bool) {
 	}
 }
 
-// prepare starts preparing sub-filter i, unless it has started.
+// prepare starts preparing the sub-filter of growth index i, unless it has
+// started. A fold keeps growth indices: the sub-filter after a folded one
+// covering 0 .. j is j+1, sized as it would be without the fold.
 func (c *Chain) prepare(i int) {
 	if c.preparing.Load() >= int64(i) {
 		return
@@ -465,6 +498,9 @@ func (c *Chain) prepareLocked(i int) {
 	c.grow.allocated = allocated
 	if c.syncGrowth {
 		c.grow.next, c.grow.err = newFilter(sz, c.cfg.ChunkBytes)
+		if c.grow.next != nil {
+			c.grow.next.gi = i
+		}
 		c.grow.stopped = c.grow.err != nil
 		close(allocated)
 		return
@@ -473,6 +509,9 @@ func (c *Chain) prepareLocked(i int) {
 	go func() {
 		defer c.wg.Done()
 		f, err := newFilter(sz, c.cfg.ChunkBytes)
+		if f != nil {
+			f.gi = i
+		}
 		c.grow.Lock()
 		if c.ctx.Err() != nil && f != nil {
 			// Closing: Close may already have looked at next.
@@ -511,7 +550,7 @@ func (c *Chain) growAt(f *Filter, items uint64) *Filter {
 		if newest := subs[len(subs)-1]; newest != f {
 			return newest
 		}
-		c.prepareLocked(len(subs))
+		c.prepareLocked(subs[len(subs)-1].gi + 1)
 		if c.grow.stopped {
 			return f
 		}

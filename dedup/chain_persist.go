@@ -18,14 +18,15 @@ import (
 // parts of both is refused (ErrCorrupt), never reinitialised.
 //
 //	bloom_meta   key "chain" -> chain meta record
-//	bloom_chain  key u32 BE sub-filter index ‖ u64 BE chunk index -> chunk record
+//	bloom_chain  key u32 BE growth index ‖ u64 BE chunk index -> chunk record
+//	bloom_fold   key u64 BE fold generation ‖ u64 BE chunk index -> chunk record
 //	journal      as format 1: key u64 BE sequence -> n >= 1 key hashes, CRC-32C
 //
 // Chain meta record (all integers little-endian):
 //
 //	off size
 //	  0    4  magic "TRSC"
-//	  4    2  format version (2)
+//	  4    2  format version (2; 3 once a fold committed, see below)
 //	  6    1  layout (1 standard, 2 blocked), every sub-filter
 //	  7    1  hash version (HashVersion)
 //	  8    4  chunk size in bytes, every sub-filter (4 KiB .. 64 MiB)
@@ -35,7 +36,11 @@ import (
 //	 24    8  target compound false-positive rate p, IEEE-754 bits
 //	 32    8  growth s, IEEE-754 bits
 //	 40    8  tightening r, IEEE-754 bits
-//	 48       L sub-filter records, oldest first:
+//	 48       format 3 only, the fold header (16 bytes, offsets below from 48):
+//	            0    4  F, growth indices the folded filter covers (0 .. F-1)
+//	            4    4  reserved, 0
+//	            8    8  fold generation (>= 1): its chunks' prefix in bloom_fold
+//	 48/64    L sub-filter records, oldest first:
 //	          off size
 //	            0    8  capacity (n0·s^i, rounded up)
 //	            8    8  m, bits
@@ -46,6 +51,14 @@ import (
 //	           32    8  set bits as of this checkpoint (informational)
 //	           40    c  stored-chunk bitmap, c = ceil(chunks/8)
 //	end    4  CRC-32C (Castagnoli) of every byte before it
+//
+// In format 2, record i is the sub-filter of growth index i (n0·s^i keys at
+// p0·r^i). In format 3, record 0 is the folded filter (its own capacity,
+// planned at p·(1−r^F); its chunks in bloom_fold under the generation) and
+// record i >= 1 the sub-filter of growth index F+i−1. A chunk in
+// bloom_chain of a growth index below F (left by a fold whose deletions did
+// not commit with it) is ignored, and so is a generation in bloom_fold other
+// than the one named (a fold cut short).
 //
 // Chunk, journal and cut records are format 1's (the cut record carries the
 // chain meta record's checksum). The journal does not say which
@@ -65,6 +78,7 @@ const FormatVersionChain = 2
 const (
 	chainMagic      = "TRSC"
 	chainHeaderSize = 48
+	foldHeaderSize  = 16
 	subHeaderSize   = 40
 )
 
@@ -78,6 +92,18 @@ type chainMeta struct {
 	growth      float64
 	tightening  float64
 	subs        []meta // capacity, bits, k, words, chunks, items, setBits, stored
+	// folded is F, the growth indices record 0 covers when it is a folded
+	// filter (format 3), 0 otherwise; gen its generation.
+	folded int
+	gen    uint64
+}
+
+// growthIndex is the growth index of record i: the last one it covers.
+func (m *chainMeta) growthIndex(i int) int {
+	if m.folded == 0 {
+		return i
+	}
+	return m.folded + i - 1
 }
 
 func (m *chainMeta) encode() []byte {
@@ -85,6 +111,9 @@ func (m *chainMeta) encode() []byte {
 	b := make([]byte, chainHeaderSize)
 	copy(b, chainMagic)
 	le.PutUint16(b[4:], FormatVersionChain)
+	if m.folded > 0 {
+		le.PutUint16(b[4:], FormatVersionFolded)
+	}
 	b[6] = byte(m.layout)
 	b[7] = m.hashVersion
 	le.PutUint32(b[8:], uint32(m.chunkBytes))
@@ -93,6 +122,11 @@ func (m *chainMeta) encode() []byte {
 	le.PutUint64(b[24:], math.Float64bits(m.fp))
 	le.PutUint64(b[32:], math.Float64bits(m.growth))
 	le.PutUint64(b[40:], math.Float64bits(m.tightening))
+	if m.folded > 0 {
+		b = le.AppendUint32(b, uint32(m.folded))
+		b = le.AppendUint32(b, 0)
+		b = le.AppendUint64(b, m.gen)
+	}
 	for _, s := range m.subs {
 		b = le.AppendUint64(b, s.capacity)
 		b = le.AppendUint64(b, s.bits)
@@ -120,8 +154,9 @@ func decodeChainMeta(b []byte) (*chainMeta, error) {
 	if got := crc32.Checksum(body, castagnoli); got != sum {
 		return nil, fmt.Errorf("%w: chain meta record checksum %08x, want %08x", ErrCorrupt, got, sum)
 	}
-	if v := le.Uint16(b[4:]); v != FormatVersionChain {
-		return nil, fmt.Errorf("%w: chain format version %d, this code reads %d", ErrMismatch, v, FormatVersionChain)
+	v := le.Uint16(b[4:])
+	if v != FormatVersionChain && v != FormatVersionFolded {
+		return nil, fmt.Errorf("%w: chain format version %d, this code reads %d and %d", ErrMismatch, v, FormatVersionChain, FormatVersionFolded)
 	}
 	m := &chainMeta{
 		layout: Layout(b[6]), hashVersion: b[7], chunkBytes: uint64(le.Uint32(b[8:])),
@@ -146,20 +181,42 @@ func decodeChainMeta(b []byte) (*chainMeta, error) {
 		return nil, fmt.Errorf("%w: chain meta: %w", ErrCorrupt, err)
 	}
 	rest := body[chainHeaderSize:]
+	if v == FormatVersionFolded {
+		if len(rest) < foldHeaderSize {
+			return nil, fmt.Errorf("%w: chain meta fold header truncated", ErrCorrupt)
+		}
+		folded := le.Uint32(rest)
+		m.gen = le.Uint64(rest[8:])
+		switch {
+		case folded < 2 || int(folded)+n-1 > MaxSubfilters:
+			return nil, fmt.Errorf("%w: chain meta folded filter covers %d growth indices", ErrCorrupt, folded)
+		case le.Uint32(rest[4:]) != 0:
+			return nil, fmt.Errorf("%w: chain meta fold header reserved field set", ErrCorrupt)
+		case m.gen == 0:
+			return nil, fmt.Errorf("%w: chain meta fold generation 0", ErrCorrupt)
+		}
+		m.folded = int(folded)
+		rest = rest[foldHeaderSize:]
+	}
 	for i := range n {
 		if len(rest) < subHeaderSize {
 			return nil, fmt.Errorf("%w: chain meta sub-filter %d truncated", ErrCorrupt, i)
 		}
+		gi := m.growthIndex(i)
+		wantCap, fp := cfg.subCapacity(gi), cfg.subFP(gi)
+		if m.folded > 0 && i == 0 {
+			wantCap, fp = le.Uint64(rest), cfg.foldFP(m.folded)
+		}
 		s := meta{
-			layout: m.layout, hashVersion: m.hashVersion, chunkBytes: m.chunkBytes, fp: cfg.subFP(i),
+			layout: m.layout, hashVersion: m.hashVersion, chunkBytes: m.chunkBytes, fp: fp,
 			capacity: le.Uint64(rest), bits: le.Uint64(rest[8:]), k: int(le.Uint16(rest[16:])),
 			chunks: uint64(le.Uint32(rest[20:])), items: le.Uint64(rest[24:]), setBits: le.Uint64(rest[32:]),
 		}
 		s.words = (s.bits + 63) / 64
 		c := (s.chunks + 7) / 8
 		switch {
-		case s.capacity != cfg.subCapacity(i):
-			return nil, fmt.Errorf("%w: chain meta sub-filter %d capacity %d, want %d", ErrCorrupt, i, s.capacity, cfg.subCapacity(i))
+		case s.capacity != wantCap || s.capacity == 0:
+			return nil, fmt.Errorf("%w: chain meta sub-filter %d capacity %d, want %d", ErrCorrupt, i, s.capacity, wantCap)
 		case s.k < 1 || s.k > maxK:
 			return nil, fmt.Errorf("%w: chain meta sub-filter %d k %d", ErrCorrupt, i, s.k)
 		case s.bits == 0 || s.bits > maxBits:
@@ -204,7 +261,7 @@ func (m *chainMeta) matches(want ChainConfig) error {
 		return mismatch("tightening", m.tightening, want.Tightening)
 	}
 	for i, s := range m.subs {
-		sz, err := want.subSizing(i)
+		sz, err := m.sizing(want, i)
 		if err != nil {
 			return fmt.Errorf("dedup: sub-filter %d: %w", i, err)
 		}
@@ -215,7 +272,26 @@ func (m *chainMeta) matches(want ChainConfig) error {
 	return nil
 }
 
-// chainChunkKey is the key of chunk c of sub-filter i.
+// sizing is the plan of record i under cfg: the folded filter's for its
+// capacity, or the sub-filter's of its growth index.
+func (m *chainMeta) sizing(cfg ChainConfig, i int) (Sizing, error) {
+	if m.folded > 0 && i == 0 {
+		return cfg.foldSizing(m.folded, m.subs[0].capacity)
+	}
+	return cfg.subSizing(m.growthIndex(i))
+}
+
+// subChunkKey is the key function of f's chunks and the bucket that holds
+// them: bloom_fold under the generation for a folded filter, bloom_chain
+// under its growth index for the others.
+func (c *Chain) subChunkKey(f *Filter) (bucket string, key func(c int) []byte) {
+	if f.folded {
+		return BucketFold, foldChunkKey(c.foldGen)
+	}
+	return BucketChainChunks, chainChunkKey(f.gi)
+}
+
+// chainChunkKey is the key of chunk c of the sub-filter of growth index i.
 func chainChunkKey(i int) func(c int) []byte {
 	return func(c int) []byte {
 		return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, uint32(i)), uint64(c))
@@ -228,6 +304,9 @@ func (c *Chain) metaLocked(subs []*Filter, stored [][]uint64) *chainMeta {
 	m := &chainMeta{
 		layout: c.cfg.Layout, hashVersion: HashVersion, chunkBytes: uint64(c.cfg.ChunkBytes),
 		initial: c.cfg.Initial, fp: c.cfg.FP, growth: c.cfg.Growth, tightening: c.cfg.Tightening,
+	}
+	if subs[0].folded {
+		m.folded, m.gen = subs[0].gi+1, c.foldGen
 	}
 	for i, f := range subs {
 		m.subs = append(m.subs, *f.metaLocked(stored[i]))
@@ -291,12 +370,11 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 	}
 	c.ckpt.Lock()
 	defer c.ckpt.Unlock()
+	if err := c.settleLocked(tx); err != nil {
+		return false, CheckpointStats{}, err
+	}
 	subs := *c.subs.Load()
 	defer lockSubs(subs)()
-	bucket, err := tx.CreateBucketIfNotExists([]byte(BucketChainChunks))
-	if err != nil {
-		return false, CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
-	}
 	rd := c.round
 	if budget == nil || !rd.active {
 		c.round, rd = round{}, round{}
@@ -311,8 +389,14 @@ func (c *Chain) checkpoint(tx *bolt.Tx, budget *chunkBudget) (more bool, _ Check
 			w.undo(subs[i])
 		}
 	}
-	for i, f := range subs {
-		w, err := f.writeChunksLocked(bucket, chainChunkKey(i), &st, budget, rd.active)
+	for _, f := range subs {
+		name, key := c.subChunkKey(f)
+		bucket, err := tx.CreateBucketIfNotExists([]byte(name))
+		if err != nil {
+			undo()
+			return false, CheckpointStats{}, fmt.Errorf("dedup: checkpoint: %w", err)
+		}
+		w, err := f.writeChunksLocked(bucket, key, &st, budget, rd.active)
 		if err != nil {
 			undo()
 			return false, CheckpointStats{}, err
@@ -379,6 +463,10 @@ func (c *Chain) AppendJournal(tx *bolt.Tx, hs []uint64) error {
 			return err
 		}
 		c.ckpt.Lock()
+		if err := c.settleLocked(tx); err != nil {
+			c.ckpt.Unlock()
+			return err
+		}
 		subs := *c.subs.Load()
 		unlock := lockSubs(subs)
 		stored := make([][]uint64, len(subs))
@@ -417,7 +505,7 @@ func StoredMode(tx *bolt.Tx) (Mode, error) {
 func refuseMixed(tx *bolt.Tx, want Mode) error {
 	fixedMeta, chainMeta := hasMeta(tx, MetaKey), hasMeta(tx, MetaKeyChain)
 	fixedChunks := !empty(bucketRecords(tx.Bucket([]byte(BucketChunks))))
-	chainChunks := !empty(bucketRecords(tx.Bucket([]byte(BucketChainChunks))))
+	chainChunks := !empty(bucketRecords(tx.Bucket([]byte(BucketChainChunks)))) || !empty(bucketRecords(tx.Bucket([]byte(BucketFold))))
 	switch {
 	case (fixedMeta || fixedChunks) && (chainMeta || chainChunks):
 		return fmt.Errorf("%w: the file mixes a fixed filter (format %d) and a scalable one (format %d)", ErrCorrupt, FormatVersion, FormatVersionChain)
@@ -460,6 +548,7 @@ func LoadChain(tx *bolt.Tx, want ChainConfig) (*Chain, error) {
 	}
 	src := storedChain{
 		chunks:  bucketRecords(tx.Bucket([]byte(BucketChainChunks))),
+		fold:    bucketRecords(tx.Bucket([]byte(BucketFold))),
 		journal: bucketRecords(tx.Bucket([]byte(BucketJournal))),
 	}
 	if b := tx.Bucket([]byte(BucketMeta)); b != nil {
@@ -472,7 +561,8 @@ func LoadChain(tx *bolt.Tx, want ChainConfig) (*Chain, error) {
 type storedChain struct {
 	meta    []byte
 	cut     []byte                    // the cut record, nil when absent
-	chunks  iter.Seq2[[]byte, []byte] // keys sub-filter ‖ chunk
+	chunks  iter.Seq2[[]byte, []byte] // keys growth index ‖ chunk
+	fold    iter.Seq2[[]byte, []byte] // keys generation ‖ chunk; nil: none
 	journal iter.Seq2[[]byte, []byte]
 }
 
@@ -498,8 +588,9 @@ func loadChain(src storedChain, want ChainConfig) (*Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	last := uint32(m.growthIndex(len(m.subs) - 1))
 	for k := range src.chunks {
-		if len(k) != 12 || binary.BigEndian.Uint32(k) >= uint32(len(m.subs)) {
+		if len(k) != 12 || binary.BigEndian.Uint32(k) > last {
 			return nil, fmt.Errorf("%w: chain chunk key %x is not a chunk of the %d sub-filters", ErrCorrupt, k, len(m.subs))
 		}
 	}
@@ -510,17 +601,26 @@ func loadChain(src storedChain, want ChainConfig) (*Chain, error) {
 		}
 	}
 	for i := range m.subs {
-		sz, _ := want.subSizing(i) // matches checked it
+		sz, _ := m.sizing(want, i) // matches checked it
 		f, err := newFilter(sz, int(m.chunkBytes))
 		if err != nil {
 			closeAll()
 			return nil, err
 		}
+		f.gi = m.growthIndex(i)
+		f.folded = m.folded > 0 && i == 0
 		subs = append(subs, f)
-		prefix := binary.BigEndian.AppendUint32(nil, uint32(i))
+		from := src.chunks
+		prefix := binary.BigEndian.AppendUint32(nil, uint32(f.gi))
+		if f.folded {
+			from, prefix = src.fold, binary.BigEndian.AppendUint64(nil, m.gen)
+		}
 		chunks := func(yield func(k, v []byte) bool) {
-			for k, v := range src.chunks {
-				if bytes.HasPrefix(k, prefix) && !yield(k[4:], v) {
+			if from == nil {
+				return
+			}
+			for k, v := range from {
+				if bytes.HasPrefix(k, prefix) && !yield(k[len(prefix):], v) {
 					return
 				}
 			}
@@ -531,6 +631,7 @@ func loadChain(src storedChain, want ChainConfig) (*Chain, error) {
 		}
 	}
 	c := newChainOf(want, subs)
+	c.foldGen = m.gen
 	c.syncGrowth = true
 	err = replayJournal(src.journal, func(seq uint64, hs []uint64, seen []bool) { c.replay(seq, hs, seen, cut) })
 	c.syncGrowth = false

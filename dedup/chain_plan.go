@@ -23,6 +23,24 @@ type ChainPlan struct {
 	Fixed       Sizing  // the fixed filter for Capacity at Config.FP
 	FixedLines  float64 // its lines per new key: k, or 1 when Blocked
 	MemoryRatio float64 // Bytes / Fixed.Bytes
+
+	// Folded is the same chain folded whenever FoldAdvised (at three
+	// sub-filters): at Capacity, one folded filter for the keys of every
+	// sub-filter but the newest, and the newest. With fewer than three
+	// sub-filters ever it is the chain itself.
+	Folded FoldedPlan
+}
+
+// FoldedPlan is a chain kept folded (see ChainPlan.Folded).
+type FoldedPlan struct {
+	Subfilters  []Sizing // the folded filter, then the newest
+	Bytes       uint64
+	CompoundFP  float64
+	LinesPerKey float64
+	MemoryRatio float64 // Bytes / Fixed.Bytes
+	// PeakBytes is the most the chain held on the way to Capacity: during
+	// the last fold, the chain it folds and the filter it builds.
+	PeakBytes uint64
 }
 
 // PlanChain plans the chain that cfg grows into by cfg.Capacity keys (which
@@ -68,7 +86,67 @@ func PlanChain(cfg ChainConfig) (ChainPlan, error) {
 	}
 	p.CompoundFP = 1 - miss
 	p.MemoryRatio = float64(p.Bytes) / float64(p.Fixed.Bytes)
+	if p.Folded, err = planFolded(cfg, p.Subfilters, p.Fixed); err != nil {
+		return ChainPlan{}, err
+	}
 	return p, nil
+}
+
+// planFolded plans the chain of subs (as PlanChain grows it to
+// cfg.Capacity) folded at every third sub-filter.
+func planFolded(cfg ChainConfig, subs []Sizing, fixed Sizing) (FoldedPlan, error) {
+	var fp FoldedPlan
+	last := len(subs) - 1
+	var before uint64 // keys of every sub-filter but the newest
+	for _, sz := range subs[:last] {
+		before += sz.Capacity
+	}
+	newestKeys := cfg.Capacity - before
+	chain := subs
+	if last >= 2 {
+		sz, err := cfg.foldSizing(last, uint64(math.Ceil(float64(before)*(1+cfg.foldFP(last)))))
+		if err != nil {
+			return fp, err
+		}
+		chain = []Sizing{sz, subs[last]}
+		// The last fold folded the previous folded filter (or sub-filters
+		// 0 and 1) and sub-filter last-1, beside the newest.
+		var prev uint64 = subs[0].Bytes
+		if last >= 3 {
+			pc := before - subs[last-1].Capacity
+			ps, err := cfg.foldSizing(last-1, uint64(math.Ceil(float64(pc)*(1+cfg.foldFP(last-1)))))
+			if err != nil {
+				return fp, err
+			}
+			prev = ps.Bytes
+		}
+		fp.PeakBytes = prev + subs[last-1].Bytes + subs[last].Bytes + sz.Bytes
+	}
+	miss := 1.0
+	for i, sz := range chain {
+		n := float64(sz.Capacity)
+		if i == len(chain)-1 {
+			n = float64(newestKeys)
+		} else if len(chain) == 2 && last >= 2 {
+			n = float64(before)
+		}
+		fp.Bytes += sz.Bytes
+		f, fill := fpAt(sz, n)
+		miss *= 1 - f
+		switch {
+		case cfg.Layout == Blocked:
+			fp.LinesPerKey++
+		case i == len(chain)-1:
+			fp.LinesPerKey += float64(sz.K)
+		default:
+			fp.LinesPerKey += (1 - math.Pow(fill, float64(sz.K))) / (1 - fill)
+		}
+	}
+	fp.Subfilters = chain
+	fp.CompoundFP = 1 - miss
+	fp.MemoryRatio = float64(fp.Bytes) / float64(fixed.Bytes)
+	fp.PeakBytes = max(fp.PeakBytes, fp.Bytes)
+	return fp, nil
 }
 
 // fpAt is a filter's expected false-positive rate and bit fill after n keys.

@@ -22,7 +22,11 @@
 //   - Chain, from NewChain or LoadChain: the scalable filter, a chain of
 //     sub-filters that grows with the keys (see Growth below), with the
 //     same methods as Filter plus Which (the sub-filter that holds a key).
-//     PlanChain plans the chain for a capacity next to the fixed filter.
+//     PlanChain plans the chain for a capacity next to the fixed filter,
+//     unfolded and kept folded.
+//   - Fold, from Chain.BeginFold: every sub-filter but the newest folded
+//     into one right-sized filter from the key hashes a caller keeps,
+//     beside the ingest and crash-safe (see Folding below).
 //   - Rebuild and ReplaceStored: one right-sized fixed filter built from
 //     the key hashes a caller holds, verified, swapped in atomically.
 //   - FPCheck and FPCheckChain, the classic experiment behind
@@ -77,21 +81,22 @@
 // The chains that grow from 1e6 to 1e9 keys at p = 1%, standard layout:
 // memory next to the fixed 1e9 filter (1.12 GiB, 7 cache lines per new
 // key), the cache lines a new key reads (about two in each older sub-filter,
-// where the first clear bit dismisses it, and k in the newest), and the
+// where the first clear bit dismisses it, and k in the newest), the same
+// two for the chain kept folded (folded and f.lines; see Folding), and the
 // compound rate at 1e9 in theory and simulated on the same chain scaled down
 // 1000 times:
 //
-//	s     r  subs  memory  lines/key  fp theory  fp sim
-//	2  0.50    10  2.410x      35.39  0.009984   0.01036
-//	2  0.70    10  1.925x      30.73  0.009661   0.009828
-//	2  0.80    10  1.778x      30.08  0.00882    0.009023
-//	2  0.90    10  1.722x      28.97  0.006387   0.006482
-//	2  0.95    10  1.780x      29.83  0.003912   0.003852
-//	4  0.50     6  2.530x      23.25  0.00969    0.009883
-//	4  0.70     6  2.215x      20.83  0.008327   0.008321
-//	4  0.80     6  2.151x      20.98  0.006732   0.006765
-//	4  0.90     6  2.193x      20.95  0.004111   0.004214
-//	4  0.95     6  2.324x      20.93  0.002271   0.002213
+//	s     r  subs  memory  lines/key  folded  f.lines  fp theory  fp sim
+//	2  0.50    10  2.410x      35.39  1.799x    19.04  0.009984   0.01036
+//	2  0.70    10  1.925x      30.73  1.523x    15.03  0.009661   0.009828
+//	2  0.80    10  1.778x      30.08  1.446x    14.00  0.00882    0.009023
+//	2  0.90    10  1.722x      28.97  1.442x    12.92  0.006387   0.006482
+//	2  0.95    10  1.780x      29.83  1.520x    13.97  0.003912   0.003852
+//	4  0.50     6  2.530x      23.25  2.295x    15.03  0.00969    0.009883
+//	4  0.70     6  2.215x      20.83  2.046x    12.99  0.008327   0.008321
+//	4  0.80     6  2.151x      20.98  2.003x    12.94  0.006732   0.006765
+//	4  0.90     6  2.193x      20.95  2.062x    13.00  0.004111   0.004214
+//	4  0.95     6  2.324x      20.93  2.199x    13.03  0.002271   0.002213
 //
 // (end of chain table)
 //
@@ -105,7 +110,23 @@
 // about 29 cache lines against the fixed filter's 7, and measured 5x its
 // time per key at 1e8 (docs/benchmarks.md); s = 4 reads 21 for 2.15x the
 // memory. A crawl whose size is known can go back to one filter with
-// Rebuild.
+// Rebuild; one whose size is not folds (below).
+//
+// # Folding
+//
+// Like an LSM tree merges its runs, a fold (Chain.BeginFold) replaces
+// every sub-filter but the newest with one filter for the keys they hold,
+// at the sum of their rates (p·(1−r^j) for growth indices 0 .. j−1, so
+// the compound bound p holds with the sub-filters after it). The caller
+// feeds the key hashes it keeps (Fold.Add), stores the filter in parts
+// (Fold.WriteChunks) and swaps it in with one transaction (Fold.Commit);
+// the ingest goes on meanwhile. Folded whenever FoldAdvised (at three
+// sub-filters), the default chain at 1e9 is two filters: 1.44x the fixed
+// filter's memory and 12.9 cache lines per new key (unfolded: 1.72x and
+// 29), 2.16x at the peak of a fold (the folded filter beside the chain);
+// the folded and f.lines columns of the chain table are these figures for
+// every s and r. A key the caller does not feed is forgotten (it may be
+// admitted again: a duplicate, never a loss).
 //
 // Growth does not stall the caller: once the newest sub-filter is 80% full
 // the chain allocates the next one and backs it with memory in a goroutine
@@ -141,7 +162,10 @@
 // added, never journaled) may test new afterwards and be admitted then. A file holds a fixed
 // filter or a chain, never parts of both: StoredMode says which, and every
 // loader and writer refuses a file that mixes them (ErrCorrupt) or holds
-// the other kind (ErrMismatch).
+// the other kind (ErrMismatch). A fold's filter is stored in bloom_fold
+// under a generation, which the chain meta record names only once
+// Fold.Commit wrote it (format version 3): a fold cut short by a crash is
+// ignored and the chain opens as it was.
 //
 // # Caveats
 //
@@ -167,6 +191,11 @@
 //     LoadChain likewise for a chain's n0, p, s, r and layout; its Capacity
 //     and MaxBytes may change from run to run.
 //   - A Chain owns one goroutine at a time, preparing the next sub-filter;
-//     Close cancels and waits for it. Sub-filters are never removed: only a
-//     rebuild (Rebuild, ReplaceStored) turns a chain back into one filter.
+//     Close cancels and waits for it (and releases a fold's filter not yet
+//     committed). Sub-filters are removed only by a fold, which closes them
+//     once no lookup may still use them; a rebuild (Rebuild, ReplaceStored)
+//     turns a chain back into one fixed filter.
+//   - A fold holds only what its caller feeds: the caller must feed the hash
+//     of every key admitted before BeginFold returned. Format version 3
+//     files do not open in code older than the fold (ErrMismatch).
 package dedup

@@ -29,6 +29,11 @@ type Filter struct {
 	// shortSteps: Standard steps with fewer than k distinct positions
 	// (see step).
 	shortSteps []uint64
+	// In a Chain: gi is the growth index of the sub-filter (the last one
+	// it covers when folded), and folded marks the one filter a fold built
+	// from the sub-filters 0 .. gi (see Fold).
+	gi     int
+	folded bool
 
 	chunkShift uint // log2 of the words per chunk
 	nchunks    int
@@ -489,9 +494,12 @@ type Stats struct {
 	DirtyChunks    int     // chunks changed since the last Checkpoint (or BeginCheckpoint) took them
 
 	// A scalable filter's chain (Chain.Stats); nil and false for a fixed one.
-	Subfilters    []Stats // each sub-filter's own stats, oldest first
-	GrowthStopped bool    // MaxBytes (or an error, see GrowthError) ended growth
-	GrowthError   string  // why growth stopped, if it did
+	Subfilters []Stats // each sub-filter's own stats, oldest first
+	// Folded, in a sub-filter's stats, is how many growth indices it folds
+	// (Chain.BeginFold): 0 but for a chain's first sub-filter after a fold.
+	Folded        int
+	GrowthStopped bool   // MaxBytes (or an error, see GrowthError) ended growth
+	GrowthError   string // why growth stopped, if it did
 }
 
 // nearTargetRatio is the share of the target rate at which NearTarget warns.
@@ -521,6 +529,9 @@ func (f *Filter) Stats() Stats {
 	}
 	s.OverCapacity = s.Items > s.Capacity
 	s.NearTarget = s.ImpliedFP >= nearTargetRatio*s.TargetFP
+	if f.folded {
+		s.Folded = f.gi + 1
+	}
 	for i := range f.dirty {
 		s.DirtyChunks += bits.OnesCount64(f.dirty[i].Load())
 	}

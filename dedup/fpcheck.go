@@ -21,6 +21,7 @@ type FPCheckResult struct {
 	Mode           string  `json:"mode"`         // fixed or scalable
 	Bytes          uint64  `json:"bytes"`        // memory of the bit arrays
 	Subfilters     int     `json:"subfilters"`   // 1 for a fixed filter
+	Folds          int     `json:"folds"`        // FPCheckChainFolded's folds
 	// Chain is the scalable filter's plan (FPCheckChain); nil for a fixed one.
 	Chain *ChainPlan `json:"-"`
 }
@@ -52,6 +53,18 @@ func FPCheck(capacity uint64, fp float64, probes uint64, l Layout) (FPCheckResul
 // would in a crawl, and reports the chain's sub-filters and memory with the
 // rates; ExpectedFP is the plan's compound rate.
 func FPCheckChain(cfg ChainConfig, probes uint64) (FPCheckResult, error) {
+	return fpCheckChain(cfg, probes, false)
+}
+
+// FPCheckChainFolded is FPCheckChain on a chain kept folded: whenever
+// FoldAdvised during the inserts, it folds the chain in memory, feeding the
+// fold every key inserted so far, as a frontier feeds the keys it holds.
+// ExpectedFP is the plan's compound rate kept folded.
+func FPCheckChainFolded(cfg ChainConfig, probes uint64) (FPCheckResult, error) {
+	return fpCheckChain(cfg, probes, true)
+}
+
+func fpCheckChain(cfg ChainConfig, probes uint64, fold bool) (FPCheckResult, error) {
 	plan, err := PlanChain(cfg)
 	if err != nil {
 		return FPCheckResult{}, err
@@ -65,7 +78,17 @@ func FPCheckChain(cfg ChainConfig, probes uint64) (FPCheckResult, error) {
 		Sizing: plan.Fixed, Inserted: plan.Config.Capacity, Probes: probes, ExpectedFP: plan.CompoundFP,
 		Mode: ModeScalable.String(), Chain: &plan,
 	}
-	runFPCheck(c, &r)
+	if !fold {
+		runFPCheck(c, &r)
+	} else {
+		r.ExpectedFP = plan.Folded.CompoundFP
+		ff := &foldingFilter{c: c, prefix: "user:"}
+		runFPCheck(ff, &r)
+		if ff.err != nil {
+			return r, ff.err
+		}
+		r.Folds = ff.folds
+	}
 	st := c.Stats()
 	r.Subfilters = len(st.Subfilters)
 	for _, s := range st.Subfilters {
@@ -140,4 +163,42 @@ func (e fpExperiment) run(f fpFilter) (falseNegatives, falsePositives uint64) {
 		}
 	})
 	return falseNegatives, falsePositives
+}
+
+// foldingFilter is a Chain that folds in memory whenever FoldAdvised after
+// a batch, feeding the fold the hashes of the keys prefix0 .. prefix<n-1>
+// inserted so far (the experiment's keys, in order).
+type foldingFilter struct {
+	c      *Chain
+	prefix string
+	n      uint64
+	folds  int
+	err    error
+}
+
+func (f *foldingFilter) TestHash(h uint64) bool { return f.c.TestHash(h) }
+
+func (f *foldingFilter) TestAndAddHashes(hs []uint64, seen []bool) {
+	f.c.TestAndAddHashes(hs, seen)
+	f.n += uint64(len(hs))
+	if f.err != nil || !f.c.FoldAdvised() {
+		return
+	}
+	fd, err := f.c.BeginFold()
+	if err != nil {
+		f.err = err
+		return
+	}
+	var buf []byte
+	var batch [hashBatch]uint64
+	for start := uint64(0); start < f.n; start += hashBatch {
+		n := min(hashBatch, f.n-start)
+		for i := range n {
+			buf = strconv.AppendUint(append(buf[:0], f.prefix...), start+i, 10)
+			batch[i] = Hash(buf)
+		}
+		fd.Add(batch[:n])
+	}
+	f.c.swapInMemory(fd)
+	f.folds++
 }

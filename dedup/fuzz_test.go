@@ -109,8 +109,14 @@ func FuzzDecodeChainMeta(f *testing.F) {
 	for i, s := range subs {
 		stored[i] = s.ckpt.persisted
 	}
-	good := c.metaLocked(subs, stored).encode()
+	m := c.metaLocked(subs, stored)
+	good := m.encode()
+	// A folded chain's record (format 3): sub-filter 1's record stands for
+	// a filter folded from growth indices 0 and 1.
+	m.folded, m.gen, m.subs = 2, 5, m.subs[1:]
+	folded := m.encode()
 	c.Close()
+	f.Add(folded)
 	f.Add(good)
 	f.Add(good[:len(good)-1])
 	f.Add(good[:chainHeaderSize+4])
@@ -137,8 +143,11 @@ func FuzzDecodeChainMeta(f *testing.F) {
 	})
 }
 
-// FuzzLoadChain feeds a chain meta record, one chunk and one journal
-// record, any of them garbled, to the chain loader.
+// FuzzLoadChain feeds a chain meta record, one chunk, two records of
+// folded filters' chunks and one journal record, any of them garbled, to the
+// chain loader. The seeds include a folded chain (format 3) with a second
+// fold half written (a generation the meta record does not name): that
+// file must load, and hold every key, whatever the half-written record is.
 func FuzzLoadChain(f *testing.F) {
 	dir := f.TempDir()
 	db, err := bolt.Open(filepath.Join(dir, "seed.db"), 0o600, &bolt.Options{NoSync: true})
@@ -164,24 +173,44 @@ func FuzzLoadChain(f *testing.F) {
 		return errors.New("rollback")
 	})
 	good.Close()
-	f.Add(meta, key, chunk, journal)
-	f.Add(meta, key, chunk[:len(chunk)-5], journal)
-	f.Add(meta[:40], key, chunk, []byte{})
-	f.Add(meta, []byte("12345678"), chunk, journal)
-	f.Fuzz(func(t *testing.T, meta, key, chunk, journal []byte) {
-		records := func(k, v []byte) iter.Seq2[[]byte, []byte] {
+	f.Add(meta, key, chunk, []byte{}, []byte{}, []byte{}, []byte{}, journal)
+	f.Add(meta, key, chunk[:len(chunk)-5], []byte{}, []byte{}, []byte{}, []byte{}, journal)
+	f.Add(meta[:40], key, chunk, []byte{}, []byte{}, []byte{}, []byte{}, []byte{})
+	f.Add(meta, []byte("12345678"), chunk, []byte{}, []byte{}, []byte{}, []byte{}, journal)
+	fm, fk, fc, ffk, ffc, fj, held := foldedSeed(f, db, cfg)
+	half := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, binary.BigEndian.Uint64(ffk)+1), 0)
+	f.Add(fm, fk, fc, ffk, ffc, half, ffc[:len(ffc)/2], fj)
+	f.Add(fm, fk, fc, ffk, ffc, []byte{}, []byte{}, fj)
+	f.Add(fm, fk, fc, ffk, ffc[:len(ffc)-1], half, ffc, fj)
+	f.Add(meta, key, chunk, half, ffc, []byte{}, []byte{}, journal)
+	f.Fuzz(func(t *testing.T, meta, key, chunk, foldKey, foldChunk, halfKey, halfChunk, journal []byte) {
+		records := func(kvs ...[]byte) iter.Seq2[[]byte, []byte] {
 			return func(yield func(k, v []byte) bool) {
-				if len(v) > 0 {
-					yield(k, v)
+				for i := 0; i < len(kvs); i += 2 {
+					if len(kvs[i+1]) > 0 && (i == 0 || !bytes.Equal(kvs[i], kvs[0])) && !yield(kvs[i], kvs[i+1]) {
+						return
+					}
 				}
 			}
 		}
-		src := storedChain{chunks: records(key, chunk), journal: records(binary.BigEndian.AppendUint64(nil, 1), journal)}
+		src := storedChain{
+			chunks:  records(key, chunk),
+			fold:    records(foldKey, foldChunk, halfKey, halfChunk),
+			journal: records(binary.BigEndian.AppendUint64(nil, 1), journal),
+		}
 		if len(meta) > 0 {
 			src.meta = meta
 		}
+		// The folded seed with anything in bloom_fold under another
+		// generation: a fold cut short, which must not matter.
+		halfWritten := bytes.Equal(meta, fm) && bytes.Equal(key, fk) && bytes.Equal(chunk, fc) &&
+			bytes.Equal(foldKey, ffk) && bytes.Equal(foldChunk, ffc) && bytes.Equal(journal, fj) &&
+			(len(halfKey) < 8 || !bytes.Equal(halfKey[:8], ffk[:8]))
 		c, err := loadChain(src, cfg)
 		if err != nil {
+			if halfWritten {
+				t.Fatalf("a folded chain with a fold half written does not load: %v", err)
+			}
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrMismatch) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("load error %v is not one of the sentinels", err)
 			}
@@ -193,5 +222,80 @@ func FuzzLoadChain(f *testing.F) {
 				t.Fatal("loaded sub-filter's set-bit count is not exact")
 			}
 		}
+		if halfWritten {
+			for _, h := range held {
+				if !c.TestHash(h) {
+					t.Fatalf("key %016x lost in a folded chain with a fold half written", h)
+				}
+			}
+		}
 	})
+}
+
+// foldSeedKeys is how many keys foldedSeed's chain holds.
+const foldSeedKeys = 700
+
+// foldedSeed builds a chain of foldSeedKeys keys, folds all but its newest
+// sub-filter (one chunk each) and returns its meta record, its chunk in
+// bloom_chain, the folded filter's chunk and key in bloom_fold, a journal
+// record, and the hashes of the keys it admitted.
+func foldedSeed(f *testing.F, db *bolt.DB, cfg ChainConfig) (meta, key, chunk, foldKey, foldChunk, journal []byte, held []uint64) {
+	c, err := NewChain(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer c.Close()
+	for i := range foldSeedKeys {
+		if !c.TestAndAdd(userKey(i)) {
+			held = append(held, Hash(userKey(i)))
+		}
+	}
+	step := func(fn func(tx *bolt.Tx) error) {
+		if err := db.Update(fn); err != nil {
+			f.Fatal(err)
+		}
+	}
+	step(func(tx *bolt.Tx) error {
+		for _, b := range []string{BucketMeta, BucketChainChunks, BucketFold, BucketJournal} {
+			tx.DeleteBucket([]byte(b))
+		}
+		if err := c.AppendJournal(tx, held[:1]); err != nil {
+			return err
+		}
+		_, err := c.Checkpoint(tx)
+		return err
+	})
+	fd, err := c.BeginFold()
+	if err != nil {
+		f.Fatal(err)
+	}
+	fd.Add(held)
+	step(func(tx *bolt.Tx) error { _, err := fd.WriteChunks(tx, 0); return err })
+	step(func(tx *bolt.Tx) error { _, err := fd.Commit(tx); return err })
+	step(func(tx *bolt.Tx) error { return c.AppendJournal(tx, held[1:3]) })
+	db.View(func(tx *bolt.Tx) error {
+		meta = append(meta, tx.Bucket([]byte(BucketMeta)).Get([]byte(MetaKeyChain))...)
+		k, v := tx.Bucket([]byte(BucketChainChunks)).Cursor().Last()
+		key, chunk = append(key, k...), append(chunk, v...)
+		k, v = tx.Bucket([]byte(BucketFold)).Cursor().First()
+		foldKey, foldChunk = append(foldKey, k...), append(foldChunk, v...)
+		_, v = tx.Bucket([]byte(BucketJournal)).Cursor().First()
+		journal = append(journal, v...)
+		return nil
+	})
+	if len(c.Subfilters()) != 2 || tx0Count(db, BucketFold) != 1 || tx0Count(db, BucketChainChunks) != 1 {
+		f.Fatalf("folded seed: %d sub-filters, want 2 of one chunk each", len(c.Subfilters()))
+	}
+	return meta, key, chunk, foldKey, foldChunk, journal, held
+}
+
+// tx0Count is the number of records in bucket name.
+func tx0Count(db *bolt.DB, name string) (n int) {
+	db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte(name)); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n
 }

@@ -76,13 +76,18 @@ func journalSeq(tx *bolt.Tx) uint64 {
 // putCut writes the cut record of the meta record under metaKey, just
 // written in tx: the journal's last sequence number in tx (after any
 // truncation), and the meta record's checksum.
-func putCut(tx *bolt.Tx, metaKey string) error {
+func putCut(tx *bolt.Tx, metaKey string) error { return putCutSeq(tx, metaKey, journalSeq(tx)) }
+
+// putCutSeq writes a cut record at journal sequence seq for the meta record
+// under metaKey: a fold's, which rewrites the meta record the last
+// checkpoint wrote and keeps its cut.
+func putCutSeq(tx *bolt.Tx, metaKey string, seq uint64) error {
 	b := tx.Bucket([]byte(BucketMeta))
 	if b == nil {
 		return fmt.Errorf("dedup: write cut: no meta bucket")
 	}
 	le := binary.LittleEndian
-	v := le.AppendUint64(make([]byte, 0, cutSize), journalSeq(tx))
+	v := le.AppendUint64(make([]byte, 0, cutSize), seq)
 	v = le.AppendUint32(v, crc32.Checksum(b.Get([]byte(metaKey)), castagnoli))
 	v = le.AppendUint32(v, crc32.Checksum(v, castagnoli))
 	if err := b.Put([]byte(CutKey), v); err != nil {

@@ -75,7 +75,7 @@ func Rebuild(hashes iter.Seq[uint64], capacity uint64, fp float64, opts ...Optio
 // before the commit leaves the old filter as it was. f's journal starts
 // empty.
 func ReplaceStored(tx *bolt.Tx, f *Filter) (CheckpointStats, error) {
-	for _, b := range []string{BucketChunks, BucketChainChunks, BucketJournal} {
+	for _, b := range []string{BucketChunks, BucketChainChunks, BucketFold, BucketJournal} {
 		if err := tx.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 			return CheckpointStats{}, fmt.Errorf("dedup: replace: drop %s: %w", b, err)
 		}

@@ -173,6 +173,7 @@ func (s *State) auditLocked(truth *bolt.Bucket, pl *PreparedLink, seen bool, res
 		if err := truth.Put(store.U64Key(pl.Hash), nil); err != nil {
 			return false, fmt.Errorf("put truth: %w", err)
 		}
+		s.folds.noteSkipLocked(pl.Hash) // a fold under way keeps it seen (fold.go)
 		if s.cfg.Audit.Rescue {
 			res.Rescued++
 			s.count[cRescued]++

@@ -69,6 +69,8 @@ func (s *State) checkpointLocked(yield bool) (dedup.CheckpointStats, error) {
 	if err := s.db.View(s.filter.BeginCheckpoint); err != nil {
 		return st, err
 	}
+	s.folds.inRound = true // a fold commits after the round (fold.go)
+	defer func() { s.folds.inRound = false }()
 	journaled, began := s.journaled, s.now()
 	// The changed chunks go in transactions of frontier.checkpoint_part,
 	// the last of which truncates the journal: one transaction held every
@@ -177,9 +179,13 @@ const (
 
 // CheckpointIfDue compacts the inbox, then checkpoints the filter as
 // Checkpoint does when the rule above says it is worth it; did reports
-// whether it did. Checkpoint always checkpoints; Close checkpoints by the
+// whether it did. Last, it starts a fold of a scalable filter in the
+// background when the chain advises one (State.Fold). Checkpoint always checkpoints; Close checkpoints by the
 // same rule, without letting go of the state.
 func (s *State) CheckpointIfDue() (cs dedup.CheckpointStats, did bool, err error) {
+	// Then, with the state free, a scalable filter that advises a fold
+	// folds in the background (fold.go; frontier.filter.fold).
+	defer s.startFold()
 	s.logGrowthStop()
 	if _, err := s.Compact(); err != nil {
 		return cs, false, err

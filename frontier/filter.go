@@ -90,7 +90,7 @@ func (s *State) adoptStoredFilter(schema []byte, want *store.SchemaRecord) error
 // newFilter makes the empty filter of a new state file.
 func (s *State) newFilter() (seenFilter, error) {
 	if s.mode == dedup.ModeScalable {
-		return dedup.NewChain(s.chain)
+		return dedup.NewChain(s.chainConfig())
 	}
 	return dedup.New(s.sizing.Capacity, s.sizing.FP, dedup.WithLayout(s.sizing.Layout))
 }
@@ -98,9 +98,19 @@ func (s *State) newFilter() (seenFilter, error) {
 // loadFilter reads the stored filter of the State's kind.
 func (s *State) loadFilter(tx *bolt.Tx) (seenFilter, error) {
 	if s.mode == dedup.ModeScalable {
-		return dedup.LoadChain(tx, s.chain)
+		return dedup.LoadChain(tx, s.chainConfig())
 	}
 	return dedup.Load(tx, s.sizing)
+}
+
+// chainConfig is the scalable filter's configuration, with the tests'
+// chunk size (knobs.chainChunkBytes).
+func (s *State) chainConfig() dedup.ChainConfig {
+	cc := s.chain
+	if s.knobs.chainChunkBytes > 0 {
+		cc.ChunkBytes = s.knobs.chainChunkBytes
+	}
+	return cc
 }
 
 // FilterMode is the kind of filter the state file holds.

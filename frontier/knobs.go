@@ -14,8 +14,15 @@ type knobs struct {
 	segmentFill      float64 // bbolt FillPercent of `tails` when Compact writes it
 	parallelPlan     int     // the fewest hosts a compaction plans on two goroutines
 	// checkpointYield, when set, runs between the parts of a checkpoint
-	// that yields, while the state is free (yieldLocked).
+	// that yields, or of a fold, while the state is free (yieldLocked).
 	checkpointYield func()
+	// chainChunkBytes, when set, is a scalable filter's checkpoint chunk
+	// size (dedup.ChainConfig.ChunkBytes), so that tests store a small
+	// chain in many parts.
+	chainChunkBytes int
+	// foldFeed, when set, runs before each batch of hashes a fold feeds,
+	// while the state is free (fold.go).
+	foldFeed func()
 }
 
 // defaultKnobs is the knobs of a State built by Open without tune.

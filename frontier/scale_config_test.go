@@ -24,6 +24,8 @@ func init() { scale.register(flag.CommandLine) }
 //	-scale.step           Step            2,000,000      new URLs between reports (and Compacts)
 //	-scale.dir            Dir             a temp dir     directory for the state file
 //	-scale.filter         FilterCapacity  1,000,000,000  the fixed filter's capacity
+//	-scale.mode           Mode            fixed          the filter: fixed, or scalable (a chain from the default initial)
+//	-scale.fold           Fold            true           scalable: fold in the background (frontier.filter.fold)
 //	-scale.leases         Leases          200,000        URLs leased and finished to measure the cycle
 //	-scale.layout         Layout          (paged)        the filter's layout: paged, standard or blocked
 //	-scale.audit          Audit           (1/64)         the audit fraction
@@ -46,6 +48,8 @@ type scaleConfig struct {
 	URLs, Hosts, Step int
 	Dir               string
 	FilterCapacity    uint64
+	Mode              string
+	Fold              bool
 	Leases            int
 	Layout            string
 	Audit, Fill       float64
@@ -70,6 +74,8 @@ func defaultScaleConfig() scaleConfig {
 		Hosts:          100_000,
 		Step:           2_000_000,
 		FilterCapacity: 1_000_000_000,
+		Mode:           "fixed",
+		Fold:           true,
 		Leases:         200_000,
 		SealRun:        -1,
 		Reopens:        3,
@@ -85,6 +91,8 @@ func (c *scaleConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Step, "scale.step", c.Step, "new URLs between reports (and Compacts)")
 	fs.StringVar(&c.Dir, "scale.dir", c.Dir, "directory for the state file (default: a temporary one)")
 	fs.Uint64Var(&c.FilterCapacity, "scale.filter", c.FilterCapacity, "fixed filter capacity")
+	fs.StringVar(&c.Mode, "scale.mode", c.Mode, "the filter: fixed (sized by -scale.filter) or scalable (the default chain; each step then ends with CheckpointIfDue, which checkpoints when due and starts a fold when the chain advises one)")
+	fs.BoolVar(&c.Fold, "scale.fold", c.Fold, "scalable: fold the chain in the background (frontier.filter.fold)")
 	fs.IntVar(&c.Leases, "scale.leases", c.Leases, "URLs leased and finished to measure the cycle")
 	fs.StringVar(&c.CPUProfile, "scale.cpuprofile", c.CPUProfile, "write a CPU profile of the growth steps from -scale.profile-from admitted URLs on")
 	fs.IntVar(&c.ProfileFrom, "scale.profile-from", c.ProfileFrom, "admitted URLs from which -scale.cpuprofile profiles (to compare a late step with the first)")
@@ -108,8 +116,9 @@ func (c *scaleConfig) register(fs *flag.FlagSet) {
 // stateConfig is the configuration the scale benchmarks open the shard with.
 func (c scaleConfig) stateConfig() config.Config {
 	cfg := config.Default()
-	cfg.Frontier.Filter.Mode = "fixed"
+	cfg.Frontier.Filter.Mode = c.Mode
 	cfg.Frontier.Filter.Capacity = c.FilterCapacity
+	cfg.Frontier.Filter.Fold = c.Fold
 	cfg.Frontier.MaxLeasesPerReply = 10_000
 	cfg.Scope.SeedHostsOnly = false
 	cfg.Scope.MaxRepeatedSegments = 0

@@ -103,7 +103,7 @@ func bucketBytes(b *testing.B, s *State) {
 
 // filterAlloc is the bytes the filter's buckets (dedup's) take in the file.
 func filterAlloc(b *testing.B, s *State) int64 {
-	filterBuckets := []string{dedup.BucketMeta, dedup.BucketChunks, dedup.BucketChainChunks, dedup.BucketJournal}
+	filterBuckets := []string{dedup.BucketMeta, dedup.BucketChunks, dedup.BucketChainChunks, dedup.BucketFold, dedup.BucketJournal}
 	var n int64
 	for _, u := range usage(b, s) {
 		if slices.Contains(filterBuckets, u.Name) {

@@ -74,6 +74,7 @@ type State struct {
 	openTx int
 	db     *bolt.DB // bbolt's own locking; Prepare reads it without mu
 	knobs  knobs    // tests may set checkpointYield between calls
+	folds  folds    // the background fold of a scalable filter (fold.go)
 
 	mu struct {
 		sync.Mutex
@@ -342,6 +343,7 @@ func (s *State) checkLocked() error {
 // unless an earlier write failed), closes the file and
 // releases the filter. Calling it again returns nil.
 func (s *State) Close() error {
+	s.folds.stop() // a fold in the background gives up: the chain stays as it was
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {

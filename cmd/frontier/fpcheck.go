@@ -21,15 +21,23 @@ func runFPCheck(args []string) int {
 	fs.Lookup("capacity").DefValue = "1000000"
 	ff.capacity = 1_000_000
 	probes := fs.Uint64("probes", 1_000_000, "never-inserted keys to probe")
+	folded := fs.Bool("folded", false, "scalable: keep the chain folded as the frontier does (frontier.filter.fold): fold whenever it advises, feeding every key inserted so far")
 	l, mode, code, ok := ff.parse(fs, args)
 	if !ok {
 		return code
 	}
+	if *folded && mode != dedup.ModeScalable {
+		fmt.Fprintln(os.Stderr, "frontier fpcheck: --folded needs --mode scalable")
+		return cli.ExitUsage
+	}
 	var r dedup.FPCheckResult
 	var err error
-	if mode == dedup.ModeScalable {
+	switch {
+	case *folded:
+		r, err = dedup.FPCheckChainFolded(ff.chain(l), *probes)
+	case mode == dedup.ModeScalable:
 		r, err = dedup.FPCheckChain(ff.chain(l), *probes)
-	} else {
+	default:
 		r, err = dedup.FPCheck(ff.capacity, ff.fp, *probes, l)
 	}
 	if err != nil {
@@ -57,6 +65,9 @@ func printFPCheck(w io.Writer, r dedup.FPCheckResult, asJSON bool) error {
 		c := r.Chain.Config
 		_, err = fmt.Fprintf(w, "filter             scalable, %s, %d sub-filters from %d (growth %g, tightening %g), %d bytes (%.2f MiB)\n",
 			c.Layout, r.Subfilters, c.Initial, c.Growth, c.Tightening, r.Bytes, float64(r.Bytes)/(1<<20))
+		if err == nil && r.Folds > 0 {
+			_, err = fmt.Fprintf(w, "folds              %d (the chain kept folded)\n", r.Folds)
+		}
 	} else {
 		_, err = fmt.Fprintf(w, "filter             %s, %d bits (%.2f MiB), k=%d, %.3f bits per item\n", s.Layout, s.Bits, float64(s.Bytes)/(1<<20), s.K, s.BitsPerItem)
 	}

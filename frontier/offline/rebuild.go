@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -117,48 +116,14 @@ func rebuildOld(tx *bolt.Tx, rep *RebuildReport, schema store.SchemaRecord) erro
 	return old.Close()
 }
 
-// heldHashes returns the dedup.Hash of every key the file holds.
+// heldHashes returns the dedup.Hash of every key the file holds
+// (store.ForEachHeldHash).
 func heldHashes(tx *bolt.Tx) ([]uint64, error) {
 	var hs []uint64
-	add := func(url string) { hs = append(hs, store.URLHash(url)) }
-	err := tx.Bucket(store.BucketInbox).ForEach(func(_, v []byte) error {
-		r, err := store.DecodeInbox(v)
-		for _, u := range r.Entries {
-			add(u.URL)
-		}
-		return err
+	err := store.ForEachHeldHash(tx, func(b []uint64) error {
+		hs = append(hs, b...)
+		return nil
 	})
-	if err == nil {
-		err = store.ForEachQueuedAll(store.QueueBucketsOf(tx), nil, func(_ string, r store.URLRecord) error {
-			add(r.URL)
-			return nil
-		})
-	}
-	if err == nil {
-		err = tx.Bucket(store.BucketLeases).ForEach(func(k, v []byte) error {
-			if len(k) != 8 {
-				return fmt.Errorf("%w: lease key of %d bytes", store.ErrCorrupt, len(k))
-			}
-			r, err := store.DecodeLease(0, v)
-			if err == nil && !r.Robots {
-				add(r.URL)
-			}
-			return err
-		})
-	}
-	// done and truth are keyed by the hashes themselves.
-	for _, name := range [][]byte{store.BucketDone, store.BucketTruth} {
-		if err != nil {
-			break
-		}
-		err = tx.Bucket(name).ForEach(func(k, _ []byte) error {
-			if len(k) != 8 {
-				return fmt.Errorf("%w: %s key of %d bytes", store.ErrCorrupt, name, len(k))
-			}
-			hs = append(hs, binary.BigEndian.Uint64(k))
-			return nil
-		})
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
 
+	"github.com/trawlhq/trawl/dedup"
 	"github.com/trawlhq/trawl/frontier"
 	"github.com/trawlhq/trawl/internal/bus"
 	"github.com/trawlhq/trawl/internal/config"
@@ -64,7 +66,9 @@ func killConfig(natsURL, file string) config.Config {
 	// check allows at most as many as the audit counted.
 	cfg.Audit.Fraction = 1
 	cfg.Frontier.Filter.Mode = "scalable"
-	cfg.Frontier.Filter.Initial = 500
+	// From 250 keys it grows past three sub-filters within the first
+	// round, and folds (frontier.filter.fold) in every later one.
+	cfg.Frontier.Filter.Initial = 250
 	cfg.Frontier.Filter.FP = 1e-6
 	cfg.Frontier.Filter.Capacity = 200_000
 	cfg.Frontier.CommitInterval = 5 * time.Millisecond
@@ -198,6 +202,16 @@ func TestKill9(t *testing.T) {
 	}
 
 	t.Logf("drained and stopped: %v", time.Since(start))
+	// The chain grows from 250 keys to thousands and folds in the
+	// background (frontier.filter.fold, on by default) whenever it has
+	// three sub-filters, so the kills land beside folds too: at least one
+	// fold must have committed.
+	folded := storedFolded(t, file)
+	if folded == 0 {
+		t.Errorf("no fold committed in %d rounds: the oldest sub-filter folds no growth index", rounds)
+	} else {
+		t.Logf("the stored chain's oldest sub-filter folds %d growth indices", folded)
+	}
 	st, err := frontier.Open(frontier.Options{Config: cfg})
 	if err != nil {
 		t.Fatalf("reopen after %d kills: %v", rounds, err)
@@ -206,8 +220,39 @@ func TestKill9(t *testing.T) {
 	if err := st.Verify(); err != nil {
 		t.Errorf("Verify after %d kills: %v", rounds, err)
 	}
-	load.check(st, rounds)
+	load.check(st, rounds, folded)
 	t.Logf("checked: %v", time.Since(start))
+}
+
+// storedFolded is how many growth indices the oldest sub-filter of the
+// chain stored in file folds (0: none; dedup.SubfilterStats.Folded).
+func storedFolded(t *testing.T, file string) int {
+	t.Helper()
+	db, err := bolt.Open(file, 0o600, &bolt.Options{ReadOnly: true, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var folded int
+	err = db.View(func(tx *bolt.Tx) error {
+		cc, err := dedup.StoredChain(tx)
+		if err != nil {
+			return err
+		}
+		c, err := dedup.LoadChain(tx, cc)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if subs := c.Stats().Subfilters; len(subs) > 0 {
+			folded = subs[0].Folded
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("load the stored chain: %v", err)
+	}
+	return folded
 }
 
 func startKillChild(t *testing.T, natsURL, file string) (*exec.Cmd, *bytes.Buffer) {
@@ -401,7 +446,7 @@ func (l *killLoad) report(ctx context.Context, shard uint32, outs ...*msg.Outcom
 }
 
 // check verifies the invariant for every acked URL.
-func (l *killLoad) check(st *frontier.State, rounds int) {
+func (l *killLoad) check(st *frontier.State, rounds, folded int) {
 	t := l.t
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -440,8 +485,10 @@ func (l *killLoad) check(st *frontier.State, rounds int) {
 	for i, sf := range s.Filter.Subfilters {
 		t.Logf("sub-filter %d: %d of %d items, target fp %g, implied %g", i, sf.Items, sf.Capacity, sf.TargetFP, sf.ImpliedFP)
 	}
-	if n := len(s.Filter.Subfilters); n < 3 {
-		t.Errorf("the filter has %d sub-filters: the load did not exercise growth", n)
+	// Growth indices the chain went through: a folded oldest sub-filter
+	// stands for folded of them.
+	if n := len(s.Filter.Subfilters) + max(folded-1, 0); n < 3 {
+		t.Errorf("the filter grew through %d sub-filters: the load did not exercise growth", n)
 	}
 	if states["done fetched"] == 0 || states["done robots"]+states["skipped robots"] == 0 {
 		t.Errorf("the load did not exercise fetches and robots denials: %v", states)

@@ -106,6 +106,11 @@ type Filter struct {
 	// sub-filter that would pass it is not added, and the newest one fills
 	// past its capacity.
 	MaxMemory ByteSize `yaml:"max_memory"`
+	// Fold lets a scalable chain compact itself: once it has three
+	// sub-filters, the frontier folds all but the newest into one, in the
+	// background (dedup.Chain.BeginFold), so a new key is tested against
+	// two filters instead of one per growth.
+	Fold bool `yaml:"fold"`
 }
 
 // Politeness decides how often a host is fetched.
@@ -342,6 +347,7 @@ func DefaultFilter() Filter {
 		Mode: dedup.DefaultMode.String(), Capacity: dedup.DefaultCapacity, FP: dedup.DefaultFP,
 		Layout: dedup.DefaultLayout.String(), Initial: dedup.DefaultInitial,
 		Growth: dedup.DefaultGrowth, Tightening: dedup.DefaultTightening,
+		Fold: true,
 	}
 }
 
