@@ -34,7 +34,7 @@ import (
 //     kill are counted and bounded; any other is a failure.
 //
 // And from the shards' state after the graceful stop: every page is
-// done with a schedule.
+// done (a revisit the stop released is due again, so done).
 const (
 	contE2EMin   = 2 * time.Second
 	contE2EMax   = 4 * time.Second
