@@ -162,6 +162,7 @@ func TestKill9Continuous(t *testing.T) {
 	}
 	child, out := serve()
 	time.Sleep(contTail)
+	stopped := time.Now() // the last wait ends here: no request comes after
 	stopCrawl()
 	wg.Wait()
 	waitDrained(t, nc, cr.subj)
@@ -177,7 +178,6 @@ func TestKill9Continuous(t *testing.T) {
 	if err := child.Wait(); err != nil {
 		t.Fatalf("final child: %v\n%s", err, out)
 	}
-	stopped := time.Now()
 	t.Logf("%d kills, longest restart %v, stopped after %v", len(kills), downtime.Round(time.Millisecond), stopped.Sub(start).Round(time.Millisecond))
 
 	st := reopenVerified(t, cfg, rounds)
