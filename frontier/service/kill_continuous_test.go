@@ -99,6 +99,7 @@ type contCrawler struct {
 	mu                                    sync.Mutex
 	leases, reported, notModified, robots int
 	abandoned                             map[string]time.Time // URL -> its abandoned lease's deadline
+	empty, failed                         []time.Time          // lease requests answered with none, or not answered
 }
 
 func TestKill9Continuous(t *testing.T) {
@@ -146,8 +147,18 @@ func TestKill9Continuous(t *testing.T) {
 
 	var kills []time.Time
 	var downtime time.Duration // the longest, from a kill to the next child serving
+	var outs []*bytes.Buffer
+	defer func() {
+		if t.Failed() {
+			for i, out := range outs {
+				b := out.Bytes()
+				t.Logf("child %d's output (the last 3,000 bytes):\n%s", i, b[max(0, len(b)-3000):])
+			}
+		}
+	}()
 	serve := func() (*exec.Cmd, *bytes.Buffer) {
 		child, out := startKillChild(t, e.ClientURL(), file, killEnvContinuous+"=1")
+		outs = append(outs, out)
 		waitChildServing(t, nc, cr.subj, child, out)
 		if n := len(kills); n > 0 {
 			downtime = max(downtime, time.Since(kills[n-1]))
@@ -211,6 +222,14 @@ func (c *contCrawler) crawl(ctx context.Context) {
 				continue
 			}
 			c.report(ctx, o)
+		}
+	}, func(err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if err != nil {
+			c.failed = append(c.failed, time.Now())
+		} else {
+			c.empty = append(c.empty, time.Now())
 		}
 	})
 }
@@ -347,7 +366,10 @@ func (c *contCrawler) check(st *frontier.State, web *synthweb.Web, urls []string
 			gap, wait := at.Sub(times[i]), waitFor(u, times[i], at)
 			longest = max(longest, gap)
 			if gap > wait {
-				late++
+				if late++; late == 1 {
+					t.Logf("between %s and %s the crawler got %d empty lease replies and %d requests failed",
+						clock(times[i]), clock(at), within(c.empty, times[i], at), within(c.failed, times[i], at))
+				}
 				t.Errorf("%s waited %v from %s to %s, over its bound %v (revisit.max + slack, + lease_timeout for a held slot, + lease_timeout + restart for a kill; kills at %s)",
 					u, gap.Round(time.Millisecond), clock(times[i]), clock(at), wait, clocks(kills))
 			}
@@ -424,6 +446,17 @@ func killedBetween(kills []time.Time, from, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// within counts the times of ts in [from, to].
+func within(ts []time.Time, from, to time.Time) int {
+	n := 0
+	for _, at := range ts {
+		if !at.Before(from) && !at.After(to) {
+			n++
+		}
+	}
+	return n
 }
 
 // hostOf is the host of URL u.

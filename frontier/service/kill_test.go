@@ -244,12 +244,16 @@ func reopenVerified(t *testing.T, cfg config.Config, rounds int) *frontier.State
 }
 
 // leaseReplies asks for leases as crawler until ctx is done and hands
-// every reply that holds some to fn.
-func leaseReplies(ctx context.Context, t *testing.T, nc *nats.Conn, subj msg.Subjects, crawler string, fn func(m *nats.Msg, rep *msg.LeaseReply)) {
+// every reply that holds some to fn; idle, when not nil, sees every
+// request that got none (err: the request failed).
+func leaseReplies(ctx context.Context, t *testing.T, nc *nats.Conn, subj msg.Subjects, crawler string, fn func(m *nats.Msg, rep *msg.LeaseReply), idle func(err error)) {
 	req, _ := (&msg.LeaseRequest{Crawler: crawler, Max: 16}).MarshalBinary()
 	for ctx.Err() == nil {
 		m, err := nc.Request(subj.Work(), req, 500*time.Millisecond)
 		if err != nil {
+			if idle != nil {
+				idle(err)
+			}
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
@@ -259,6 +263,9 @@ func leaseReplies(ctx context.Context, t *testing.T, nc *nats.Conn, subj msg.Sub
 			return
 		}
 		if len(rep.Leases) == 0 {
+			if idle != nil {
+				idle(nil)
+			}
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
@@ -409,7 +416,7 @@ func (l *killLoad) crawl(ctx context.Context) {
 		if len(batch) > 0 {
 			l.report(ctx, rep.Shard, batch...)
 		}
-	})
+	}, nil)
 }
 
 // report publishes outs, one outcome or a batch of them, and notes their
