@@ -44,7 +44,9 @@ import (
 //     time) + contSlack, + lease_timeout when an abandoned revisit held
 //     its host's one fetch slot meanwhile, + lease_timeout + the longest
 //     restart when a kill came meanwhile (a lease the killed child
-//     granted comes back at its deadline);
+//     granted comes back at its deadline); stretches in which the whole
+//     crawl stood still and the frontier never answered "nothing to
+//     lease" (a starved machine) do not count (see stalled);
 //   - no revisit fetched twice in one due period: no two requests of a
 //     URL closer than revisit.min less one due block (a URL is promoted
 //     up to one block early; see frontier/schedule.go), unless a kill
@@ -70,6 +72,9 @@ const (
 	// contSlack is what a loaded machine adds to a due URL's wait: the
 	// lease loop's polls, commits and a fetch.
 	contSlack = 3 * time.Second
+	// contStill is the longest stretch a running crawl of 64 pages due
+	// every 2-4 s goes without a page request (see stalled).
+	contStill = time.Second
 	// contForgotten is how long before a kill a lease may have been
 	// granted and not committed (leases are group-committed within two
 	// commit intervals, 5 ms here; see docs/operations.md, Durability),
@@ -311,10 +316,17 @@ func (c *contCrawler) check(st *frontier.State, web *synthweb.Web, urls []string
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	requests := map[string][]time.Time{}
+	var all []time.Time // every page request, in order
 	for _, r := range web.Requests() {
 		if r.Target != "/robots.txt" {
 			requests[r.URL] = append(requests[r.URL], r.Start)
+			all = append(all, r.Start)
 		}
+	}
+	slices.SortFunc(all, time.Time.Compare)
+	first := stopped
+	if len(all) > 0 {
+		first = all[0]
 	}
 	// Nothing due is lost: a page waits at most revisit.max + contSlack
 	// from one request to the next; lease_timeout more when its host's
@@ -364,6 +376,7 @@ func (c *contCrawler) check(st *frontier.State, web *synthweb.Web, urls []string
 		}
 		for i, at := range append(times[1:], stopped) {
 			gap, wait := at.Sub(times[i]), waitFor(u, times[i], at)
+			gap -= stalled(all, c.empty, times[i], at)
 			longest = max(longest, gap)
 			if gap > wait {
 				if late++; late == 1 {
@@ -411,8 +424,9 @@ func (c *contCrawler) check(st *frontier.State, web *synthweb.Web, urls []string
 	for u := range c.abandoned {
 		abandoned = append(abandoned, u)
 	}
-	t.Logf("%d URLs, %d page requests (%.1f per URL), %d early by up to a due block, %d fetched again after a kill forgot their lease, %d duplicates, %d late; longest wait %v, closest to its bound %v of %v",
-		len(urls), visits, float64(visits)/float64(max(len(urls), 1)), closeButOK, forgotten, duplicates, late, longest.Round(time.Millisecond), tight.gap.Round(time.Millisecond), tight.bound.Round(time.Millisecond))
+	t.Logf("%d URLs, %d page requests (%.1f per URL), %d early by up to a due block, %d fetched again after a kill forgot their lease, %d duplicates, %d late; longest wait %v, closest to its bound %v of %v; the crawl stood still %v in all",
+		len(urls), visits, float64(visits)/float64(max(len(urls), 1)), closeButOK, forgotten, duplicates, late, longest.Round(time.Millisecond), tight.gap.Round(time.Millisecond), tight.bound.Round(time.Millisecond),
+		stalled(all, c.empty, first, stopped).Round(time.Millisecond))
 	t.Logf("crawler: %d leases, %d outcomes reported (%d robots, %d not modified); %d revisits abandoned: %v", c.leases, c.reported, c.robots, c.notModified, len(abandoned), abandoned)
 	if r := status.Revisit; r != nil {
 		t.Logf("frontier: %d revisits, %d not modified, %d changed, %d unchanged; %d scheduled, %d due", r.Revisits, r.NotModified, r.Changed, r.Unchanged, r.Scheduled, r.Due)
@@ -446,6 +460,30 @@ func killedBetween(kills []time.Time, from, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// stalled is how long the crawl stood still between from and to: the
+// stretches of more than contStill without a page request (all, sorted)
+// in which no lease reply came back empty, less contStill each. The
+// frontier was not answering (restarting, or starved of CPU with the
+// test on a loaded machine), or the crawler itself did not run: not the
+// schedule's doing. A stretch in which the frontier said it had nothing
+// to lease while a page was due counts against the schedule.
+func stalled(all, empty []time.Time, from, to time.Time) time.Duration {
+	var d time.Duration
+	prev := from
+	check := func(next time.Time) {
+		if next.Sub(prev) > contStill && within(empty, prev, next) == 0 {
+			d += next.Sub(prev) - contStill
+		}
+		prev = next
+	}
+	i, _ := slices.BinarySearchFunc(all, from, time.Time.Compare)
+	for ; i < len(all) && all[i].Before(to); i++ {
+		check(all[i])
+	}
+	check(to)
+	return d
 }
 
 // within counts the times of ts in [from, to].
