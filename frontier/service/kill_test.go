@@ -44,12 +44,15 @@ import (
 var soak = flag.Bool("soak", false, "run the long kill -9 soak (50 rounds)")
 
 const (
-	killEnvNATS    = "TRAWL_FRONTIER_KILL_NATS"
-	killEnvFile    = "TRAWL_FRONTIER_KILL_FILE"
-	killRounds     = 3
-	killSoakRounds = 50
-	killHosts      = 32
-	killAckWait    = 500 * time.Millisecond // a killed child's messages come back after this
+	killEnvNATS = "TRAWL_FRONTIER_KILL_NATS"
+	killEnvFile = "TRAWL_FRONTIER_KILL_FILE"
+	// killEnvContinuous, set, runs the child in continuous mode
+	// (TestKill9Continuous).
+	killEnvContinuous = "TRAWL_FRONTIER_KILL_CONTINUOUS"
+	killRounds        = 3
+	killSoakRounds    = 50
+	killHosts         = 32
+	killAckWait       = 500 * time.Millisecond // a killed child's messages come back after this
 )
 
 // killConfig is the configuration parent and child share.
@@ -102,6 +105,9 @@ func TestKill9Child(t *testing.T) {
 		t.Skip("the frontier child of TestKill9")
 	}
 	cfg := killConfig(natsURL, os.Getenv(killEnvFile))
+	if os.Getenv(killEnvContinuous) != "" {
+		cfg = continuousKillConfig(cfg)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	nc, err := bus.Connect(ctx, cfg.NATS, "kill-child", nil)
@@ -150,20 +156,7 @@ func TestKill9(t *testing.T) {
 	if *soak {
 		rounds = killSoakRounds
 	}
-	e := bustest.Start(t)
-	file := filepath.Join(t.TempDir(), "kill.db")
-	cfg := killConfig(e.ClientURL(), file)
-	nc := bustest.Connect(t, e)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
-	_, err = bus.EnsureStream(ctx, js, cfg.NATS)
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, file, cfg, nc, js := killBus(t, nil)
 	load := &killLoad{t: t, nc: nc, js: js, subj: msg.NewSubjects(cfg.NATS.Prefix), acked: map[string]bool{}}
 
 	loadCtx, stopLoad := context.WithCancel(context.Background())
@@ -177,14 +170,7 @@ func TestKill9(t *testing.T) {
 		child, out := startKillChild(t, e.ClientURL(), file)
 		waitChildServing(t, nc, load.subj, child, out)
 		time.Sleep(time.Duration(100+rand.IntN(1200)) * time.Millisecond)
-		if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := child.Wait()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("round %d: child ended with %v before the kill:\n%s", round, err, out)
-		}
+		sigkill(t, round, child, out)
 	}
 	stopLoad()
 	wg.Wait()
@@ -212,16 +198,93 @@ func TestKill9(t *testing.T) {
 	} else {
 		t.Logf("the stored chain's oldest sub-filter folds %d growth indices", folded)
 	}
+	st := reopenVerified(t, cfg, rounds)
+	load.check(st, rounds, folded)
+	t.Logf("checked: %v", time.Since(start))
+}
+
+// killBus starts an embedded nats-server with the stream and returns it,
+// the state file's path, the configuration (killConfig, then mode when
+// not nil), a connection and its JetStream.
+func killBus(t *testing.T, mode func(config.Config) config.Config) (*bus.Embedded, string, config.Config, *nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	e := bustest.Start(t)
+	file := filepath.Join(t.TempDir(), "kill.db")
+	cfg := killConfig(e.ClientURL(), file)
+	if mode != nil {
+		cfg = mode(cfg)
+	}
+	nc := bustest.Connect(t, e)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), svcWait)
+	_, err = bus.EnsureStream(ctx, js, cfg.NATS)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, file, cfg, nc, js
+}
+
+// sigkill kills child with SIGKILL and fails the test if it had ended
+// before.
+func sigkill(t *testing.T, round int, child *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := child.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("round %d: child ended with %v before the kill:\n%s", round, err, out)
+	}
+}
+
+// reopenVerified opens the state file after the last child stopped and
+// verifies it; the test closes it.
+func reopenVerified(t *testing.T, cfg config.Config, rounds int) *frontier.State {
+	t.Helper()
 	st, err := frontier.Open(frontier.Options{Config: cfg})
 	if err != nil {
 		t.Fatalf("reopen after %d kills: %v", rounds, err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	if err := st.Verify(); err != nil {
 		t.Errorf("Verify after %d kills: %v", rounds, err)
 	}
-	load.check(st, rounds, folded)
-	t.Logf("checked: %v", time.Since(start))
+	return st
+}
+
+// leaseReplies asks for leases as crawler until ctx is done and hands
+// every reply that holds some to fn; idle, when not nil, sees every
+// request that got none (err: the request failed).
+func leaseReplies(ctx context.Context, t *testing.T, nc *nats.Conn, subj msg.Subjects, crawler string, fn func(m *nats.Msg, rep *msg.LeaseReply), idle func(err error)) {
+	req, _ := (&msg.LeaseRequest{Crawler: crawler, Max: 16}).MarshalBinary()
+	for ctx.Err() == nil {
+		m, err := nc.Request(subj.Work(), req, 500*time.Millisecond)
+		if err != nil {
+			if idle != nil {
+				idle(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		var rep msg.LeaseReply
+		if err := rep.UnmarshalBinary(m.Data); err != nil {
+			t.Errorf("lease reply: %v", err)
+			return
+		}
+		if len(rep.Leases) == 0 {
+			if idle != nil {
+				idle(nil)
+			}
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		fn(m, &rep)
+	}
 }
 
 // storedFolded is how many growth indices the oldest sub-filter of the
@@ -255,10 +318,11 @@ func storedFolded(t *testing.T, file string) int {
 	return folded
 }
 
-func startKillChild(t *testing.T, natsURL, file string) (*exec.Cmd, *bytes.Buffer) {
+// startKillChild starts TestKill9Child with env (KEY=value) added.
+func startKillChild(t *testing.T, natsURL, file string, env ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Child$", "-test.v=false")
-	cmd.Env = append(os.Environ(), killEnvNATS+"="+natsURL, killEnvFile+"="+file)
+	cmd.Env = append(append(os.Environ(), killEnvNATS+"="+natsURL, killEnvFile+"="+file), env...)
 	out := new(bytes.Buffer)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -353,21 +417,7 @@ func pageURL(id int) string {
 // /private, the others 404), and pages answering 200, 404, 500 or 503, or
 // never (an abandoned lease, which must expire and come back).
 func (l *killLoad) crawl(ctx context.Context) {
-	req, _ := (&msg.LeaseRequest{Crawler: "kill-test", Max: 16}).MarshalBinary()
-	for ctx.Err() == nil {
-		m, err := l.nc.Request(l.subj.Work(), req, 500*time.Millisecond)
-		if err != nil {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		var rep msg.LeaseReply
-		if err := rep.UnmarshalBinary(m.Data); err != nil {
-			l.t.Errorf("lease reply: %v", err)
-			return
-		}
-		if len(rep.Leases) == 0 {
-			time.Sleep(5 * time.Millisecond)
-		}
+	leaseReplies(ctx, l.t, l.nc, l.subj, "kill-test", func(m *nats.Msg, rep *msg.LeaseReply) {
 		l.leases.Add(int64(len(rep.Leases)))
 		// Half the replies' outcomes go as one batch, when the frontier
 		// reads them: a kill then cuts or redelivers them together.
@@ -411,7 +461,7 @@ func (l *killLoad) crawl(ctx context.Context) {
 		if len(batch) > 0 {
 			l.report(ctx, rep.Shard, batch...)
 		}
-	}
+	}, nil)
 }
 
 // report publishes outs, one outcome or a batch of them, and notes their
