@@ -41,7 +41,7 @@ const BucketFold = "bloom_fold"
 
 // FormatVersionFolded is the chain meta record's version once a fold
 // committed: format version 2 with a fold header after the chain header
-// (chain_persist.go).
+// (chain_meta.go).
 const FormatVersionFolded = 3
 
 // ErrNothingToFold is BeginFold's answer when the chain has fewer than two

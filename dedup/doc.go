@@ -153,7 +153,7 @@
 // once whatever parts a crash cut short: the meta counts the keys of the
 // records up to the cut, and the replay counts those after it. This holds
 // when every key is journaled before the next checkpoint part (a
-// transaction that adds a batch journals it). A Chain is stored the same way in format version 2 (chain_persist.go):
+// transaction that adds a batch journals it). A Chain is stored the same way in format version 2 (chain_meta.go; saved by chain_persist.go, loaded by chain_load.go):
 // every sub-filter's dirty chunks and one chain meta record per checkpoint,
 // and the same journal, which LoadChain replays through the chain, growing
 // again any sub-filter added since the last checkpoint. The reloaded chain
