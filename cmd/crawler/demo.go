@@ -55,7 +55,8 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return cli.ExitUsage
 	}
-	cfg.Log.Level = "warn" // the progress line and the report say what matters
+	cfg.Log.Level = "warn"          // the progress line and the report say what matters
+	stderr = cli.SyncWriter(stderr) // the logger and the progress line share it
 	opts := crawl.DemoOptions{Web: web, Config: cfg, Logger: cli.NewLogger(cfg.Log, stderr)}
 	if *dataDir != "" {
 		opts.Config.DataDir, opts.KeepData = *dataDir, true

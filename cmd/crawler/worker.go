@@ -133,6 +133,7 @@ func oneCommandCrawl(cfg config.Config, fresh bool, stdout, stderr io.Writer) in
 			return cli.ExitUsage
 		}
 	}
+	stderr = cli.SyncWriter(stderr) // the logger, the progress line and the interrupt notices share it
 	terminal := isTerminal(stderr)
 	if terminal && cfg.Origin("log.level") == "" {
 		cfg.Log.Level = "warn" // the progress line says what matters; -log.level via TRAWL_LOG_LEVEL
