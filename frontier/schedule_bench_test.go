@@ -21,8 +21,9 @@ import (
 // revisits all of it (lease, 304) TRAWL_BENCH_CYCLES times and reports
 // the file's bytes per done URL for `done` plus the schedule (bbolt's
 // in-use bytes of those buckets; the log has each bucket's, in use and
-// allocated), the whole file's, and revisits leased + reported per
-// second; the log has Open's walk of the schedule too.
+// allocated), the whole file's before and after `frontier compact`, and
+// revisits leased + reported per second; the log has Open's walk of the
+// schedule too.
 //
 //	go test -run '^$' -bench BenchmarkRevisit -benchtime 1x ./frontier/
 func BenchmarkRevisit(b *testing.B) {
@@ -174,4 +175,23 @@ func benchRevisit(b *testing.B, done, hosts int) {
 	b.ReportMetric(float64(inuse)/float64(done), "B/done(done+schedule)")
 	b.ReportMetric(float64(fi.Size())/float64(done), "B/done(file)")
 	b.ReportMetric(float64(done*envInt("TRAWL_BENCH_CYCLES", 1))/elapsed.Seconds(), "revisits/s")
+	// The file as `frontier compact` leaves it (offline.Compact: the same
+	// bbolt copy with every page packed), for the file's bytes per done
+	// URL without the free pages the drained queue left.
+	packed := path + ".compact"
+	dst, err := bolt.Open(packed, 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := bolt.Compact(dst, s.db, 64<<20); err != nil {
+		b.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if fi, err = os.Stat(packed); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("file %d bytes as `frontier compact` leaves it", fi.Size())
+	b.ReportMetric(float64(fi.Size())/float64(done), "B/done(compacted)")
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,48 +29,18 @@ URL text and are not revisited by a continuous crawl.
 
 func runMigrate(args []string) int { return migrateCmd(args, os.Stdout, os.Stderr) }
 
-// migrateCmd is `frontier migrate --data-file F [--json]`. Exit codes: 0
-// converted (or already current), 1 refused or failed (the old file is
-// intact), 2 bad flags.
+// migrateCmd is `frontier migrate --data-file F [--json]`.
 func migrateCmd(args []string, stdout, stderr io.Writer) int {
-	usage := "usage: frontier migrate --data-file F [--json]"
-	fs := flag.NewFlagSet("frontier migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("data-file", "", "the stopped shard's bbolt state file")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usage)
-		fmt.Fprint(stderr, migrateHelp)
-		fs.PrintDefaults()
-	}
-	if code, ok := cli.Parse(fs, args); !ok {
-		return code
-	}
-	if *path == "" {
-		fmt.Fprintln(stderr, "frontier migrate: --data-file is required")
-		return cli.ExitUsage
-	}
-	rep, err := offline.Migrate(*path, nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "frontier migrate: %v\n", err)
-		if errors.Is(err, frontier.ErrInUse) || errors.Is(err, frontier.ErrMismatch) {
-			fmt.Fprintln(stderr, "the old file is unchanged")
+	return fileTool{name: "migrate", help: migrateHelp, run: func(path string) (any, string, error) {
+		rep, err := offline.Migrate(path, nil)
+		if rep.From == rep.To {
+			return rep, fmt.Sprintf("%s is already at schema %d: nothing to do", rep.Path, rep.To), err
 		}
-		return cli.ExitFailure
-	}
-	if *asJSON {
-		_ = printJSON(stdout, rep)
-		return cli.ExitOK
-	}
-	if rep.From == rep.To {
-		fmt.Fprintf(stdout, "%s is already at schema %d: nothing to do\n", rep.Path, rep.To)
-		return cli.ExitOK
-	}
-	what := fmt.Sprintf("%d queued URLs into %d segments", rep.QueuedURLs, rep.Segments)
-	if rep.From > 1 {
-		what = fmt.Sprintf("%d sealed segments moved", rep.Segments)
-	}
-	fmt.Fprintf(stdout, "migrated %s from schema %d to %d in %s: %s; %d bytes before, %d after\n",
-		rep.Path, rep.From, rep.To, rep.Duration, what, rep.BytesBefore, rep.BytesAfter)
-	return cli.ExitOK
+		what := fmt.Sprintf("%d queued URLs into %d segments", rep.QueuedURLs, rep.Segments)
+		if rep.From > 1 {
+			what = fmt.Sprintf("%d sealed segments moved", rep.Segments)
+		}
+		return rep, fmt.Sprintf("migrated %s from schema %d to %d in %s: %s; %d bytes before, %d after",
+			rep.Path, rep.From, rep.To, rep.Duration, what, rep.BytesBefore, rep.BytesAfter), err
+	}}.main(args, stdout, stderr)
 }

@@ -30,22 +30,12 @@ func TestMigrateCommand(t *testing.T) {
 	if code, out := check(); code == cli.ExitOK || !strings.Contains(out, "frontier migrate --data-file "+path) {
 		t.Fatalf("check of a schema 1 file: exit %d\n%s", code, out)
 	}
-	for _, tc := range []struct {
-		args []string
-		code int
-		want string
-	}{
+	runCases(t, migrateCmd, []toolCase{
 		{nil, cli.ExitUsage, "--data-file is required"},
 		{[]string{"--data-file", filepath.Join(t.TempDir(), "none.db")}, cli.ExitFailure, "no such state file"},
 		{[]string{"--data-file", path}, cli.ExitOK, fmt.Sprintf("from schema 1 to %d", frontier.SchemaVersion)},
 		{[]string{"--data-file", path, "--json"}, cli.ExitOK, fmt.Sprintf(`"from_schema": %d`, frontier.SchemaVersion)},
-	} {
-		var out, errb bytes.Buffer
-		code := migrateCmd(tc.args, &out, &errb)
-		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
-			t.Errorf("migrate %v: exit %d, output %q %q; want exit %d with %q", tc.args, code, out.String(), errb.String(), tc.code, tc.want)
-		}
-	}
+	})
 	if code, out := check(); code != cli.ExitOK {
 		t.Fatalf("check after migrate: exit %d\n%s", code, out)
 	}

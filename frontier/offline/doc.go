@@ -2,25 +2,27 @@
 // of a stopped frontier shard: Check (`frontier check`: the file's
 // structure, bbolt's consistency check, then the file opened as a
 // read-only frontier.State, whose Open runs State.Verify's record checks),
-// Migrate (an older schema to the current one) and RebuildFilter (the
+// Migrate (an older schema to the current one), RebuildFilter (the
 // URL-seen filter rebuilt, right-sized, from the key hashes the file
-// keeps). Migrate and RebuildFilter work on the file through its on-disk
-// format (package frontier/internal/store) and never run beside a
-// frontier.State. The record checks stay in package frontier: a writing
+// keeps) and Compact (`frontier compact`: the file rewritten with its
+// pages packed, its free pages given back; not State.Compact, which moves
+// the inbox into queue segments). Migrate, RebuildFilter and Compact
+// work on the file through its on-disk format (package
+// frontier/internal/store) and never run beside a frontier.State. The record checks stay in package frontier: a writing
 // Open runs them too (frontier.verify_on_open), so a file Check finds
 // inconsistent is one Open refuses, for the same reason.
 //
 // Core types: CheckReport (with BucketUsage), MigrateReport,
-// RebuildReport, Options.
+// RebuildReport, CompactReport, Options.
 //
 // # Caveats
 //
-// Migrate and RebuildFilter refuse a file another process holds
+// Migrate, RebuildFilter and Compact refuse a file another process holds
 // (frontier.ErrInUse, within a second); Check, which never writes, opens
 // the file read-only and gives up after 2 seconds waiting for a writer's
 // lock (bbolt's timeout error). A crash or an error before a tool's commit leaves the file
-// as it was: Migrate from schema 1 writes a new file beside the old and
-// renames it over it; Migrate from schemas 2 and 3 and RebuildFilter
+// as it was: Migrate from schema 1 and Compact write a new file beside the
+// old and rename it over it; Migrate from schemas 2 and 3 and RebuildFilter
 // convert the file in one bbolt transaction. Errors wrap frontier's
 // sentinels (ErrCorrupt, ErrMismatch, ErrInUse), which errors.Is finds.
 package offline
