@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,24 +55,15 @@ func warcResponses(t *testing.T, dir string) map[string]int {
 			t.Errorf("%s: not a finished .warc.gz", filepath.Base(name))
 			continue
 		}
-		f, err := os.Open(name)
+		recs, err := warc.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd := warc.NewReader(f, true, 0)
-		for {
-			r, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+		for _, r := range recs {
 			if r.Type == warc.TypeResponse {
 				got[r.Get("WARC-Target-URI")]++
 			}
 		}
-		f.Close()
 	}
 	return got
 }

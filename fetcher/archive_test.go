@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,19 +50,9 @@ func TestArchive(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("files %v, want one", files)
 	}
-	f, _ := os.Open(files[0])
-	defer f.Close()
-	rd := warc.NewReader(f, true, 0)
-	var recs []*warc.Record
-	for {
-		r, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
+	recs, err := warc.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(recs) != 5 {
 		t.Fatalf("%d records, want warcinfo + 2 x (request, response)", len(recs))

@@ -76,7 +76,9 @@
 // is a 200 whose payload digest prefix equals the lease's Digest
 // (identical-payload-digest, headers only). For a frontier that reads
 // them (msg.HeaderOutcomeV5) the Outcome carries the response's ETag,
-// Last-Modified, payload digest prefix and, for a full response record,
+// Last-Modified, payload digest prefix (so a first visit for such a
+// frontier computes the digest too, httpclient.Client.FetchDigest; a
+// one-pass crawl without an archive skips it) and, for a full response record,
 // its WARC-Date (ArchivedAt), and a sitemap's links their lastmod and
 // changefreq; links with those are published again on every read of
 // the sitemap, past the published-link cache.

@@ -35,7 +35,7 @@ func (w *Worker) handle(fetchCtx, pubCtx context.Context, is issuer, l msg.Lease
 	if fetchCtx.Err() != nil || w.failure() != nil {
 		return w.release(pubCtx, is, l, msg.ReleaseCancelled)
 	}
-	r := w.fetch(fetchCtx, l)
+	r := w.fetch(fetchCtx, l, is.outcomeV5)
 	switch {
 	case r.ArchiveErr != nil:
 		w.fail(fmt.Errorf("%w: %s: %w", ErrArchive, l.URL, r.ArchiveErr))
@@ -112,8 +112,11 @@ func (w *Worker) dropExpired(l msg.Lease) bool {
 	return true
 }
 
-// fetch fetches lease l, by the lease's deadline when it has one.
-func (w *Worker) fetch(ctx context.Context, l msg.Lease) *httpclient.Response {
+// fetch fetches lease l, by the lease's deadline when it has one. digest:
+// the shard keeps a visit's payload digest (a continuous crawl's shard,
+// msg.HeaderOutcomeV5), so a first visit computes it too; a revisit
+// always does, and so does every fetch of a worker that archives.
+func (w *Worker) fetch(ctx context.Context, l msg.Lease, digest bool) *httpclient.Response {
 	if !l.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, l.Deadline)
@@ -126,6 +129,9 @@ func (w *Worker) fetch(ctx context.Context, l msg.Lease) *httpclient.Response {
 		return w.client.Revisit(ctx, l.URL, httpclient.Revisit{
 			ETag: l.ETag, LastModified: l.LastModified, Digest: l.Digest, ArchivedAt: l.ArchivedAt,
 		})
+	}
+	if digest {
+		return w.client.FetchDigest(ctx, l.URL)
 	}
 	return w.client.Fetch(ctx, l.URL)
 }

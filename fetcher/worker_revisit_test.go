@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -284,22 +283,11 @@ func readWARCDir(t *testing.T, dir string) []*warc.Record {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	var recs []*warc.Record
 	for _, name := range files {
-		f, err := os.Open(name)
+		rs, err := warc.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd := warc.NewReader(f, true, 0)
-		for {
-			r, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			recs = append(recs, r)
-		}
-		f.Close()
+		recs = append(recs, rs...)
 	}
 	return recs
 }

@@ -33,7 +33,10 @@ type Explanation struct {
 	FilterSubfilter *int `json:"filter_subfilter,omitempty"`
 	AuditSampled    bool `json:"audit_sampled"` // in the audit's share of the key space
 	InTruth         bool `json:"in_truth"`      // in the exact sample
-	// State is queued, leased, done or unknown.
+	// State is queued, leased, done or unknown. DoneStatus and DoneAt
+	// are the URL's first finished visit's (a continuous crawl's
+	// revisits answered 200 or 304 leave them; Schedule has the last
+	// visit), or its last revisit's that answered anything else.
 	State      string           `json:"state"`
 	DoneStatus int              `json:"done_status,omitempty"`
 	DoneReason string           `json:"done_reason,omitempty"`

@@ -104,7 +104,13 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 			s.politeAfterResponse(h, now, o.ResponseTime)
 		}
 		s.hostSucceeded(h)
-		if err := s.finishLocked(db, h, l.URL, st, store.DoneFetched, now); err != nil {
+		if l.Revisit && (st == 200 || st == 304) {
+			// The URL's done record stays as its first visit wrote it (a
+			// 2xx, DoneFetched): its schedule entry holds the last visit.
+			// Rewriting it would be a random write into the done set on
+			// every revisit, the most of them.
+			s.countDoneLocked(h, store.DoneFetched)
+		} else if err := s.finishLocked(db, h, l.URL, st, store.DoneFetched, now); err != nil {
 			return nil, err
 		}
 		if s.sched != nil {
@@ -193,6 +199,12 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 			}
 		}
 	}
+	s.countDoneLocked(h, reason)
+	return nil
+}
+
+// countDoneLocked counts a URL of h finished for reason.
+func (s *State) countDoneLocked(h *host, reason store.DoneReason) {
 	h.rec.Done++
 	h.dirty = true
 	s.doneN++
@@ -200,7 +212,6 @@ func (s *State) finishLocked(db *bolt.Bucket, h *host, url string, status int, r
 	if int(reason) < doneReasonSlots {
 		s.count[cDoneByReason+int(reason)]++
 	}
-	return nil
 }
 
 // countDroppedLocked counts the links the crawler dropped from o's page

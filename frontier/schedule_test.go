@@ -466,6 +466,42 @@ func TestExplainSchedule(t *testing.T) {
 	}
 }
 
+// TestRevisitDoneRecord: a revisit answered 304 or 200 leaves the URL's
+// done record as its first visit wrote it (no write into the done set),
+// while the schedule moves on; a revisit answered 404 rewrites it. The
+// done count stays one URL throughout.
+func TestRevisitDoneRecord(t *testing.T) {
+	t.Parallel()
+	h := scheduledHarness(t, 0x1234, "http://a.example/x")
+	first := h.clock.Now()
+	done := func(wantStatus int, wantAt time.Time) {
+		t.Helper()
+		e, err := h.s.Explain("http://a.example/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.State != "done" || e.DoneStatus != wantStatus || !e.DoneAt.Equal(wantAt.Truncate(time.Second)) || e.Schedule == nil || !e.Schedule.LastVisit.Equal(h.clock.Now()) {
+			t.Fatalf("explain: state %s, done %d at %v, schedule %+v; want done %d at %v, last visit now (%v)", e.State, e.DoneStatus, e.DoneAt, e.Schedule, wantStatus, wantAt, h.clock.Now())
+		}
+		if st := h.s.Status(); st.Done != 1 {
+			t.Fatalf("done count %d, want 1", st.Done)
+		}
+	}
+	h.clock.Advance(time.Hour)
+	h.apply(nil, outcome(h.revisitOf("http://a.example/x"), 304))
+	done(200, first)
+	h.clock.Advance(2 * time.Hour)
+	h.apply(nil, fetched(h.revisitOf("http://a.example/x"), `"e2"`, 0x5678))
+	done(200, first)
+	h.clock.Advance(4 * time.Hour)
+	h.apply(nil, outcome(h.revisitOf("http://a.example/x"), 404))
+	done(404, h.clock.Now())
+	checkSchedule(t, h.s)
+	if err := h.s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestOnceModeWritesNoSchedule: a one-pass crawl's file has no schedule
 // buckets, no version 4 host records and no revisit leases.
 func TestOnceModeWritesNoSchedule(t *testing.T) {

@@ -34,7 +34,7 @@ type countingReader struct {
 	limit int64
 	hit   bool
 	keep  *bytes.Buffer // nil unless raw bytes are kept
-	hash  hash.Hash     // the SHA-1 of what passed
+	hash  hash.Hash     // the SHA-1 of what passed; nil when not wanted
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -47,7 +47,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
-	c.hash.Write(p[:n])
+	if c.hash != nil {
+		c.hash.Write(p[:n])
+	}
 	if c.keep != nil {
 		c.keep.Write(p[:n])
 	}
@@ -58,9 +60,13 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // keeping at most limit decoded bytes and reading at most limit bytes from
 // the wire. A gzip or brotli bomb therefore costs at most limit bytes of
 // memory and the CPU to inflate them. sizeHint (Content-Length, or -1)
-// presizes the buffer.
-func readBody(r io.Reader, encoding string, limit int64, keepRaw bool, sizeHint int64) body {
-	cr := &countingReader{r: r, limit: limit, hash: sha1.New()}
+// presizes the buffer. digest: compute the SHA-1 of the wire bytes (a
+// body's payload digest); without it, b.digest stays zero.
+func readBody(r io.Reader, encoding string, limit int64, keepRaw, digest bool, sizeHint int64) body {
+	cr := &countingReader{r: r, limit: limit}
+	if digest {
+		cr.hash = sha1.New()
+	}
 	if keepRaw {
 		cr.keep = new(bytes.Buffer)
 	}
@@ -97,7 +103,9 @@ func readBody(r io.Reader, encoding string, limit int64, keepRaw bool, sizeHint 
 		}
 	}
 	b.data, b.wire, b.err = out.Bytes(), cr.n, err
-	cr.hash.Sum(b.digest[:0])
+	if cr.hash != nil {
+		cr.hash.Sum(b.digest[:0])
+	}
 	if keepRaw {
 		b.raw = cr.keep.Bytes()
 	}

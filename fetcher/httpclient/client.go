@@ -124,7 +124,8 @@ type Response struct {
 	Bytes       int64  // body bytes read from the wire
 	// PayloadDigest is the SHA-1 of the body as received (still
 	// content-encoded, as the WARC payload digest is), for a response
-	// with Status set.
+	// with Status set by Revisit or FetchDigest, or by any fetch of a
+	// client that archives; zero otherwise.
 	PayloadDigest [sha1.Size]byte
 	Truncated     bool   // the body hit the cap
 	Redirect      string // a 3xx's Location resolved against URL
@@ -176,11 +177,23 @@ func (c *Client) Close() { c.transport.CloseIdleConnections() }
 
 // Fetch GETs rawURL once, without following redirects: a 3xx response
 // carries its resolved Location in Redirect. The whole fetch, body
-// included, is bounded by Options.FetchTimeout.
+// included, is bounded by Options.FetchTimeout. Its PayloadDigest is set
+// only when the client archives (Options.Archive); FetchDigest sets it
+// always.
 func (c *Client) Fetch(ctx context.Context, rawURL string) *Response {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
 	defer cancel()
-	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody, nil)
+	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody, nil, c.archive != nil)
+}
+
+// FetchDigest is Fetch with the response's PayloadDigest computed, for a
+// crawl that revisits and so compares a page's payloads. A one-pass crawl
+// without an archive has no use for it and fetches with Fetch, which
+// spares it the SHA-1 of every body byte read.
+func (c *Client) FetchDigest(ctx context.Context, rawURL string) *Response {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
+	defer cancel()
+	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody, nil, true)
 }
 
 // Revisit fetches rawURL as Fetch does, as a revisit of a URL fetched
@@ -193,7 +206,7 @@ func (c *Client) Fetch(ctx context.Context, rawURL string) *Response {
 func (c *Client) Revisit(ctx context.Context, rawURL string, rv Revisit) *Response {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
 	defer cancel()
-	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody, &rv)
+	return c.do(ctx, rawURL, acceptPage, c.opts.MaxBody, &rv, true)
 }
 
 // FetchRobots GETs a robots.txt URL, following up to MaxRobotsRedirects
@@ -206,7 +219,7 @@ func (c *Client) FetchRobots(ctx context.Context, rawURL string) *Response {
 	defer cancel()
 	target := rawURL
 	for hop := 0; ; hop++ {
-		r := c.do(ctx, target, acceptRobots, MaxRobotsBody, nil)
+		r := c.do(ctx, target, acceptRobots, MaxRobotsBody, nil, c.archive != nil)
 		r.URL, r.FinalURL = rawURL, target
 		if r.Err != nil || r.Status < 300 || r.Status > 399 {
 			return r
@@ -223,8 +236,9 @@ func (c *Client) FetchRobots(ctx context.Context, rawURL string) *Response {
 	}
 }
 
-// do performs one GET, conditional when rv has validators.
-func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64, rv *Revisit) *Response {
+// do performs one GET, conditional when rv has validators, computing the
+// body's payload digest when digest is set.
+func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64, rv *Revisit, digest bool) *Response {
 	r := &Response{URL: rawURL, FinalURL: rawURL, FetchedAt: time.Now()}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -262,7 +276,7 @@ func (c *Client) do(ctx context.Context, rawURL, accept string, limit int64, rv 
 	}
 	defer resp.Body.Close()
 	r.Status, r.Proto, r.Header = resp.StatusCode, resp.Proto, resp.Header
-	b := readBody(resp.Body, resp.Header.Get("Content-Encoding"), limit, c.archive != nil, resp.ContentLength)
+	b := readBody(resp.Body, resp.Header.Get("Content-Encoding"), limit, c.archive != nil, digest || c.archive != nil, resp.ContentLength)
 	r.Body, r.Bytes, r.Truncated, r.PayloadDigest = b.data, b.wire, b.truncated, b.digest
 	if b.err != nil {
 		r.Err = fetchError(ctx, b.err, c.opts.FetchTimeout)

@@ -49,7 +49,9 @@
 //     week);
 //   - computes the SHA-1 of the body as received while reading it
 //     (Response.PayloadDigest, Exchange.PayloadDigest: the WARC payload
-//     digest).
+//     digest) when it archives, revisits (Client.Revisit) or is asked to
+//     (Client.FetchDigest); a plain Fetch of a client that does not
+//     archive skips it.
 //
 // # Caveats
 //

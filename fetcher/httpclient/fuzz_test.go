@@ -109,7 +109,7 @@ func FuzzReadBody(f *testing.F) {
 	f.Add(bytes.Repeat(testsite.Gzip(f, bytes.Repeat([]byte("a"), 10000)), 3), "gzip, identity")
 	f.Fuzz(func(t *testing.T, in []byte, encoding string) {
 		const limit = 4096
-		b := readBody(bytes.NewReader(in), encoding, limit, true, int64(len(in)))
+		b := readBody(bytes.NewReader(in), encoding, limit, true, true, int64(len(in)))
 		if len(b.data) > limit || b.wire > limit || len(b.raw) > limit {
 			t.Fatalf("caps broken: data %d wire %d raw %d", len(b.data), b.wire, len(b.raw))
 		}

@@ -68,3 +68,24 @@ func TestRevisit(t *testing.T) {
 		t.Errorf("Fetch: status %d, If-None-Match %q, If-Modified-Since %q, revisit %+v", r.Status, inm[2], ims[2], got[2].Revisit)
 	}
 }
+
+// TestFetchDigest: without an archive, Fetch leaves PayloadDigest zero (a
+// one-pass crawl has no use for it) and FetchDigest and Revisit compute
+// it, the SHA-1 of the body as received.
+func TestFetchDigest(t *testing.T) {
+	page := bytes.Repeat([]byte("<p>the page</p>"), 50)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(page) }))
+	defer s.Close()
+	c := newTestClient(t, nil)
+	ctx := context.Background()
+	want := sha1.Sum(page)
+	if r := c.Fetch(ctx, s.URL); r.Status != 200 || r.PayloadDigest != [sha1.Size]byte{} || !bytes.Equal(r.Body, page) {
+		t.Errorf("Fetch: status %d, digest %x, %d body bytes; want 200, no digest, the page", r.Status, r.PayloadDigest, len(r.Body))
+	}
+	if r := c.FetchDigest(ctx, s.URL); r.Status != 200 || r.PayloadDigest != want {
+		t.Errorf("FetchDigest: status %d, digest %x, want %x", r.Status, r.PayloadDigest, want)
+	}
+	if r := c.Revisit(ctx, s.URL, Revisit{}); r.Status != 200 || r.PayloadDigest != want {
+		t.Errorf("Revisit: status %d, digest %x, want %x", r.Status, r.PayloadDigest, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -332,4 +333,28 @@ func trim(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// ReadFile reads every record of the WARC file at path, gzipped when its
+// name ends in .gz, with a strict Reader (NewReader, blocks up to 1 GiB).
+// An error names the file and the record it stopped at; the records read
+// before it are returned with it.
+func ReadFile(path string) ([]*Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("warc: %w", err)
+	}
+	defer f.Close()
+	rd := NewReader(bufio.NewReader(f), strings.HasSuffix(path, ".gz"), 0)
+	var recs []*Record
+	for {
+		r, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return recs, nil
+		}
+		if err != nil {
+			return recs, fmt.Errorf("%s: record %d: %w", path, len(recs)+1, err)
+		}
+		recs = append(recs, r)
+	}
 }

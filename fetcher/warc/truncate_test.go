@@ -124,3 +124,25 @@ func (r *Record) appendHeaderAsRead() []byte {
 	}
 	return append(b, "\r\n"...)
 }
+
+// TestReadFile: a whole file reads to its last record; a file cut inside
+// its third record returns the two before it and an error naming the file
+// and the record.
+func TestReadFile(t *testing.T) {
+	b := writeFile(t, 3)
+	ends := memberEnds(t, b)
+	path := filepath.Join(t.TempDir(), "x.warc.gz")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := ReadFile(path); err != nil || len(recs) != 4 {
+		t.Fatalf("whole file: %d records, %v; want warcinfo + 3", len(recs), err)
+	}
+	if err := os.WriteFile(path, b[:ends[2]-10], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadFile(path)
+	if err == nil || len(recs) != 2 || !bytes.Contains([]byte(err.Error()), []byte(path+": record 3")) {
+		t.Fatalf("cut file: %d records, %v; want 2 and an error naming %s: record 3", len(recs), err, path)
+	}
+}

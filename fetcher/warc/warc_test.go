@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,23 +13,11 @@ import (
 
 func readAll(t testing.TB, path string) []*Record {
 	t.Helper()
-	f, err := os.Open(path)
+	recs, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rd := NewReader(f, true, 0)
-	var out []*Record
-	for {
-		r, err := rd.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, r)
-	}
+	return recs
 }
 
 func TestWriteReadRotate(t *testing.T) {
