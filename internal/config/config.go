@@ -357,5 +357,6 @@ func (f Filter) Chain(layout dedup.Layout) dedup.ChainConfig {
 	return dedup.ChainConfig{
 		Initial: f.Initial, FP: f.FP, Growth: f.Growth, Tightening: f.Tightening,
 		Layout: layout, Capacity: f.Capacity, MaxBytes: uint64(max(f.MaxMemory, 0)),
+		Fold: f.Fold,
 	}
 }
