@@ -62,7 +62,6 @@ var chainRowRE = regexp.MustCompile(`^(//\t\s*[0-9.]+\s+[0-9.]+\s+\d+\s+[0-9.]+x
 func TestChainTable(t *testing.T) {
 	if *updateChainTable {
 		writeChainTable(t)
-		writeFoldedTable(t)
 	}
 	src, err := os.ReadFile("doc.go")
 	if err != nil {
@@ -145,7 +144,7 @@ func spliceDoc(t testing.TB, begin, end, text string) {
 var foldedTableRows = []uint64{1e6, 1e7, 1e8, 1e9}
 
 const (
-	foldedTableBegin = "//\t  keys  memory  lines/key  fp theory"
+	foldedTableBegin = "//\tkeys   memory  lines/key  fp theory"
 	foldedTableEnd   = "// (end of folded table)"
 )
 
@@ -155,7 +154,7 @@ func foldedTableLine(t testing.TB, n uint64) string {
 		t.Fatal(err)
 	}
 	f := p.Folded
-	return fmt.Sprintf("//\t%6.0e  %5.3fx  %9.2f  %-9.4g  %5.3fx  %7.2f  %-8.4g  %5.3fx",
+	return fmt.Sprintf("//\t%5.0e  %5.3fx  %9.2f  %-9.4g  %5.3fx  %7.2f  %-8.4g  %5.3fx",
 		float64(n), p.MemoryRatio, p.LinesPerKey, p.CompoundFP, f.MemoryRatio, f.LinesPerKey, f.CompoundFP, float64(f.PeakBytes)/float64(p.Fixed.Bytes))
 }
 
@@ -170,6 +169,9 @@ func foldedTable(t testing.TB) string {
 }
 
 func TestFoldedTable(t *testing.T) {
+	if *updateChainTable {
+		writeFoldedTable(t)
+	}
 	src, i, j := docTable(t, foldedTableBegin, foldedTableEnd)
 	if got, want := string(src[i:j]), foldedTable(t); got != want {
 		t.Errorf("doc.go's folded table:\n%s\nthe plan's:\n%s(regenerate the table)", got, want)

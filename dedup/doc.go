@@ -145,11 +145,11 @@
 // (folded, f.lines, f.fp), and the most it holds during a fold, the
 // filter being built beside the chain (f.peak):
 //
-//	  keys  memory  lines/key  fp theory  folded  f.lines  f.fp      f.peak
-//	 1e+06  1.500x      10.00  0.001009   1.319x     9.00  0.002316  1.319x
-//	 1e+07  2.328x      15.95  0.002733   1.865x    11.05  0.004903  2.739x
-//	 1e+08  2.052x      22.98  0.004734   1.573x    11.05  0.004958  2.353x
-//	 1e+09  1.722x      28.97  0.006451   1.266x    11.05  0.006633  1.899x
+//	keys   memory  lines/key  fp theory  folded  f.lines  f.fp      f.peak
+//	1e+06  1.500x      10.00  0.001009   1.319x     9.00  0.002316  1.319x
+//	1e+07  2.328x      15.95  0.002733   1.865x    11.05  0.004903  2.739x
+//	1e+08  2.052x      22.98  0.004734   1.573x    11.05  0.004958  2.353x
+//	1e+09  1.722x      28.97  0.006451   1.266x    11.05  0.006633  1.899x
 //
 // (end of folded table)
 //
