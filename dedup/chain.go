@@ -214,7 +214,7 @@ func (c ChainConfig) subSizingAt(i int, fp float64) (Sizing, error) {
 // newest, N_F ≈ C; minimising N_F·b(p_F) + C·b(a) (b(x) = −ln x/ln²2 bits
 // a key) under p_F + 2a = p gives p_F = p/2, a = p/4, less the tail. At
 // 1e9 (511e6 keys folded at 0.5%, 11.0 bits a key; the newest 512e6 at
-// 0.23%, 12.6) that plans 1.26x the fixed filter's memory, against 1.44x
+// 0.23%, 12.6) that plans 1.27x the fixed filter's memory, against 1.44x
 // by growth index (PlanChain's Folded).
 const (
 	foldShare = 0.5

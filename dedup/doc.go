@@ -155,7 +155,8 @@
 //
 // Below 1e9 the newest sub-filter is planned for more keys than it holds
 // yet, so the ratios are higher; they fall back at each power of two
-// times n0.
+// times n0. TestFoldedTable holds the table to the plan (regenerate it with
+// -update-chaintable, as the chain table).
 //
 // Growth does not stall the caller: once the newest sub-filter is 80% full
 // the chain allocates the next one and backs it with memory in a goroutine
