@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -291,15 +290,7 @@ func TestBudgetMetaRefused(t *testing.T) {
 // by growth index whatever ChainConfig.Fold says, and grows and folds it
 // by that rule (format 3).
 func TestFormat3ChainStillWorks(t *testing.T) {
-	src, err := os.ReadFile("testdata/chain-v3.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "v3.db")
-	if err := os.WriteFile(path, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db := openDB(t, path)
+	db := openFixture(t, "chain-v3.db")
 	want := ChainConfig{Initial: 200, FP: 0.01, ChunkBytes: 4096, Fold: true}
 	lost := []int{923, 957, 1079}
 	// check: every key admitted tests seen; with exact, the three lost
