@@ -88,7 +88,8 @@ type ChainConfig struct {
 	// (1.25 .. 16). Default DefaultGrowth.
 	Growth float64
 	// Tightening is r: each sub-filter's rate is r times the one before
-	// (0.05 .. 0.95). Default DefaultTightening.
+	// (0.05 .. 0.95), in a chain sized by growth index (Fold false).
+	// Default DefaultTightening.
 	Tightening float64
 	// Layout of every sub-filter. Default DefaultLayout.
 	Layout Layout
