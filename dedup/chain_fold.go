@@ -20,9 +20,9 @@ import (
 // chain sized by budget (ChainConfig.Fold) plans it at p/2, the share the
 // budget keeps for it; one sized by growth index at the rate the
 // sub-filters shared (p·(1−r^j) for growth indices 0 .. j−1). Either way
-// the compound bound p still holds. Nothing in a Bloom filter lists its keys, so
-// the caller feeds them: the frontier holds the hash of every key it
-// admitted (its done records, and its queued and leased URLs), which is
+// the compound bound p still holds. Nothing in a Bloom filter lists its
+// keys, so the caller feeds them: the frontier holds the hash of every key
+// it admitted (its done records, and its queued and leased URLs), which is
 // what `filter rebuild` reads too.
 //
 // A fold runs beside the ingest: BeginFold allocates the new filter, Add
@@ -30,11 +30,11 @@ import (
 // caller may feed every key it has), WriteChunks stores it in parts in
 // bucket bloom_fold under a new generation, each part a transaction of the
 // caller's, and Commit, in one more transaction, writes the chain meta
-// record naming the folded filter (format version 3, or 4 by budget) and deletes what it
-// replaced. A crash before that commit leaves the chain as it was (the
-// loader ignores a generation the meta record does not name); after it,
-// the folded chain. The sub-filters it replaced are closed once no lookup
-// that may still use them is running.
+// record naming the folded filter (format version 3, or 4 by budget) and
+// deletes what it replaced. A crash before that commit leaves the chain as
+// it was (the loader ignores a generation the meta record does not name);
+// after it, the folded chain. The sub-filters it replaced are closed once
+// no lookup that may still use them is running.
 
 // BucketFold holds the chunks of folded filters: key u64 BE generation ‖
 // u64 BE chunk index -> chunk record. Only the generation the chain meta

@@ -110,7 +110,7 @@ type chainMeta struct {
 	tightening  float64
 	subs        []meta // capacity, bits, k, words, chunks, items, setBits, stored
 	// folded is F, the growth indices record 0 covers when it is a folded
-	// filter (format 3), 0 otherwise; gen its generation.
+	// filter (formats 3 and 4), 0 otherwise; gen its generation.
 	folded int
 	gen    uint64
 	// budget: the chain is sized by budget (format 4), each record's rate
