@@ -81,8 +81,9 @@ func filledChain(b *testing.B, cfg ChainConfig, n uint64) *Chain {
 }
 
 // filledFoldedChain builds cfg's chain as it stands after n keys when it is
-// folded whenever FoldAdvised: one folded filter holding the keys of every
-// sub-filter but the newest, and the newest (PlanChain's Folded).
+// sized by budget and folded whenever FoldAdvised: one folded filter
+// holding the keys of every sub-filter but the newest, and the newest
+// (PlanChain's Folded).
 func filledFoldedChain(b *testing.B, cfg ChainConfig, n uint64) *Chain {
 	cfg.Capacity = n
 	p, err := PlanChain(cfg)
@@ -90,6 +91,7 @@ func filledFoldedChain(b *testing.B, cfg ChainConfig, n uint64) *Chain {
 		b.Fatal(err)
 	}
 	cfg = p.Config
+	cfg.Fold = true
 	var subs []*Filter
 	left := n
 	for i, sz := range p.Folded.Subfilters {
@@ -98,7 +100,7 @@ func filledFoldedChain(b *testing.B, cfg ChainConfig, n uint64) *Chain {
 			b.Fatal(err)
 		}
 		k := min(left, sz.Capacity)
-		if i == 0 && len(p.Folded.Subfilters) == 2 && len(p.Subfilters) >= 3 {
+		if i == 0 && len(p.Folded.Subfilters) == 2 {
 			k = 0
 			for _, s := range p.Subfilters[:len(p.Subfilters)-1] {
 				k += s.Capacity

@@ -16,11 +16,13 @@ import (
 // The fold. A chain's lookups cost a probe in every sub-filter, and its
 // sub-filters' rates tighten as it grows; like an LSM tree merging its runs,
 // a fold replaces every sub-filter but the newest with one filter, sized
-// for the keys they hold at the rate they shared (p·(1−r^j) for growth
-// indices 0 .. j−1, so the compound bound p still holds), built from the
-// key hashes the caller keeps. Nothing in a Bloom filter lists its keys, so
-// the caller feeds them: the frontier holds the hash of every key it
-// admitted (its done records, and its queued and leased URLs), which is
+// for the keys they hold, built from the key hashes the caller keeps. A
+// chain sized by budget (ChainConfig.Fold) plans it at p/2, the share the
+// budget keeps for it; one sized by growth index at the rate the
+// sub-filters shared (p·(1−r^j) for growth indices 0 .. j−1). Either way
+// the compound bound p still holds. Nothing in a Bloom filter lists its
+// keys, so the caller feeds them: the frontier holds the hash of every key
+// it admitted (its done records, and its queued and leased URLs), which is
 // what `filter rebuild` reads too.
 //
 // A fold runs beside the ingest: BeginFold allocates the new filter, Add
@@ -28,11 +30,11 @@ import (
 // caller may feed every key it has), WriteChunks stores it in parts in
 // bucket bloom_fold under a new generation, each part a transaction of the
 // caller's, and Commit, in one more transaction, writes the chain meta
-// record naming the folded filter (format version 3) and deletes what it
-// replaced. A crash before that commit leaves the chain as it was (the
-// loader ignores a generation the meta record does not name); after it,
-// the folded chain. The sub-filters it replaced are closed once no lookup
-// that may still use them is running.
+// record naming the folded filter (format version 3, or 4 by budget) and
+// deletes what it replaced. A crash before that commit leaves the chain as
+// it was (the loader ignores a generation the meta record does not name);
+// after it, the folded chain. The sub-filters it replaced are closed once
+// no lookup that may still use them is running.
 
 // BucketFold holds the chunks of folded filters: key u64 BE generation ‖
 // u64 BE chunk index -> chunk record. Only the generation the chain meta
@@ -44,8 +46,8 @@ const BucketFold = "bloom_fold"
 // (chain_meta.go).
 const FormatVersionFolded = 3
 
-// ErrNothingToFold is BeginFold's answer when the chain has fewer than two
-// sub-filters older than the newest, or a fold is under way.
+// ErrNothingToFold is BeginFold's answer when FoldAdvised is false (no
+// sub-filter but the newest and the folded filter), or a fold is under way.
 var ErrNothingToFold = errors.New("dedup: nothing to fold")
 
 // foldFP is the rate of a filter folded from growth indices 0 .. n−1: the
@@ -91,22 +93,34 @@ type FoldStats struct {
 	Duration time.Duration // from BeginFold to Commit
 }
 
-// FoldAdvised reports whether a fold would pay: the chain has at least
-// three sub-filters (the newest and two older ones to fold into one).
-func (c *Chain) FoldAdvised() bool { return len(*c.subs.Load()) >= 3 }
+// FoldAdvised reports whether a fold would pay. A chain kept folded
+// (ChainConfig.Fold, the budget rule) advises one whenever a sub-filter
+// other than the newest is not the folded filter, so that a lookup tests
+// two filters (three while a fold lags behind growth); a chain sized by
+// growth index, from three sub-filters on (the newest and two older ones
+// to fold into one).
+func (c *Chain) FoldAdvised() bool { return foldable(c.cfg, *c.subs.Load()) }
+
+// foldable reports whether subs hold something to fold under cfg's rule.
+func foldable(cfg ChainConfig, subs []*Filter) bool {
+	if cfg.Fold {
+		return len(subs) >= 3 || (len(subs) == 2 && !subs[0].folded)
+	}
+	return len(subs) >= 3
+}
 
 // BeginFold starts a fold of every sub-filter but the newest: it waits for
 // the adds running (one may still add to the sub-filter before the newest),
 // allocates
 // the folded filter, sized for the keys they count (and 1 + its rate more,
-// for the newer keys that test seen in them) at the rate they share. The
-// caller then feeds, through Add, the hash of every key it admitted before
-// BeginFold returned (keys admitted later go to the newest sub-filter,
-// which the fold keeps, and may be fed or not), stores it with WriteChunks
-// and swaps it in with Commit, or gives up with Close. ErrNothingToFold
-// when there are fewer than two sub-filters to fold or a fold is under
-// way; ErrTooLarge when MaxBytes leaves no room for the folded filter next
-// to the chain.
+// for the newer keys that test seen in them) at p/2 (sized by budget) or
+// the rate they share (by growth index). The caller then feeds, through
+// Add, the hash of every key it admitted before BeginFold returned (keys
+// admitted later go to the newest sub-filter, which the fold keeps, and
+// may be fed or not), stores it with WriteChunks and swaps it in with
+// Commit, or gives up with Close. ErrNothingToFold when FoldAdvised is
+// false or a fold is under way; ErrTooLarge when MaxBytes leaves no room
+// for the folded filter next to the chain.
 func (c *Chain) BeginFold() (*Fold, error) {
 	c.fold.Lock()
 	defer c.fold.Unlock()
@@ -114,7 +128,7 @@ func (c *Chain) BeginFold() (*Fold, error) {
 		return nil, fmt.Errorf("%w: a fold is under way", ErrNothingToFold)
 	}
 	subs := *c.subs.Load()
-	if len(subs) < 3 {
+	if !foldable(c.cfg, subs) {
 		return nil, fmt.Errorf("%w: %d sub-filters", ErrNothingToFold, len(subs))
 	}
 	olds := subs[: len(subs)-1 : len(subs)-1]
@@ -133,8 +147,12 @@ func (c *Chain) BeginFold() (*Fold, error) {
 	// still be adding to the one before it: once the lookups running now
 	// are over, every key of olds was added by a call that has returned.
 	c.readers.wait()
-	want *= 1 + c.cfg.foldFP(n)
-	sz, err := c.cfg.foldSizing(n, uint64(math.Ceil(want)))
+	fp := c.cfg.foldFP(n)
+	if c.cfg.Fold {
+		fp = c.cfg.foldedFP()
+	}
+	want *= 1 + fp
+	sz, err := PlanLayout(uint64(math.Ceil(want)), fp, c.cfg.Layout)
 	if err != nil {
 		return nil, err
 	}

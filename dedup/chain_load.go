@@ -43,7 +43,7 @@ func refuseMixed(tx *bolt.Tx, want Mode) error {
 }
 
 // StoredChain returns the plan of the scalable filter stored in tx (Initial,
-// FP, Growth, Tightening, Layout, ChunkBytes; Capacity and MaxBytes are not
+// FP, Growth, Tightening, Layout, ChunkBytes, Fold; Capacity and MaxBytes are not
 // stored): what a tool that inspects a file passes to LoadChain.
 // ErrNotFound when tx holds no chain.
 func StoredChain(tx *bolt.Tx) (ChainConfig, error) {
@@ -58,7 +58,7 @@ func StoredChain(tx *bolt.Tx) (ChainConfig, error) {
 	if err != nil {
 		return ChainConfig{}, err
 	}
-	return ChainConfig{Initial: m.initial, FP: m.fp, Growth: m.growth, Tightening: m.tightening, Layout: m.layout, ChunkBytes: int(m.chunkBytes)}, nil
+	return ChainConfig{Initial: m.initial, FP: m.fp, Growth: m.growth, Tightening: m.tightening, Layout: m.layout, ChunkBytes: int(m.chunkBytes), Fold: m.budget}, nil
 }
 
 // LoadChain rebuilds the scalable filter stored in tx, as Load does a fixed
@@ -66,7 +66,8 @@ func StoredChain(tx *bolt.Tx) (ChainConfig, error) {
 // field), reads every sub-filter's chunks, and replays the journal through
 // the chain, adding again the sub-filters grown since the last checkpoint.
 // want's Capacity and MaxBytes are taken as given: they may change between
-// runs. tx may be read-only.
+// runs. want's Fold is not: the chain keeps the rule it was created with
+// (Config says which). tx may be read-only.
 func LoadChain(tx *bolt.Tx, want ChainConfig) (*Chain, error) {
 	if err := refuseMixed(tx, ModeScalable); err != nil {
 		return nil, err
@@ -155,6 +156,8 @@ func loadChain(src storedChain, want ChainConfig) (*Chain, error) {
 			return nil, fmt.Errorf("sub-filter %d: %w", i, err)
 		}
 	}
+	// The chain keeps the rule it was created with (chain_meta.go).
+	want.Fold = m.budget
 	c := newChainOf(want, subs)
 	c.foldGen = m.gen
 	c.syncGrowth = true

@@ -31,6 +31,7 @@ func (c *Chain) metaLocked(subs []*Filter, stored [][]uint64) *chainMeta {
 	m := &chainMeta{
 		layout: c.cfg.Layout, hashVersion: HashVersion, chunkBytes: uint64(c.cfg.ChunkBytes),
 		initial: c.cfg.Initial, fp: c.cfg.FP, growth: c.cfg.Growth, tightening: c.cfg.Tightening,
+		budget: c.cfg.Fold,
 	}
 	if subs[0].folded {
 		m.folded, m.gen = subs[0].gi+1, c.foldGen

@@ -24,10 +24,11 @@ type ChainPlan struct {
 	FixedLines  float64 // its lines per new key: k, or 1 when Blocked
 	MemoryRatio float64 // Bytes / Fixed.Bytes
 
-	// Folded is the same chain folded whenever FoldAdvised (at three
-	// sub-filters): at Capacity, one folded filter for the keys of every
-	// sub-filter but the newest, and the newest. With fewer than three
-	// sub-filters ever it is the chain itself.
+	// Folded is the chain kept folded (ChainConfig.Fold: sized by budget,
+	// folded whenever FoldAdvised): at Capacity, one folded filter for
+	// the keys of every sub-filter but the newest, at p/2, and the newest.
+	// With one sub-filter ever it is that sub-filter. The fields above
+	// plan the chain that never folds (sized by growth index).
 	Folded FoldedPlan
 }
 
@@ -93,45 +94,65 @@ func PlanChain(cfg ChainConfig) (ChainPlan, error) {
 }
 
 // planFolded plans the chain of subs (as PlanChain grows it to
-// cfg.Capacity) folded at every third sub-filter.
+// cfg.Capacity) kept folded under the budget rule (ChainConfig.Fold):
+// every growth folds all but the newest sub-filter into one filter at
+// p/2 before the next growth, so the chain at Capacity is that filter,
+// holding the keys of every sub-filter but the newest, and the newest, at
+// the rate the budget gave it beside the one before it.
 func planFolded(cfg ChainConfig, subs []Sizing, fixed Sizing) (FoldedPlan, error) {
 	var fp FoldedPlan
+	cfg.Fold = true
 	last := len(subs) - 1
 	var before uint64 // keys of every sub-filter but the newest
 	for _, sz := range subs[:last] {
 		before += sz.Capacity
 	}
 	newestKeys := cfg.Capacity - before
-	chain := subs
-	if last >= 2 {
-		sz, err := cfg.foldSizing(last, uint64(math.Ceil(float64(before)*(1+cfg.foldFP(last)))))
+	// Growth index i is added beside the folded filter and i−1.
+	var rates []float64
+	for i := range subs {
+		used := 0.0
+		if i > 0 {
+			used = rates[i-1]
+		}
+		rates = append(rates, cfg.budgetFP(used))
+	}
+	newest := func(i int) (Sizing, error) { return cfg.subSizingAt(i, rates[i]) }
+	folded := func(keys uint64) (Sizing, error) {
+		return PlanLayout(uint64(math.Ceil(float64(keys)*(1+cfg.foldedFP()))), cfg.foldedFP(), cfg.Layout)
+	}
+	sz, err := newest(last)
+	if err != nil {
+		return fp, err
+	}
+	chain := []Sizing{sz}
+	keys := []float64{float64(newestKeys)}
+	if last >= 1 {
+		f, err := folded(before)
 		if err != nil {
 			return fp, err
 		}
-		chain = []Sizing{sz, subs[last]}
-		// The last fold folded the previous folded filter (or sub-filters
-		// 0 and 1) and sub-filter last-1, beside the newest.
-		var prev uint64 = subs[0].Bytes
-		if last >= 3 {
-			pc := before - subs[last-1].Capacity
-			ps, err := cfg.foldSizing(last-1, uint64(math.Ceil(float64(pc)*(1+cfg.foldFP(last-1)))))
+		chain = []Sizing{f, sz}
+		keys = []float64{float64(before), float64(newestKeys)}
+		// The last fold folded the folded filter before it (or sub-filter
+		// 0) and sub-filter last−1, beside the newest.
+		prev, err := newest(last - 1)
+		if err != nil {
+			return fp, err
+		}
+		fp.PeakBytes = prev.Bytes + sz.Bytes + f.Bytes
+		if last >= 2 {
+			pf, err := folded(before - subs[last-1].Capacity)
 			if err != nil {
 				return fp, err
 			}
-			prev = ps.Bytes
+			fp.PeakBytes += pf.Bytes
 		}
-		fp.PeakBytes = prev + subs[last-1].Bytes + subs[last].Bytes + sz.Bytes
 	}
 	miss := 1.0
 	for i, sz := range chain {
-		n := float64(sz.Capacity)
-		if i == len(chain)-1 {
-			n = float64(newestKeys)
-		} else if len(chain) == 2 && last >= 2 {
-			n = float64(before)
-		}
 		fp.Bytes += sz.Bytes
-		f, fill := fpAt(sz, n)
+		f, fill := fpAt(sz, keys[i])
 		miss *= 1 - f
 		switch {
 		case cfg.Layout == Blocked:

@@ -15,15 +15,7 @@ import (
 // chunks, keys "v1:0" .. "v1:999" checkpointed and "v1:1000" .. "v1:1499"
 // only journaled. This code opens it as a fixed filter and keeps using it.
 func TestFormat1FileStillWorks(t *testing.T) {
-	src, err := os.ReadFile("testdata/fixed-v1.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "v1.db")
-	if err := os.WriteFile(path, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db := openDB(t, path)
+	db := openFixture(t, "fixed-v1.db")
 	key := func(i int) []byte { return strconv.AppendInt([]byte("v1:"), int64(i), 10) }
 	want, _ := Plan(2000, 0.01)
 	db.View(func(tx *bolt.Tx) error {
@@ -69,4 +61,19 @@ func TestFormat1FileStillWorks(t *testing.T) {
 			t.Fatalf("v1:%d lost after a checkpoint by this code", i)
 		}
 	}
+}
+
+// openFixture opens a copy of testdata/name, so that the test may write to
+// it.
+func openFixture(t *testing.T, name string) *bolt.DB {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return openDB(t, path)
 }

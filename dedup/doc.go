@@ -82,21 +82,22 @@
 // memory next to the fixed 1e9 filter (1.12 GiB, 7 cache lines per new
 // key), the cache lines a new key reads (about two in each older sub-filter,
 // where the first clear bit dismisses it, and k in the newest), the same
-// two for the chain kept folded (folded and f.lines; see Folding), and the
+// two and the compound rate for the chain kept folded (folded, f.lines and
+// f.fp; sized by budget, so r does not matter; see Folding), and the
 // compound rate at 1e9 in theory and simulated on the same chain scaled down
 // 1000 times:
 //
-//	s     r  subs  memory  lines/key  folded  f.lines  fp theory  fp sim
-//	2  0.50    10  2.410x      35.39  1.799x    19.04  0.009984   0.01036
-//	2  0.70    10  1.925x      30.73  1.523x    15.03  0.009661   0.009828
-//	2  0.80    10  1.778x      30.08  1.446x    14.00  0.00882    0.009023
-//	2  0.90    10  1.722x      28.97  1.442x    12.92  0.006387   0.006482
-//	2  0.95    10  1.780x      29.83  1.520x    13.97  0.003912   0.003852
-//	4  0.50     6  2.530x      23.25  2.295x    15.03  0.00969    0.009883
-//	4  0.70     6  2.215x      20.83  2.046x    12.99  0.008327   0.008321
-//	4  0.80     6  2.151x      20.98  2.003x    12.94  0.006732   0.006765
-//	4  0.90     6  2.193x      20.95  2.062x    13.00  0.004111   0.004214
-//	4  0.95     6  2.324x      20.93  2.199x    13.03  0.002271   0.002213
+//	s     r  subs  memory  lines/key  folded  f.lines  f.fp      fp theory  fp sim
+//	2  0.50    10  2.410x      35.39  1.266x    11.05  0.006604  0.009984   0.01029
+//	2  0.70    10  1.925x      30.73  1.266x    11.05  0.006604  0.009661   0.00982
+//	2  0.80    10  1.778x      30.08  1.266x    11.05  0.006604  0.00882    0.009006
+//	2  0.90    10  1.722x      28.97  1.266x    11.05  0.006604  0.006387   0.006447
+//	2  0.95    10  1.780x      29.83  1.266x    11.05  0.006604  0.003912   0.003842
+//	4  0.50     6  2.530x      23.25  1.745x    11.05  0.005004  0.00969    0.009814
+//	4  0.70     6  2.215x      20.83  1.745x    11.05  0.005004  0.008327   0.008318
+//	4  0.80     6  2.151x      20.98  1.745x    11.05  0.005004  0.006732   0.006752
+//	4  0.90     6  2.193x      20.95  1.745x    11.05  0.005004  0.004111   0.004193
+//	4  0.95     6  2.324x      20.93  1.745x    11.05  0.005004  0.002271   0.002213
 //
 // (end of chain table)
 //
@@ -115,18 +116,47 @@
 // # Folding
 //
 // Like an LSM tree merges its runs, a fold (Chain.BeginFold) replaces
-// every sub-filter but the newest with one filter for the keys they hold,
-// at the sum of their rates (p·(1−r^j) for growth indices 0 .. j−1, so
-// the compound bound p holds with the sub-filters after it). The caller
-// feeds the key hashes it keeps (Fold.Add), stores the filter in parts
-// (Fold.WriteChunks) and swaps it in with one transaction (Fold.Commit);
-// the ingest goes on meanwhile. Folded whenever FoldAdvised (at three
-// sub-filters), the default chain at 1e9 is two filters: 1.44x the fixed
-// filter's memory and 12.9 cache lines per new key (unfolded: 1.72x and
-// 29), 2.16x at the peak of a fold (the folded filter beside the chain);
-// the folded and f.lines columns of the chain table are these figures for
-// every s and r. A key the caller does not feed is forgotten (it may be
-// admitted again: a duplicate, never a loss).
+// every sub-filter but the newest with one filter for the keys they hold.
+// The caller feeds the key hashes it keeps (Fold.Add), stores the filter
+// in parts (Fold.WriteChunks) and swaps it in with one transaction
+// (Fold.Commit); the ingest goes on meanwhile. A key the caller does not
+// feed is forgotten (it may be admitted again: a duplicate, never a loss).
+//
+// A chain kept folded (ChainConfig.Fold; the frontier's default) is sized
+// by budget rather than by growth index: the folded filter always gets p/2,
+// and the sub-filters not folded share the other p/2, each taking 0.23p
+// when added while 0.04p stays over for a fold that lags behind growth
+// (then half what is left: 0.02p, 0.01p, ...). FoldAdvised asks for a fold
+// whenever a sub-filter other than the newest is not the folded filter,
+// so a lookup tests two filters (three while a fold lags), and the folded
+// filter, every sub-filter and the one a fold builds stay under p in every
+// state. p/2 is where the memory is least when the folded filter holds
+// about as many keys as the newest (s = 2): at 1e9 it holds 511e6 keys at
+// 0.5% (11.0 bits a key) beside the newest, 512e6 at 0.23% (12.6). The
+// rates are stored in the chain meta record (format version 4). A chain
+// that never folds is sized by growth index (p0·r^i, the default of a
+// ChainConfig), and one created so (format 2, or 3 once folded, as every
+// chain before the budget rule) keeps that rule when it folds: the
+// folded filter at p·(1−r^j), the sum of the rates of growth indices 0 ..
+// j−1, from three sub-filters on (1.44x at 1e9).
+//
+// The default chain (paged) at each capacity, next to the fixed filter
+// for it: never folded (memory, lines/key, fp theory), kept folded
+// (folded, f.lines, f.fp), and the most it holds during a fold, the
+// filter being built beside the chain (f.peak):
+//
+//	keys   memory  lines/key  fp theory  folded  f.lines  f.fp      f.peak
+//	1e+06  1.500x      10.00  0.001009   1.319x     9.00  0.002316  1.319x
+//	1e+07  2.328x      15.95  0.002733   1.865x    11.05  0.004903  2.739x
+//	1e+08  2.052x      22.98  0.004734   1.573x    11.05  0.004958  2.353x
+//	1e+09  1.722x      28.97  0.006451   1.266x    11.05  0.006633  1.899x
+//
+// (end of folded table)
+//
+// Below 1e9 the newest sub-filter is planned for more keys than it holds
+// yet, so the ratios are higher; they fall back at each power of two
+// times n0. TestFoldedTable holds the table to the plan (regenerate it with
+// -update-chaintable, as the chain table).
 //
 // Growth does not stall the caller: once the newest sub-filter is 80% full
 // the chain allocates the next one and backs it with memory in a goroutine
@@ -164,8 +194,8 @@
 // loader and writer refuses a file that mixes them (ErrCorrupt) or holds
 // the other kind (ErrMismatch). A fold's filter is stored in bloom_fold
 // under a generation, which the chain meta record names only once
-// Fold.Commit wrote it (format version 3): a fold cut short by a crash is
-// ignored and the chain opens as it was.
+// Fold.Commit wrote it (format version 3, or 4 sized by budget): a fold cut
+// short by a crash is ignored and the chain opens as it was.
 //
 // # Caveats
 //
@@ -197,5 +227,9 @@
 //     turns a chain back into one fixed filter.
 //   - A fold holds only what its caller feeds: the caller must feed the hash
 //     of every key admitted before BeginFold returned. Format version 3
-//     files do not open in code older than the fold (ErrMismatch).
+//     files do not open in code older than the fold, nor format 4 in code
+//     older than the budget rule (ErrMismatch).
+//   - A chain created with ChainConfig.Fold that is then never folded
+//     grows with ever tighter sub-filters (the budget's tail): more memory
+//     and lookups each growth. Keep folding it, or Rebuild it.
 package dedup

@@ -14,6 +14,8 @@ import (
 // every key is journaled in the transaction that records it, and when the
 // chain advises a fold, the caller feeds every hash it holds, stores the
 // folded filter in parts and commits it, each in a transaction of its own.
+// ChainConfig.Fold sizes the chain for it (the folded filter at p/2), so
+// the chain advises a fold at every growth.
 func ExampleChain_BeginFold() {
 	dir, _ := os.MkdirTemp("", "fold")
 	defer os.RemoveAll(dir)
@@ -22,7 +24,7 @@ func ExampleChain_BeginFold() {
 		panic(err)
 	}
 	defer db.Close()
-	c, err := dedup.NewChain(dedup.ChainConfig{Initial: 1000, ChunkBytes: 4096})
+	c, err := dedup.NewChain(dedup.ChainConfig{Initial: 1000, ChunkBytes: 4096, Fold: true})
 	if err != nil {
 		panic(err)
 	}
@@ -72,6 +74,7 @@ func ExampleChain_BeginFold() {
 	}
 	fmt.Println("missing:", missing)
 	// Output:
+	// folded 2 sub-filters into 2
 	// folded 3 sub-filters into 2
 	// folded 3 sub-filters into 2
 	// folded 3 sub-filters into 2

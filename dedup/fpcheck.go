@@ -51,16 +51,20 @@ func FPCheck(capacity uint64, fp float64, probes uint64, l Layout) (FPCheckResul
 // FPCheckChain is FPCheck on a scalable filter: it inserts cfg.Capacity
 // keys into a chain that starts at cfg.Initial, so the chain grows as it
 // would in a crawl, and reports the chain's sub-filters and memory with the
-// rates; ExpectedFP is the plan's compound rate.
+// rates; ExpectedFP is the plan's compound rate. The chain never folds, so
+// it is sized by growth index (cfg.Fold is ignored).
 func FPCheckChain(cfg ChainConfig, probes uint64) (FPCheckResult, error) {
+	cfg.Fold = false
 	return fpCheckChain(cfg, probes, false)
 }
 
-// FPCheckChainFolded is FPCheckChain on a chain kept folded: whenever
-// FoldAdvised during the inserts, it folds the chain in memory, feeding the
-// fold every key inserted so far, as a frontier feeds the keys it holds.
-// ExpectedFP is the plan's compound rate kept folded.
+// FPCheckChainFolded is FPCheckChain on a chain kept folded (cfg.Fold set:
+// sized by budget): whenever FoldAdvised during the inserts, it folds the
+// chain in memory, feeding the fold every key inserted so far, as a
+// frontier feeds the keys it holds. ExpectedFP is the plan's compound rate
+// kept folded.
 func FPCheckChainFolded(cfg ChainConfig, probes uint64) (FPCheckResult, error) {
+	cfg.Fold = true
 	return fpCheckChain(cfg, probes, true)
 }
 

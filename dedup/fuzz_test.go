@@ -117,6 +117,22 @@ func FuzzDecodeChainMeta(f *testing.F) {
 	folded := m.encode()
 	c.Close()
 	f.Add(folded)
+	// A chain sized by budget (format 4), before a fold and once folded.
+	b, _ := NewChain(ChainConfig{Initial: 100, ChunkBytes: 4096, Fold: true})
+	for i := range 500 {
+		b.TestAndAdd(userKey(i))
+	}
+	subs = *b.subs.Load()
+	stored = stored[:0]
+	for _, s := range subs {
+		stored = append(stored, s.ckpt.persisted)
+	}
+	m = b.metaLocked(subs, stored)
+	f.Add(m.encode())
+	m.folded, m.gen, m.subs = 2, 5, m.subs[1:]
+	m.subs[0].fp = m.fp / 2
+	f.Add(m.encode())
+	b.Close()
 	f.Add(good)
 	f.Add(good[:len(good)-1])
 	f.Add(good[:chainHeaderSize+4])
@@ -140,13 +156,20 @@ func FuzzDecodeChainMeta(f *testing.F) {
 		if !bytes.Equal(m.encode(), b) {
 			t.Fatal("an accepted record does not encode back to itself")
 		}
+		if m.budget {
+			var rates []float64
+			for _, s := range m.subs {
+				rates = append(rates, s.fp)
+			}
+			checkBudget(t, m.fp, rates, m.folded > 0, "an accepted format 4 record")
+		}
 	})
 }
 
 // FuzzLoadChain feeds a chain meta record, one chunk, two records of
 // folded filters' chunks and one journal record, any of them garbled, to the
-// chain loader. The seeds include a folded chain (format 3) with a second
-// fold half written (a generation the meta record does not name): that
+// chain loader. The seeds include folded chains (format 3, and 4 sized by
+// budget) with a second fold half written (a generation the meta record does not name): that
 // file must load, and hold every key, whatever the half-written record is.
 func FuzzLoadChain(f *testing.F) {
 	dir := f.TempDir()
@@ -177,12 +200,19 @@ func FuzzLoadChain(f *testing.F) {
 	f.Add(meta, key, chunk[:len(chunk)-5], []byte{}, []byte{}, []byte{}, []byte{}, journal)
 	f.Add(meta[:40], key, chunk, []byte{}, []byte{}, []byte{}, []byte{}, []byte{})
 	f.Add(meta, []byte("12345678"), chunk, []byte{}, []byte{}, []byte{}, []byte{}, journal)
-	fm, fk, fc, ffk, ffc, fj, held := foldedSeed(f, db, cfg)
-	half := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, binary.BigEndian.Uint64(ffk)+1), 0)
-	f.Add(fm, fk, fc, ffk, ffc, half, ffc[:len(ffc)/2], fj)
-	f.Add(fm, fk, fc, ffk, ffc, []byte{}, []byte{}, fj)
-	f.Add(fm, fk, fc, ffk, ffc[:len(ffc)-1], half, ffc, fj)
-	f.Add(meta, key, chunk, half, ffc, []byte{}, []byte{}, journal)
+	// Folded seeds: by growth index (format 3) and by budget (format 4).
+	var seeds [2]seed
+	for i, fold := range []bool{false, true} {
+		sc := cfg
+		sc.Fold = fold
+		sd := &seeds[i]
+		sd.meta, sd.key, sd.chunk, sd.foldKey, sd.foldChunk, sd.journal, sd.held = foldedSeed(f, db, sc)
+		half := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, binary.BigEndian.Uint64(sd.foldKey)+1), 0)
+		f.Add(sd.meta, sd.key, sd.chunk, sd.foldKey, sd.foldChunk, half, sd.foldChunk[:len(sd.foldChunk)/2], sd.journal)
+		f.Add(sd.meta, sd.key, sd.chunk, sd.foldKey, sd.foldChunk, []byte{}, []byte{}, sd.journal)
+		f.Add(sd.meta, sd.key, sd.chunk, sd.foldKey, sd.foldChunk[:len(sd.foldChunk)-1], half, sd.foldChunk, sd.journal)
+		f.Add(meta, key, chunk, half, sd.foldChunk, []byte{}, []byte{}, journal)
+	}
 	f.Fuzz(func(t *testing.T, meta, key, chunk, foldKey, foldChunk, halfKey, halfChunk, journal []byte) {
 		records := func(kvs ...[]byte) iter.Seq2[[]byte, []byte] {
 			return func(yield func(k, v []byte) bool) {
@@ -201,14 +231,20 @@ func FuzzLoadChain(f *testing.F) {
 		if len(meta) > 0 {
 			src.meta = meta
 		}
-		// The folded seed with anything in bloom_fold under another
+		// A folded seed with anything in bloom_fold under another
 		// generation: a fold cut short, which must not matter.
-		halfWritten := bytes.Equal(meta, fm) && bytes.Equal(key, fk) && bytes.Equal(chunk, fc) &&
-			bytes.Equal(foldKey, ffk) && bytes.Equal(foldChunk, ffc) && bytes.Equal(journal, fj) &&
-			(len(halfKey) < 8 || !bytes.Equal(halfKey[:8], ffk[:8]))
+		var halfWritten *seed
+		for i := range seeds {
+			sd := &seeds[i]
+			if bytes.Equal(meta, sd.meta) && bytes.Equal(key, sd.key) && bytes.Equal(chunk, sd.chunk) &&
+				bytes.Equal(foldKey, sd.foldKey) && bytes.Equal(foldChunk, sd.foldChunk) && bytes.Equal(journal, sd.journal) &&
+				(len(halfKey) < 8 || !bytes.Equal(halfKey[:8], sd.foldKey[:8])) {
+				halfWritten = sd
+			}
+		}
 		c, err := loadChain(src, cfg)
 		if err != nil {
-			if halfWritten {
+			if halfWritten != nil {
 				t.Fatalf("a folded chain with a fold half written does not load: %v", err)
 			}
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrMismatch) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrTooLarge) {
@@ -222,14 +258,20 @@ func FuzzLoadChain(f *testing.F) {
 				t.Fatal("loaded sub-filter's set-bit count is not exact")
 			}
 		}
-		if halfWritten {
-			for _, h := range held {
+		if halfWritten != nil {
+			for _, h := range halfWritten.held {
 				if !c.TestHash(h) {
 					t.Fatalf("key %016x lost in a folded chain with a fold half written", h)
 				}
 			}
 		}
 	})
+}
+
+// seed is what foldedSeed returns.
+type seed struct {
+	meta, key, chunk, foldKey, foldChunk, journal []byte
+	held                                          []uint64
 }
 
 // foldSeedKeys is how many keys foldedSeed's chain holds.

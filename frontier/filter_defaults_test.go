@@ -36,6 +36,7 @@ func TestDefaultsAgree(t *testing.T) {
 		want := dedup.ChainConfig{
 			Initial: dedup.DefaultInitial, FP: dedup.DefaultFP, Growth: dedup.DefaultGrowth, Tightening: dedup.DefaultTightening,
 			Layout: dedup.DefaultLayout, ChunkBytes: dedup.DefaultChunkBytes, Capacity: dedup.DefaultCapacity,
+			Fold: f.Fold, // a chain the frontier folds is sized for it
 		}
 		if mode != dedup.DefaultMode || got != want {
 			t.Errorf("%s: %s %+v; want %s %+v", name, mode, got, dedup.DefaultMode, want)

@@ -96,8 +96,9 @@ func (s *State) startFold() {
 }
 
 // Fold folds every sub-filter of a scalable filter but the newest into
-// one when the chain advises it (dedup.Chain.FoldAdvised: three
-// sub-filters or more); did reports whether it did. It is the background
+// one when the chain advises it (dedup.Chain.FoldAdvised: after each
+// growth of a chain sized by budget, from three sub-filters on for one
+// sized by growth index); did reports whether it did. It is the background
 // fold's body, and runs one at a time:
 //
 //  1. under the state's lock, it commits the open transaction (so every

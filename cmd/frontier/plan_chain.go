@@ -23,10 +23,22 @@ type chainPlanJSON struct {
 	MemoryRatio float64    `json:"memory_ratio"`
 	Fixed       planJSON   `json:"fixed"`
 	FixedLines  float64    `json:"fixed_lines_per_key"`
+	Folded      foldedJSON `json:"folded"`
+}
+
+// foldedJSON is the chain kept folded (frontier.filter.fold), sized by
+// budget: dedup.ChainPlan.Folded.
+type foldedJSON struct {
+	Bytes       uint64  `json:"bytes"`
+	CompoundFP  float64 `json:"compound_fp"`
+	LinesPerKey float64 `json:"lines_per_key"`
+	MemoryRatio float64 `json:"memory_ratio"`
+	PeakBytes   uint64  `json:"peak_bytes"`
 }
 
 // printChainPlan prints the chain a scalable filter grows to by its
-// capacity, next to the fixed filter for the same capacity.
+// capacity unfolded and kept folded, next to the fixed filter for the same
+// capacity.
 func printChainPlan(w io.Writer, p dedup.ChainPlan, asJSON bool) error {
 	c := p.Config
 	if asJSON {
@@ -34,6 +46,7 @@ func printChainPlan(w io.Writer, p dedup.ChainPlan, asJSON bool) error {
 			Mode: "scalable", Capacity: c.Capacity, TargetFP: c.FP, Initial: c.Initial, Growth: c.Growth,
 			Tightening: c.Tightening, Layout: c.Layout.String(), Bytes: p.Bytes, CompoundFP: p.CompoundFP,
 			LinesPerKey: p.LinesPerKey, MemoryRatio: p.MemoryRatio, Fixed: newPlanJSON(p.Fixed), FixedLines: p.FixedLines,
+			Folded: foldedJSON{p.Folded.Bytes, p.Folded.CompoundFP, p.Folded.LinesPerKey, p.Folded.MemoryRatio, p.Folded.PeakBytes},
 		}
 		for _, s := range p.Subfilters {
 			j.Subfilters = append(j.Subfilters, newPlanJSON(s))
@@ -53,7 +66,10 @@ bytes              %d (%.2f GiB), %.3fx the fixed filter
 compound fp        %.6f at %d items
 lines per key      %.2f (a new key's cache lines)
 fixed filter       %d bytes (%.2f GiB), k=%d, %.0f lines per key, %.6f at capacity
+kept folded        %d bytes (%.2f GiB), %.3fx the fixed filter, %.2f lines per key, compound fp %.6f; %.3fx during a fold (frontier.filter.fold)
 `, len(p.Subfilters), p.Bytes, float64(p.Bytes)/(1<<30), p.MemoryRatio, p.CompoundFP, c.Capacity, p.LinesPerKey,
-		p.Fixed.Bytes, float64(p.Fixed.Bytes)/(1<<30), p.Fixed.K, p.FixedLines, p.Fixed.ExpectedFP)
+		p.Fixed.Bytes, float64(p.Fixed.Bytes)/(1<<30), p.Fixed.K, p.FixedLines, p.Fixed.ExpectedFP,
+		p.Folded.Bytes, float64(p.Folded.Bytes)/(1<<30), p.Folded.MemoryRatio, p.Folded.LinesPerKey, p.Folded.CompoundFP,
+		float64(p.Folded.PeakBytes)/float64(p.Fixed.Bytes))
 	return err
 }

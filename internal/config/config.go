@@ -106,10 +106,11 @@ type Filter struct {
 	// sub-filter that would pass it is not added, and the newest one fills
 	// past its capacity.
 	MaxMemory ByteSize `yaml:"max_memory"`
-	// Fold lets a scalable chain compact itself: once it has three
-	// sub-filters, the frontier folds all but the newest into one, in the
+	// Fold lets a scalable chain compact itself: after each growth, the
+	// frontier folds all but the newest sub-filter into one, in the
 	// background (dedup.Chain.BeginFold), so a new key is tested against
-	// two filters instead of one per growth.
+	// two filters instead of one per growth. A chain created with it is
+	// sized by budget (dedup.ChainConfig.Fold) and keeps that rule.
 	Fold bool `yaml:"fold"`
 }
 
@@ -357,5 +358,6 @@ func (f Filter) Chain(layout dedup.Layout) dedup.ChainConfig {
 	return dedup.ChainConfig{
 		Initial: f.Initial, FP: f.FP, Growth: f.Growth, Tightening: f.Tightening,
 		Layout: layout, Capacity: f.Capacity, MaxBytes: uint64(max(f.MaxMemory, 0)),
+		Fold: f.Fold,
 	}
 }
