@@ -48,7 +48,11 @@ func (s *State) updateLazyLocked(fn func(tx *bolt.Tx) error) error {
 		}
 		s.tx, s.txOpen = tx, time.Now()
 	}
-	if err := fn(s.tx); err != nil {
+	err := fn(s.tx)
+	if err == nil {
+		err = s.flushLeaseDropsLocked(s.tx)
+	}
+	if err != nil {
 		s.abortLocked(err)
 		return err
 	}
@@ -103,6 +107,7 @@ func (s *State) commitFinalLocked() error {
 
 // abortLocked rolls back the open write transaction and fails the state.
 func (s *State) abortLocked(err error) {
+	s.leaseDrops = s.leaseDrops[:0]
 	if s.tx != nil {
 		_ = s.tx.Rollback()
 		s.tx = nil

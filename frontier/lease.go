@@ -3,6 +3,7 @@ package frontier
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -250,11 +251,10 @@ func (s *State) Fetched(n FetchNotice) bool {
 	return true
 }
 
-// dropLeaseLocked forgets lease l in memory and in the file.
-func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *store.LeaseRecord) error {
-	if err := lb.Delete(store.U64Key(l.ID)); err != nil {
-		return fmt.Errorf("delete lease: %w", err)
-	}
+// dropLeaseLocked forgets lease l in memory, and in the file when the
+// update it is part of ends (flushLeaseDropsLocked).
+func (s *State) dropLeaseLocked(h *host, l *store.LeaseRecord) {
+	s.leaseDrops = append(s.leaseDrops, l.ID)
 	delete(s.leases, l.ID)
 	if !l.Fetched {
 		h.inflight--
@@ -262,6 +262,27 @@ func (s *State) dropLeaseLocked(lb *bolt.Bucket, h *host, l *store.LeaseRecord) 
 	if l.Robots {
 		h.robotsInflight = false
 	}
+}
+
+// flushLeaseDropsLocked deletes the lease records dropLeaseLocked
+// dropped in this update, highest ID first. Leases granted since the last
+// commit sit in one unsplit bbolt node, in ID order, and outcomes mostly
+// come in that order: bbolt deletes a key from a node by moving every key
+// after it, so lowest first cost O(n²) moves for n leases (15% of the
+// CPU time of BenchmarkRevisit at 20M done URLs, 5,000 leases a reply),
+// highest first O(n).
+func (s *State) flushLeaseDropsLocked(tx *bolt.Tx) error {
+	if len(s.leaseDrops) == 0 {
+		return nil
+	}
+	slices.Sort(s.leaseDrops)
+	lb := tx.Bucket(store.BucketLeases)
+	for i := len(s.leaseDrops) - 1; i >= 0; i-- {
+		if err := lb.Delete(store.U64Key(s.leaseDrops[i])); err != nil {
+			return fmt.Errorf("delete lease: %w", err)
+		}
+	}
+	s.leaseDrops = s.leaseDrops[:0]
 	return nil
 }
 
@@ -293,7 +314,6 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 	var touched []*host
 	err := s.updateLazyLocked(func(tx *bolt.Tx) error {
 		ret := tx.Bucket(store.BucketReturned)
-		lb := tx.Bucket(store.BucketLeases)
 		for len(s.deadlines) > 0 && !s.deadlines[0].Deadline.After(cutoff) {
 			l := heap.Pop(&s.deadlines).(*store.LeaseRecord)
 			if s.leases[l.ID] != l {
@@ -301,9 +321,7 @@ func (s *State) ExpireLeasesBefore(cutoff time.Time) (int, error) {
 			}
 			h := s.hosts[l.Host]
 			touched = append(touched, h)
-			if err := s.dropLeaseLocked(lb, h, l); err != nil {
-				return err
-			}
+			s.dropLeaseLocked(h, l)
 			if l.Revisit {
 				if err := s.requeueRevisitLocked(tx, h, l); err != nil {
 					return err

