@@ -34,9 +34,10 @@ type Explanation struct {
 	AuditSampled    bool `json:"audit_sampled"` // in the audit's share of the key space
 	InTruth         bool `json:"in_truth"`      // in the exact sample
 	// State is queued, leased, done or unknown. DoneStatus and DoneAt
-	// are the URL's first finished visit's (a continuous crawl's
-	// revisits answered 200 or 304 leave them; Schedule has the last
-	// visit), or its last revisit's that answered anything else.
+	// are the URL's first finished visit's, or a later one's that
+	// changed them: a continuous crawl's revisit answered 200 or 304
+	// after a 2xx leaves them (Schedule has the last visit); any other
+	// revisit rewrites them.
 	State      string           `json:"state"`
 	DoneStatus int              `json:"done_status,omitempty"`
 	DoneReason string           `json:"done_reason,omitempty"`

@@ -102,11 +102,13 @@ func (s *State) applyOutcomeLocked(tx *bolt.Tx, o *Outcome, now time.Time, res *
 			s.politeAfterResponse(h, now, o.ResponseTime)
 		}
 		s.hostSucceeded(h)
-		if l.Revisit && (st == 200 || st == 304) {
-			// The URL's done record stays as its first visit wrote it (a
-			// 2xx, DoneFetched): its schedule entry holds the last visit.
-			// Rewriting it would be a random write into the done set on
-			// every revisit, the most of them.
+		if l.Revisit && (st == 200 || st == 304) && l.Sched.Answered2xx() {
+			// The URL's done record stays as the visit that last changed
+			// it wrote it (a 2xx, DoneFetched): its schedule entry holds
+			// the last visit. Rewriting it would be a random write into
+			// the done set on every revisit, the most of them. After a
+			// 4xx (an entry without validators or digest) it is
+			// rewritten.
 			s.countDoneLocked(h, store.DoneFetched)
 		} else if err := s.finishLocked(db, h, l.URL, st, store.DoneFetched, now); err != nil {
 			return nil, err

@@ -466,10 +466,10 @@ func TestExplainSchedule(t *testing.T) {
 	}
 }
 
-// TestRevisitDoneRecord: a revisit answered 304 or 200 leaves the URL's
-// done record as its first visit wrote it (no write into the done set),
-// while the schedule moves on; a revisit answered 404 rewrites it. The
-// done count stays one URL throughout.
+// TestRevisitDoneRecord: a revisit answered 304 or 200 after a 2xx
+// leaves the URL's done record as it was (no write into the done set),
+// while the schedule moves on; a revisit answered 404 rewrites it, and so
+// does the 200 after that 404. The done count stays one URL throughout.
 func TestRevisitDoneRecord(t *testing.T) {
 	t.Parallel()
 	h := scheduledHarness(t, 0x1234, "http://a.example/x")
@@ -496,6 +496,10 @@ func TestRevisitDoneRecord(t *testing.T) {
 	h.clock.Advance(4 * time.Hour)
 	h.apply(nil, outcome(h.revisitOf("http://a.example/x"), 404))
 	done(404, h.clock.Now())
+	// Back after the 404: the done record says so.
+	h.clock.Advance(100 * time.Hour)
+	h.apply(nil, fetched(h.revisitOf("http://a.example/x"), `"e3"`, 0x9abc))
+	done(200, h.clock.Now())
 	checkSchedule(t, h.s)
 	if err := h.s.Verify(); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,11 @@ type SchedEntry struct {
 	ArchivedAt Stamp
 }
 
+// Answered2xx reports whether e's last visit answered a 2xx or a 304:
+// such a visit leaves validators or a payload digest; a 4xx leaves
+// neither.
+func (e *SchedEntry) Answered2xx() bool { return e.Digest != 0 || e.ETag != "" || e.LastMod != 0 }
+
 // LastVisit is when e's URL was last visited, Unix seconds.
 func (e *SchedEntry) LastVisit() int64 { return e.Due - int64(e.Interval) }
 
