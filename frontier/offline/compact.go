@@ -50,16 +50,7 @@ func Compact(path string, opts *Options) (*CompactReport, error) {
 	defer src.Close()
 	rep.BytesBefore = size
 	tmp := path + ".compact"
-	err = compactTo(src, tmp, rep)
-	if err == nil {
-		err = opts.failpoint()
-	}
-	if err == nil {
-		src.Close()
-		err = replaceFile(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := finishBeside(tmp, path, compactTo(src, tmp, rep), opts, src.Close); err != nil {
 		return rep, fmt.Errorf("frontier: compact %s: %w", path, err)
 	}
 	if fi, err := os.Stat(path); err == nil {

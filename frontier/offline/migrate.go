@@ -69,14 +69,7 @@ func Migrate(path string, opts *Options) (*MigrateReport, error) {
 		}
 		return done()
 	}
-	if err == nil {
-		err = opts.failpoint()
-	}
-	if err == nil {
-		err = replaceFile(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := finishBeside(tmp, path, err, opts, old.Close); err != nil {
 		return rep, fmt.Errorf("frontier: migrate %s: %w", path, err)
 	}
 	return done()

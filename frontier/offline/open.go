@@ -52,6 +52,24 @@ func openStopped(path, what string, readOnly bool) (*bolt.DB, int64, error) {
 	return db, info.Size, nil
 }
 
+// finishBeside ends a tool that wrote its new file to tmp beside path
+// (err: how the writing went): the failpoint runs, then closeOld (the
+// old file's handle), then tmp is renamed over path; on any error the
+// old file stays and tmp is removed.
+func finishBeside(tmp, path string, err error, opts *Options, closeOld func() error) error {
+	if err == nil {
+		err = opts.failpoint()
+	}
+	if err == nil {
+		closeOld()
+		err = replaceFile(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
 // replaceFile renames tmp over path and syncs the directory, so that the
 // new file is the one a crash leaves.
 func replaceFile(tmp, path string) error {

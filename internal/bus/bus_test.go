@@ -2,10 +2,8 @@ package bus_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawlhq/trawl/internal/bus"
+	"github.com/trawlhq/trawl/internal/cli"
 	"github.com/trawlhq/trawl/internal/config"
 	"github.com/trawlhq/trawl/internal/msg"
 	"github.com/trawlhq/trawl/internal/testkit/bustest"
@@ -144,7 +143,7 @@ func TestEnsureStreamRefused(t *testing.T) {
 // used to print nats-server's "payloads over 8 MB are discouraged".
 func TestEmbeddedStartsWithoutWarnings(t *testing.T) {
 	var buf strings.Builder
-	log := slog.New(slog.NewTextHandler(&syncWriter{w: &buf}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(slog.NewTextHandler(cli.SyncWriter(&buf), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e, err := bus.StartEmbedded(bus.EmbeddedOptions{Dir: t.TempDir(), Log: log})
 	if err != nil {
 		t.Fatal(err)
@@ -161,18 +160,6 @@ func TestEmbeddedStartsWithoutWarnings(t *testing.T) {
 	if s := buf.String(); s != "" {
 		t.Errorf("embedded nats-server warned at startup:\n%s", s)
 	}
-}
-
-// syncWriter serialises writes from the server's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // TestEmbeddedConnectInProcess: the embedded server's own clients talk to
