@@ -119,10 +119,15 @@ func (c *Cluster) StateFile(shard int) string {
 	return filepath.Join(c.dir, "cluster", "data", fmt.Sprintf("frontier-%d-of-%d.db", shard, c.topo.Shards))
 }
 
-// freeBase finds a base port with base..base+39 free on loopback.
+// freeBase finds a base port with base..base+39 free on loopback, below
+// Linux's ephemeral range (32768 and up by default): the kernel hands
+// those to other tests' listeners on port 0 and their outgoing
+// connections, and one took a frontier's metrics port between this check
+// and the cluster's bind (CI, TestClusterSurvivesCrawlerKill: "address
+// already in use").
 func freeBase(t testing.TB) int {
 	for try := 0; try < 50; try++ {
-		base := 20000 + rand.IntN(30000)
+		base := 20000 + rand.IntN(32768-40-20000)
 		ok := true
 		for p := base; p < base+40 && ok; p++ {
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
